@@ -1,0 +1,41 @@
+/* flinkconf: everything one JVM launch needs, derived from the spec: the Flink configuration file
+ * (config.yaml, standard YAML, read by 1.20 and 2.x), the console log4j configuration, the JVM's
+ * options and the CliFrontend argv, and the environment. Pure: it renders text and vectors and
+ * touches no file; the supervisor writes them atomically and execs. */
+#ifndef FLINKLET_FLINKCONF_H
+#define FLINKLET_FLINKCONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "util.h"
+
+#define FLINK_CLI_CLASS "org.apache.flink.client.cli.CliFrontend"
+
+struct launch {
+	const char *job_id;       /* 32 lowercase hex, fixed for the deployment */
+	const char *conf_dir;     /* FLINK_CONF_DIR: holds config.yaml and log4j-console.properties */
+	const char *tmp_dir;      /* io.tmp.dirs and java.io.tmpdir, wiped before each launch */
+	const char *java;         /* the java launcher */
+	const char *restore_path; /* NULL: start empty */
+	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
+};
+
+char *flinkconf_render_config(const struct spec *s, const struct launch *l);
+char *flinkconf_render_log4j(const struct spec *s);
+void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct strv *argv);
+/* The JVM's environment: the supervisor's, with FLINK_CONF_DIR (and FLINK_HOME) set. */
+void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);
+
+/* The -Xmx flinklet derives from resources.memory, 0 when memory is not set. */
+uint64_t flinkconf_heap_bytes(const struct spec *s);
+/* The REST port the MiniCluster will listen on. */
+int flinkconf_rest_port(const struct spec *s);
+/* The version of the Flink jars in lib_dir ("2.2.1"), from flink-clients-*.jar or flink-dist-*.jar.
+ * Returns 0, or -ENOENT when there are no Flink jars. */
+int flink_detect_version(const char *lib_dir, char **ret);
+/* "2.2.1" -> "v2_2"; NULL when not one of the versions flinklet knows. */
+const char *flink_version_label(const char *version);
+
+#endif

@@ -1,0 +1,29 @@
+/* jvm: the PID-1 duties around the one child that matters. Spawns the JVM in its own process group with
+ * a clean signal mask, default signal handlers, stdin on /dev/null and a parent-death signal; signals
+ * that group; reaps every child (orphans included, as PID 1 or as a subreaper). Readable in one sitting,
+ * like tini. */
+#ifndef FLINKLET_JVM_H
+#define FLINKLET_JVM_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Spawns argv[0] (looked up in $PATH of envp when it has no '/'). Returns 0 with *ret_pid set, or
+ * -errno when the program could not be executed (the exec error is reported through a close-on-exec
+ * pipe, so -ENOENT means "no such program"). */
+int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid);
+/* Sends sig to the JVM's whole process group. */
+int jvm_signal(pid_t pid, int sig);
+
+/* One reaped child. */
+struct reaped {
+	pid_t pid;
+	int exit_code;   /* -1 when killed by a signal */
+	int exit_signal; /* -1 when it exited */
+};
+/* Reaps every child that has exited (non-blocking); calls fn for each. Returns how many. */
+int reap_children(void (*fn)(const struct reaped *r, void *userdata), void *userdata);
+/* When not PID 1, becomes the child subreaper so orphans of the JVM are reaped here. */
+int become_subreaper(void);
+
+#endif

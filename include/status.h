@@ -1,0 +1,68 @@
+/* status: the status document (contract section 4): what the supervisor knows about its job, in the
+ * field names of the operator's FlinkDeployment status. Rendered to JSON for status.json, GET /status
+ * and `flinklet status --json`, and read back from status.json after a restart. */
+#ifndef FLINKLET_STATUS_H
+#define FLINKLET_STATUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cJSON;
+
+enum lifecycle_state {
+	LIFECYCLE_CREATED,
+	LIFECYCLE_DEPLOYED,
+	LIFECYCLE_STABLE,
+	LIFECYCLE_UPGRADING,
+	LIFECYCLE_SUSPENDED,
+	LIFECYCLE_ROLLING_BACK,
+	LIFECYCLE_ROLLED_BACK,
+	LIFECYCLE_FAILED,
+};
+const char *lifecycle_to_string(enum lifecycle_state s);
+int lifecycle_from_string(const char *s, enum lifecycle_state *ret);
+
+struct snapshot_ref {
+	char *location; /* NULL: none */
+	int64_t id;     /* checkpoint id, -1 when unknown */
+	int64_t time_ms;
+	char *trigger_type; /* savepoints: UPGRADE, MANUAL, PERIODIC, SHUTDOWN ... */
+};
+
+#define SAVEPOINT_HISTORY_MAX 64
+
+struct status {
+	enum lifecycle_state lifecycle;
+	char *name;
+	char job_id[33];
+	char *job_state; /* Flink's JobStatus, or NULL before the job exists */
+	int64_t start_time_ms, update_time_ms;
+	int tasks_total, tasks_running;
+	struct snapshot_ref last_savepoint;
+	struct snapshot_ref savepoint_history[SAVEPOINT_HISTORY_MAX];
+	int n_savepoint_history;
+	struct snapshot_ref last_checkpoint;
+	char *restored_kind; /* none | checkpoint | savepoint */
+	char *restored_location;
+	pid_t jvm_pid;
+	int jvm_restarts;
+	int last_exit_code;   /* -1: null */
+	int last_exit_signal; /* -1: null */
+	char *flink_version;
+	int rest_port;
+	char *error;
+};
+
+void status_init(struct status *st);
+void status_free(struct status *st);
+void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger);
+void snapshot_ref_free(struct snapshot_ref *r);
+void status_set_string(char **field, const char *value);
+
+struct cJSON *status_to_json(const struct status *st);
+char *status_render(const struct status *st); /* pretty JSON with a trailing newline */
+/* Reads a status document back (unknown fields ignored). Returns 0 or -EINVAL. */
+int status_parse(const char *text, struct status *ret);
+
+#endif

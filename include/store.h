@@ -1,0 +1,32 @@
+/* store: files on the state volume that survive a crash at any instant. Every file is replaced
+ * atomically (temp file in the same directory, fsync, rename, fsync of the directory); the lock keeps a
+ * second supervisor off the volume; events.jsonl is appended one whole line per write(2). */
+#ifndef FLINKLET_STORE_H
+#define FLINKLET_STORE_H
+
+#include <stddef.h>
+
+/* mkdir -p with mode 0750 for the missing parts. Returns 0 or -errno. */
+int mkdir_p(const char *path);
+/* Replaces path with data atomically and durably. Returns 0 or -errno. */
+int write_file_atomic(const char *path, const char *data, size_t len);
+/* Reads a whole (small) file into a NUL-terminated buffer. Returns 0 or -errno (-EFBIG over max). */
+int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
+/* Removes a directory tree (no symlinks followed). Returns 0 or -errno. */
+int rm_rf(const char *path);
+
+/* Takes the exclusive lock of a state directory (the file "lock", holding the owner's pid).
+ * Returns the lock fd (kept open for the life of the process), -EBUSY with *ret_owner set when another
+ * process holds it, or another -errno. */
+int store_lock(const char *state_dir, long *ret_owner);
+
+/* The job id of this deployment: read from <state_dir>/job-id, or generated (32 hex) and persisted.
+ * Returns 0 or -errno. */
+int store_job_id(const char *state_dir, char ret[33]);
+
+/* Appends one line (a JSON object without the newline) to <state_dir>/events.jsonl and fsyncs it. */
+int store_append_event(const char *state_dir, const char *json_line);
+/* Cuts a torn last line (a crash in mid-append) off events.jsonl. */
+int store_repair_events(const char *state_dir);
+
+#endif

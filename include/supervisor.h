@@ -1,0 +1,19 @@
+/* supervisor: `flinklet run`. One sd-event loop owns everything: signals (TERM/INT/QUIT/HUP/CHLD), the
+ * JVM's exit (SIGCHLD through a signalfd source: noticed at once, never polled), the REST poll timer,
+ * libcurl's sockets, and the shutdown deadline. It keeps the status document and the event log on the
+ * state volume up to date. */
+#ifndef FLINKLET_SUPERVISOR_H
+#define FLINKLET_SUPERVISOR_H
+
+#include <stdbool.h>
+
+#include "config.h"
+
+struct run_options {
+	bool exit_on_finish;
+};
+
+/* Runs the job of spec until told to stop. Returns the process exit code (contract section 1). */
+int supervisor_run(struct spec *spec, const struct run_options *opts);
+
+#endif

@@ -1,0 +1,70 @@
+/* util: small building blocks shared by every module: allocation that aborts on exhaustion, a growable
+ * string buffer, string vectors, strict number/duration/memory parsing with Flink's syntax, clocks, and
+ * the edit distance behind "did you mean" hints. Nothing here knows about Flink or the supervisor. */
+#ifndef FLINKLET_UTIL_H
+#define FLINKLET_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t usec_t;
+#define USEC_PER_MSEC ((usec_t)1000)
+#define USEC_PER_SEC ((usec_t)1000000)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+void strbuf_append(struct strbuf *b, const char *s);
+void strbuf_appendn(struct strbuf *b, const char *s, size_t n);
+void strbuf_appendf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vappendf(struct strbuf *b, const char *fmt, va_list ap);
+char *strbuf_steal(struct strbuf *b); /* returns the string (never NULL) and resets b */
+void strbuf_free(struct strbuf *b);
+
+/* NULL-terminated vector of owned strings. */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+void strv_push(struct strv *s, const char *str);
+void strv_push_take(struct strv *s, char *str);
+void strv_free(struct strv *s);
+
+/* Strict parsers: the whole string must be consumed; return 0 or -EINVAL / -ERANGE. */
+int parse_int64(const char *s, int64_t *ret);
+int parse_bool(const char *s, bool *ret);
+/* Flink's Duration syntax ("10s", "1 min", "500ms", a bare number is milliseconds). */
+int parse_duration(const char *s, usec_t *ret);
+/* Flink's MemorySize syntax ("2048m", "1g", "512 mb", bytes when bare) and Kubernetes' ("2Gi", "512Mi"). */
+int parse_memory(const char *s, uint64_t *ret);
+/* A non-negative decimal number such as a CPU share ("0.5", "2"), or Kubernetes millicores ("500m"). */
+int parse_cpu(const char *s, double *ret);
+
+usec_t now_realtime(void);
+usec_t now_monotonic(void);
+/* ISO-8601 UTC with milliseconds into buf (at least 32 bytes). */
+void format_iso8601(usec_t t, char *buf, size_t size);
+
+/* "local:///p", "file:///p", "file:/p" or "/p" -> "/p" (malloc'd); NULL for any other scheme or a
+ * relative path. */
+char *local_path_from_uri(const char *uri);
+/* "/p" -> "file:///p" (malloc'd). */
+char *file_uri_from_path(const char *path);
+/* Joins a directory and a name with exactly one '/'. */
+char *path_join(const char *dir, const char *name);
+
+size_t edit_distance(const char *a, const char *b);
+bool str_has_prefix(const char *s, const char *prefix);
+bool str_empty(const char *s);
+
+#endif

@@ -1,0 +1,134 @@
+/* config_emit: the normalized configuration document, as printed by `flinklet check-config` (YAML)
+ * and `check-config --json`. Keys of flinkConfiguration are sorted so the output is stable. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+
+static cJSON *string_or_null(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct conf_entry *const *x = a, *const *y = b;
+	return strcmp((*x)->key, (*y)->key);
+}
+
+cJSON *spec_to_json(const struct spec *s)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddItemToObject(root, "apiVersion", string_or_null(s->api_version));
+	cJSON_AddItemToObject(root, "kind", string_or_null(s->kind));
+	cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
+	cJSON_AddItemToObject(meta, "name", string_or_null(s->name));
+
+	cJSON *spec = cJSON_AddObjectToObject(root, "spec");
+	cJSON_AddItemToObject(spec, "flinkVersion", string_or_null(s->flink_version));
+	cJSON_AddItemToObject(spec, "image", string_or_null(s->image));
+
+	cJSON *conf = cJSON_AddObjectToObject(spec, "flinkConfiguration");
+	const struct conf_entry **sorted = xcalloc(s->nconf, sizeof(*sorted));
+	for (size_t i = 0; i < s->nconf; i++)
+		sorted[i] = &s->conf[i];
+	qsort(sorted, s->nconf, sizeof(*sorted), cmp_entry);
+	for (size_t i = 0; i < s->nconf; i++)
+		cJSON_AddStringToObject(conf, sorted[i]->key, sorted[i]->value);
+	free(sorted);
+
+	cJSON *res = cJSON_AddObjectToObject(spec, "resources");
+	if (s->memory) {
+		char mem[32];
+		snprintf(mem, sizeof(mem), "%llum", (unsigned long long)(s->memory >> 20));
+		cJSON_AddStringToObject(res, "memory", mem);
+	} else {
+		cJSON_AddNullToObject(res, "memory");
+	}
+	if (s->cpu > 0)
+		cJSON_AddNumberToObject(res, "cpu", s->cpu);
+	else
+		cJSON_AddNullToObject(res, "cpu");
+
+	cJSON *job = cJSON_AddObjectToObject(spec, "job");
+	cJSON_AddItemToObject(job, "jarURI", string_or_null(s->job.jar_uri));
+	cJSON_AddItemToObject(job, "entryClass", string_or_null(s->job.entry_class));
+	cJSON *args = cJSON_AddArrayToObject(job, "args");
+	for (size_t i = 0; i < s->job.args.n; i++)
+		cJSON_AddItemToArray(args, cJSON_CreateString(s->job.args.v[i]));
+	cJSON_AddNumberToObject(job, "parallelism", (double)s->job.parallelism);
+	cJSON_AddStringToObject(job, "upgradeMode", upgrade_mode_to_string(s->job.upgrade_mode));
+	cJSON_AddStringToObject(job, "state", job_state_to_string(s->job.state));
+	cJSON_AddNumberToObject(job, "savepointTriggerNonce", (double)s->job.savepoint_trigger_nonce);
+	cJSON_AddNumberToObject(job, "checkpointTriggerNonce", (double)s->job.checkpoint_trigger_nonce);
+	cJSON_AddItemToObject(job, "initialSavepointPath", string_or_null(s->job.initial_savepoint_path));
+	cJSON_AddBoolToObject(job, "allowNonRestoredState", s->job.allow_non_restored_state);
+	return root;
+}
+
+static bool plain_key(const char *k)
+{
+	if (!*k)
+		return false;
+	for (const char *p = k; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+			  c == '_' || c == '-' || c == '/';
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static void emit_scalar(struct strbuf *b, const cJSON *item)
+{
+	/* JSON scalars are valid YAML flow scalars */
+	char *text = cJSON_PrintUnformatted(item);
+	strbuf_append(b, text ? text : "null");
+	free(text);
+}
+
+static void emit(struct strbuf *b, const cJSON *node, int indent)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, node)
+	{
+		strbuf_appendf(b, "%*s", indent, "");
+		if (cJSON_IsObject(node)) {
+			if (plain_key(c->string))
+				strbuf_append(b, c->string);
+			else {
+				cJSON *k = cJSON_CreateString(c->string);
+				emit_scalar(b, k);
+				cJSON_Delete(k);
+			}
+			strbuf_append(b, ":");
+		} else {
+			strbuf_append(b, "-");
+		}
+		if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && c->child) {
+			strbuf_append(b, "\n");
+			emit(b, c, indent + 2);
+		} else if (cJSON_IsObject(c)) {
+			strbuf_append(b, " {}\n");
+		} else if (cJSON_IsArray(c)) {
+			strbuf_append(b, " []\n");
+		} else {
+			strbuf_append(b, " ");
+			emit_scalar(b, c);
+			strbuf_append(b, "\n");
+		}
+	}
+}
+
+char *spec_to_yaml(const struct spec *s)
+{
+	cJSON *root = spec_to_json(s);
+	struct strbuf b = {0};
+	emit(&b, root, 0);
+	cJSON_Delete(root);
+	return strbuf_steal(&b);
+}

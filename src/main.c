@@ -1,0 +1,262 @@
+/* main: the command line (contract section 1): parses arguments, dispatches to run, check-config,
+ * status and version, and maps outcomes to the contract's exit codes (0 ok, 1 failed / not ready,
+ * 2 bad usage or configuration, 3 unusable environment). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "log.h"
+#include "status.h"
+#include "store.h"
+#include "supervisor.h"
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_ENV 3
+
+static const char usage[] =
+    "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
+    "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
+    "       flinklet check-config [-c FILE] [-D key=value]... [--json]\n"
+    "       flinklet status       [-c FILE] [--state-dir DIR] [--json] [--ready | --live]\n"
+    "       flinklet version\n"
+    "\n"
+    "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
+    "See docs/configuration.md for every field and option.\n";
+
+struct cli {
+	const char *command;
+	struct config_args cfg;
+	bool json, ready, live, exit_on_finish, help;
+};
+
+static int need_value(int argc, char **argv, int *i, const char **out)
+{
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "flinklet: %s needs a value\n%s", argv[*i], usage);
+		return -1;
+	}
+	*out = argv[++*i];
+	return 0;
+}
+
+static int parse_cli(int argc, char **argv, struct cli *c)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return -1;
+	}
+	c->command = argv[1];
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			c->cfg.have_args = true;
+			for (int j = i + 1; j < argc; j++)
+				strv_push(&c->cfg.args, argv[j]);
+			break;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			if (need_value(argc, argv, &i, &c->cfg.file) < 0)
+				return -1;
+		} else if (!strcmp(a, "--state-dir")) {
+			if (need_value(argc, argv, &i, &c->cfg.state_dir) < 0)
+				return -1;
+		} else if (!strcmp(a, "--flink-home")) {
+			if (need_value(argc, argv, &i, &c->cfg.flink_home) < 0)
+				return -1;
+		} else if (!strcmp(a, "--jar")) {
+			if (need_value(argc, argv, &i, &c->cfg.jar) < 0)
+				return -1;
+		} else if (!strcmp(a, "--class")) {
+			if (need_value(argc, argv, &i, &c->cfg.entry_class) < 0)
+				return -1;
+		} else if (!strcmp(a, "--parallelism")) {
+			if (need_value(argc, argv, &i, &c->cfg.parallelism) < 0)
+				return -1;
+		} else if (!strcmp(a, "-D")) {
+			const char *v;
+			if (need_value(argc, argv, &i, &v) < 0)
+				return -1;
+			strv_push(&c->cfg.defines, v);
+		} else if (str_has_prefix(a, "-D") && a[2]) {
+			strv_push(&c->cfg.defines, a + 2);
+		} else if (!strcmp(a, "--json")) {
+			c->json = true;
+		} else if (!strcmp(a, "--ready")) {
+			c->ready = true;
+		} else if (!strcmp(a, "--live")) {
+			c->live = true;
+		} else if (!strcmp(a, "--exit-on-finish")) {
+			c->exit_on_finish = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			c->help = true;
+		} else {
+			fprintf(stderr, "flinklet: unknown argument \"%s\"\n%s", a, usage);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_diags(const struct diags *d)
+{
+	for (size_t i = 0; i < d->msgs.n; i++)
+		fprintf(stderr, "%s\n", d->msgs.v[i]);
+}
+
+static int cmd_check_config(struct cli *c)
+{
+	struct spec spec;
+	struct diags d = {0};
+	int r = config_load(&c->cfg, &spec, &d);
+	if (r < 0) {
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return EXIT_USAGE;
+	}
+	if (c->json) {
+		cJSON *j = spec_to_json(&spec);
+		char *text = cJSON_Print(j);
+		printf("%s\n", text);
+		free(text);
+		cJSON_Delete(j);
+	} else {
+		char *text = spec_to_yaml(&spec);
+		fputs(text, stdout);
+		free(text);
+	}
+	diags_free(&d);
+	spec_free(&spec);
+	return 0;
+}
+
+static int cmd_run(struct cli *c)
+{
+	struct spec spec;
+	struct diags d = {0};
+	int r = config_load(&c->cfg, &spec, &d);
+	if (r < 0) {
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return EXIT_USAGE;
+	}
+	diags_free(&d);
+	struct run_options opts = {.exit_on_finish = c->exit_on_finish};
+	int code = supervisor_run(&spec, &opts);
+	spec_free(&spec);
+	return code;
+}
+
+/* The state directory from the command line or configuration, without requiring a job. */
+static char *resolve_state_dir(struct cli *c)
+{
+	if (c->cfg.state_dir)
+		return xstrdup(c->cfg.state_dir);
+	const char *file = c->cfg.file ? c->cfg.file : getenv("FLINKLET_CONFIG");
+	if (!file && access(FLINKLET_DEFAULT_CONFIG, F_OK) == 0)
+		file = FLINKLET_DEFAULT_CONFIG;
+	if (file) {
+		struct spec spec;
+		struct diags d = {0};
+		c->cfg.file = file;
+		char *dir = NULL;
+		if (config_load(&c->cfg, &spec, &d) == 0)
+			dir = xstrdup(spec_get(&spec, "flinklet.state.dir"));
+		else
+			print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return dir;
+	}
+	return xstrdup("/var/lib/flinklet");
+}
+
+static int cmd_status(struct cli *c)
+{
+	char *dir = resolve_state_dir(c);
+	if (!dir)
+		return EXIT_USAGE;
+	char *path = path_join(dir, "status.json");
+	char *text = NULL;
+	int r = read_file(path, 4u << 20, &text, NULL);
+	if (r < 0) {
+		fprintf(stderr, "flinklet: unable to read %s: %s\n", path, strerror(-r));
+		free(path);
+		free(dir);
+		return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+	}
+	struct status st;
+	int pr = status_parse(text, &st);
+	/* live: a supervisor holds the state directory's lock */
+	long owner = 0;
+	int lock = store_lock(dir, &owner);
+	bool supervised = lock == -EBUSY;
+	if (lock >= 0)
+		close(lock);
+	int code = 0;
+	if (pr < 0) {
+		fprintf(stderr, "flinklet: %s is not a status document\n", path);
+		code = c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+	} else if (c->ready) {
+		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state && !strcmp(st.job_state, "RUNNING") &&
+			       st.tasks_total > 0 && st.tasks_running == st.tasks_total
+			   ? 0
+			   : EXIT_FAILED;
+	} else if (c->live) {
+		code = supervised && st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+	} else if (c->json) {
+		fputs(text, stdout);
+	} else {
+		printf("%-16s %s\n", "name", st.name ? st.name : "-");
+		printf("%-16s %s\n", "supervisor", supervised ? "running" : "not running");
+		printf("%-16s %s\n", "lifecycle", lifecycle_to_string(st.lifecycle));
+		printf("%-16s %s\n", "job id", st.job_id[0] ? st.job_id : "-");
+		printf("%-16s %s (%d/%d tasks running)\n", "job state", st.job_state ? st.job_state : "-", st.tasks_running,
+		       st.tasks_total);
+		printf("%-16s %s\n", "last checkpoint", st.last_checkpoint.location ? st.last_checkpoint.location : "-");
+		printf("%-16s %s\n", "last savepoint", st.last_savepoint.location ? st.last_savepoint.location : "-");
+		printf("%-16s %s %s\n", "restored from", st.restored_kind ? st.restored_kind : "none",
+		       st.restored_location ? st.restored_location : "");
+		printf("%-16s pid %d, %d restarts\n", "jvm", (int)st.jvm_pid, st.jvm_restarts);
+		printf("%-16s %s (REST port %d)\n", "flink", st.flink_version ? st.flink_version : "-", st.rest_port);
+		printf("%-16s %s\n", "error", st.error ? st.error : "-");
+	}
+	status_free(&st);
+	free(text);
+	free(path);
+	free(dir);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {0};
+	if (parse_cli(argc, argv, &c) < 0)
+		return EXIT_USAGE;
+	int code;
+	if (c.help || !strcmp(c.command, "help") || !strcmp(c.command, "--help") || !strcmp(c.command, "-h")) {
+		fputs(usage, stdout);
+		code = 0;
+	} else if (!strcmp(c.command, "version") || !strcmp(c.command, "--version")) {
+		printf("flinklet %s\n", FLINKLET_VERSION);
+		code = 0;
+	} else if (!strcmp(c.command, "check-config")) {
+		code = cmd_check_config(&c);
+	} else if (!strcmp(c.command, "run")) {
+		code = cmd_run(&c);
+	} else if (!strcmp(c.command, "status")) {
+		code = cmd_status(&c);
+	} else {
+		fprintf(stderr, "flinklet: unknown command \"%s\"\n%s", c.command, usage);
+		code = EXIT_USAGE;
+	}
+	strv_free(&c.cfg.defines);
+	strv_free(&c.cfg.args);
+	return code;
+}

@@ -1,0 +1,231 @@
+/* status: the status document, to and from JSON (see include/status.h). */
+#include "status.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "util.h"
+
+static const char *const lifecycle_names[] = {
+    "CREATED", "DEPLOYED", "STABLE", "UPGRADING", "SUSPENDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED",
+};
+
+const char *lifecycle_to_string(enum lifecycle_state s)
+{
+	return (size_t)s < sizeof(lifecycle_names) / sizeof(lifecycle_names[0]) ? lifecycle_names[s] : "UNKNOWN";
+}
+
+int lifecycle_from_string(const char *s, enum lifecycle_state *ret)
+{
+	for (size_t i = 0; s && i < sizeof(lifecycle_names) / sizeof(lifecycle_names[0]); i++)
+		if (!strcmp(s, lifecycle_names[i])) {
+			*ret = (enum lifecycle_state)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void status_init(struct status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->lifecycle = LIFECYCLE_CREATED;
+	st->last_exit_code = -1;
+	st->last_exit_signal = -1;
+	st->last_savepoint.id = -1;
+	st->last_checkpoint.id = -1;
+}
+
+void status_set_string(char **field, const char *value)
+{
+	if (*field && value && !strcmp(*field, value))
+		return;
+	free(*field);
+	*field = value ? xstrdup(value) : NULL;
+}
+
+void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger)
+{
+	status_set_string(&r->location, location);
+	status_set_string(&r->trigger_type, trigger);
+	r->id = id;
+	r->time_ms = time_ms;
+}
+
+void snapshot_ref_free(struct snapshot_ref *r)
+{
+	free(r->location);
+	free(r->trigger_type);
+	memset(r, 0, sizeof(*r));
+	r->id = -1;
+}
+
+void status_free(struct status *st)
+{
+	free(st->name);
+	free(st->job_state);
+	snapshot_ref_free(&st->last_savepoint);
+	for (int i = 0; i < st->n_savepoint_history; i++)
+		snapshot_ref_free(&st->savepoint_history[i]);
+	snapshot_ref_free(&st->last_checkpoint);
+	free(st->restored_kind);
+	free(st->restored_location);
+	free(st->flink_version);
+	free(st->error);
+	status_init(st);
+}
+
+static cJSON *str_or_null(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *int_or_null(int v)
+{
+	return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *savepoint_json(const struct snapshot_ref *r)
+{
+	if (!r->location)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "location", r->location);
+	cJSON_AddNumberToObject(o, "timeStamp", (double)r->time_ms);
+	cJSON_AddItemToObject(o, "triggerType", str_or_null(r->trigger_type));
+	return o;
+}
+
+cJSON *status_to_json(const struct status *st)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "lifecycleState", lifecycle_to_string(st->lifecycle));
+	cJSON_AddItemToObject(root, "name", str_or_null(st->name));
+
+	cJSON *js = cJSON_AddObjectToObject(root, "jobStatus");
+	cJSON_AddItemToObject(js, "jobId", str_or_null(st->job_id[0] ? st->job_id : NULL));
+	cJSON_AddItemToObject(js, "state", str_or_null(st->job_state));
+	cJSON_AddNumberToObject(js, "startTime", (double)st->start_time_ms);
+	cJSON_AddNumberToObject(js, "updateTime", (double)st->update_time_ms);
+	cJSON *tasks = cJSON_AddObjectToObject(js, "tasks");
+	cJSON_AddNumberToObject(tasks, "total", st->tasks_total);
+	cJSON_AddNumberToObject(tasks, "running", st->tasks_running);
+
+	cJSON *spi = cJSON_AddObjectToObject(js, "savepointInfo");
+	cJSON_AddItemToObject(spi, "lastSavepoint", savepoint_json(&st->last_savepoint));
+	cJSON *hist = cJSON_AddArrayToObject(spi, "savepointHistory");
+	for (int i = 0; i < st->n_savepoint_history; i++)
+		cJSON_AddItemToArray(hist, savepoint_json(&st->savepoint_history[i]));
+
+	cJSON *cpi = cJSON_AddObjectToObject(js, "checkpointInfo");
+	if (st->last_checkpoint.location) {
+		cJSON *c = cJSON_AddObjectToObject(cpi, "lastCheckpoint");
+		cJSON_AddStringToObject(c, "location", st->last_checkpoint.location);
+		cJSON_AddNumberToObject(c, "id", (double)st->last_checkpoint.id);
+		cJSON_AddNumberToObject(c, "timeStamp", (double)st->last_checkpoint.time_ms);
+	} else {
+		cJSON_AddNullToObject(cpi, "lastCheckpoint");
+	}
+
+	cJSON *rf = cJSON_AddObjectToObject(root, "restoredFrom");
+	cJSON_AddStringToObject(rf, "kind", st->restored_kind ? st->restored_kind : "none");
+	cJSON_AddItemToObject(rf, "location", str_or_null(st->restored_location));
+
+	cJSON *jvm = cJSON_AddObjectToObject(root, "jvm");
+	cJSON_AddNumberToObject(jvm, "pid", st->jvm_pid);
+	cJSON_AddNumberToObject(jvm, "restarts", st->jvm_restarts);
+	cJSON_AddItemToObject(jvm, "lastExitCode", int_or_null(st->last_exit_code));
+	cJSON_AddItemToObject(jvm, "lastExitSignal", int_or_null(st->last_exit_signal));
+
+	cJSON *fl = cJSON_AddObjectToObject(root, "flink");
+	cJSON_AddItemToObject(fl, "version", str_or_null(st->flink_version));
+	cJSON_AddNumberToObject(fl, "restPort", st->rest_port);
+
+	cJSON *as = cJSON_AddObjectToObject(root, "autoscaler");
+	cJSON_AddObjectToObject(as, "parallelismOverrides");
+	cJSON_AddItemToObject(root, "error", str_or_null(st->error));
+	return root;
+}
+
+char *status_render(const struct status *st)
+{
+	cJSON *root = status_to_json(st);
+	char *text = cJSON_Print(root);
+	cJSON_Delete(root);
+	char *out = xasprintf("%s\n", text ? text : "{}");
+	free(text);
+	return out;
+}
+
+static const char *get_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double get_num(const cJSON *o, const char *key, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static void parse_savepoint(const cJSON *o, struct snapshot_ref *r)
+{
+	if (!cJSON_IsObject(o) || !get_str(o, "location"))
+		return;
+	snapshot_ref_set(r, get_str(o, "location"), -1, (int64_t)get_num(o, "timeStamp", 0), get_str(o, "triggerType"));
+}
+
+int status_parse(const char *text, struct status *st)
+{
+	status_init(st);
+	cJSON *root = cJSON_Parse(text);
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	enum lifecycle_state ls;
+	if (lifecycle_from_string(get_str(root, "lifecycleState"), &ls) == 0)
+		st->lifecycle = ls;
+	status_set_string(&st->name, get_str(root, "name"));
+	const cJSON *js = cJSON_GetObjectItemCaseSensitive(root, "jobStatus");
+	const char *jid = get_str(js, "jobId");
+	if (jid && strlen(jid) == 32)
+		memcpy(st->job_id, jid, 33);
+	status_set_string(&st->job_state, get_str(js, "state"));
+	st->start_time_ms = (int64_t)get_num(js, "startTime", 0);
+	st->update_time_ms = (int64_t)get_num(js, "updateTime", 0);
+	const cJSON *spi = cJSON_GetObjectItemCaseSensitive(js, "savepointInfo");
+	parse_savepoint(cJSON_GetObjectItemCaseSensitive(spi, "lastSavepoint"), &st->last_savepoint);
+	const cJSON *h;
+	cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(spi, "savepointHistory"))
+	{
+		if (st->n_savepoint_history >= SAVEPOINT_HISTORY_MAX)
+			break;
+		struct snapshot_ref *r = &st->savepoint_history[st->n_savepoint_history];
+		parse_savepoint(h, r);
+		if (r->location)
+			st->n_savepoint_history++;
+	}
+	const cJSON *cpi = cJSON_GetObjectItemCaseSensitive(js, "checkpointInfo");
+	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(cpi, "lastCheckpoint");
+	if (cJSON_IsObject(lc) && get_str(lc, "location"))
+		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), (int64_t)get_num(lc, "id", -1),
+				 (int64_t)get_num(lc, "timeStamp", 0), NULL);
+	const cJSON *rf = cJSON_GetObjectItemCaseSensitive(root, "restoredFrom");
+	status_set_string(&st->restored_kind, get_str(rf, "kind"));
+	status_set_string(&st->restored_location, get_str(rf, "location"));
+	const cJSON *jvm = cJSON_GetObjectItemCaseSensitive(root, "jvm");
+	st->jvm_pid = (pid_t)get_num(jvm, "pid", 0);
+	st->jvm_restarts = (int)get_num(jvm, "restarts", 0);
+	st->last_exit_code = (int)get_num(jvm, "lastExitCode", -1);
+	st->last_exit_signal = (int)get_num(jvm, "lastExitSignal", -1);
+	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "flink");
+	status_set_string(&st->flink_version, get_str(fl, "version"));
+	st->rest_port = (int)get_num(fl, "restPort", 0);
+	status_set_string(&st->error, get_str(root, "error"));
+	cJSON_Delete(root);
+	return 0;
+}

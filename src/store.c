@@ -1,0 +1,278 @@
+/* store: crash-safe files on the state volume (see include/store.h). */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	int r = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0750) < 0 && errno != EEXIST) {
+			r = -errno;
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	if (r == 0) {
+		struct stat st;
+		if (stat(path, &st) < 0)
+			r = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			r = -ENOTDIR;
+	}
+	free(p);
+	return r;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -errno;
+	int r = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	char *tmp = slash ? xasprintf("%.*s/.%s.tmp.%ld", (int)(slash - path), path, slash + 1, (long)getpid())
+			  : xasprintf(".%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		int r = -errno;
+		free(tmp);
+		return r;
+	}
+	int r = write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	else
+		r = fsync_parent(path);
+	free(tmp);
+	return r;
+}
+
+int read_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct strbuf b = {0};
+	char chunk[8192];
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > max) {
+			r = -EFBIG;
+			break;
+		}
+		strbuf_appendn(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (r < 0) {
+		strbuf_free(&b);
+		return r;
+	}
+	if (ret_len)
+		*ret_len = b.len;
+	*ret = strbuf_steal(&b);
+	return 0;
+}
+
+int rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int r = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *sub = path_join(path, de->d_name);
+		int q = rm_rf(sub);
+		if (q < 0 && r == 0)
+			r = q;
+		free(sub);
+	}
+	closedir(d);
+	if (rmdir(path) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
+}
+
+int store_lock(const char *state_dir, long *ret_owner)
+{
+	char *path = path_join(state_dir, "lock");
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	free(path);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		char buf[32] = {0};
+		if (ret_owner) {
+			ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+			*ret_owner = n > 0 ? strtol(buf, NULL, 10) : 0;
+		}
+		close(fd);
+		return r;
+	}
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static bool is_job_id(const char *s)
+{
+	if (strlen(s) != 32)
+		return false;
+	for (size_t i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int store_job_id(const char *state_dir, char ret[33])
+{
+	char *path = path_join(state_dir, "job-id");
+	char *text = NULL;
+	int r = read_file(path, 256, &text, NULL);
+	if (r == 0) {
+		size_t n = strcspn(text, "\r\n");
+		text[n] = '\0';
+		if (is_job_id(text)) {
+			memcpy(ret, text, 33);
+			free(text);
+			free(path);
+			return 0;
+		}
+		free(text);
+		/* an unreadable id (impossible with atomic writes) is replaced, never half-used */
+	} else if (r != -ENOENT) {
+		free(path);
+		return r;
+	}
+	unsigned char raw[16];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		free(path);
+		return -EIO;
+	}
+	for (size_t i = 0; i < 16; i++)
+		snprintf(ret + 2 * i, 3, "%02x", raw[i]);
+	char line[34];
+	snprintf(line, sizeof(line), "%s\n", ret);
+	r = write_file_atomic(path, line, 33);
+	free(path);
+	return r;
+}
+
+int store_append_event(const char *state_dir, const char *json_line)
+{
+	char *path = path_join(state_dir, "events.jsonl");
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	free(path);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(json_line);
+	char *line = xmalloc(n + 1);
+	memcpy(line, json_line, n);
+	line[n] = '\n';
+	int r = write_all(fd, line, n + 1);
+	free(line);
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int store_repair_events(const char *state_dir)
+{
+	char *path = path_join(state_dir, "events.jsonl");
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct stat st;
+	int r = 0;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		off_t end = st.st_size;
+		char c;
+		if (pread(fd, &c, 1, end - 1) == 1 && c != '\n') {
+			/* walk back to the last complete line */
+			off_t pos = end - 1;
+			while (pos > 0) {
+				if (pread(fd, &c, 1, pos - 1) != 1)
+					break;
+				if (c == '\n')
+					break;
+				pos--;
+			}
+			if (ftruncate(fd, pos) < 0 || fsync(fd) < 0)
+				r = -errno;
+		}
+	}
+	close(fd);
+	return r;
+}
