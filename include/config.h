@@ -30,7 +30,7 @@ struct diags {
 	struct strv msgs;
 };
 void diags_add(struct diags *d, const struct loc *loc, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void diags_free(struct diags *d);
 
 enum conf_origin { ORIGIN_FILE, ORIGIN_OVERRIDE, ORIGIN_DEFAULT };
@@ -64,15 +64,15 @@ struct spec {
 	char *image;
 	struct conf_entry *conf;
 	size_t nconf;
-	uint64_t memory; /* bytes; 0: not set */
-	double cpu;      /* 0: not set */
+	uint64_t memory;     /* bytes; 0: not set */
+	double cpu;          /* 0: not set */
 	char *log4j_console; /* logConfiguration["log4j-console.properties"] */
 	struct job_spec job;
 };
 
 /* What the command line says about the configuration. */
 struct config_args {
-	const char *file; /* NULL: none given (use $FLINKLET_CONFIG, then the default path) */
+	const char *file;    /* NULL: none given (use $FLINKLET_CONFIG, then the default path) */
 	struct strv defines; /* "key=value" */
 	const char *jar;
 	const char *entry_class;
@@ -111,8 +111,8 @@ enum opt_type { OPT_STRING, OPT_PATH, OPT_DURATION, OPT_INT, OPT_BOOL, OPT_MEMOR
 struct option_def {
 	const char *key;
 	enum opt_type type;
-	const char *def; /* default, NULL: none */
-	int64_t min, max; /* OPT_INT range */
+	const char *def;         /* default, NULL: none */
+	int64_t min, max;        /* OPT_INT range */
 	const char *enum_values; /* OPT_ENUM: comma-separated */
 	const char *doc;
 };

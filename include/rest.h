@@ -18,8 +18,7 @@ typedef void (*rest_cb)(void *userdata, long http_status, struct cJSON *body, co
 int rest_new(sd_event *event, const char *base_url, usec_t timeout, struct rest **ret);
 void rest_free(struct rest *r);
 /* Starts one request; cb runs from the event loop when it completes. body may be NULL. */
-int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb,
-		 void *userdata);
+int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata);
 /* Requests still running. */
 unsigned rest_in_flight(const struct rest *r);
 

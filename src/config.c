@@ -271,8 +271,8 @@ static const char *did_you_mean(const char *got, const char *const *candidates, 
 	return best && best_d <= limit ? best : NULL;
 }
 
-static void unknown_field(struct walker *w, const yaml_node_t *key, const char *parent,
-			  const char *const *known, size_t nknown)
+static void unknown_field(struct walker *w, const yaml_node_t *key, const char *parent, const char *const *known,
+                          size_t nknown)
 {
 	struct loc l = node_loc(w, key);
 	char *field = xasprintf("%s%s%s", parent, *parent ? "." : "", scalar(key));
@@ -322,7 +322,7 @@ static void walk_mapping(struct walker *w, yaml_node_t *map, const char *path, c
 				struct loc l = node_loc(w, k);
 				char *field = xasprintf("%s%s%s", path, *path ? "." : "", scalar(k));
 				diags_add(w->d, &l, field, "duplicate key (first defined at line %d)",
-					  (int)qk->start_mark.line + 1);
+				          (int)qk->start_mark.line + 1);
 				free(field);
 				goto next;
 			}
@@ -375,7 +375,7 @@ static bool want_int(struct walker *w, const char *path, yaml_node_t *v, int64_t
 	}
 	if (x < min || x > max) {
 		diags_add(w->d, &l, path, "must be between %lld and %lld (got %lld)", (long long)min, (long long)max,
-			  (long long)x);
+		          (long long)x);
 		return false;
 	}
 	*out = x;
@@ -388,7 +388,8 @@ static void want_bool(struct walker *w, const char *path, yaml_node_t *v, bool *
 	if (v->type != YAML_SCALAR_NODE || parse_bool(scalar(v), out) < 0 ||
 	    v->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		diags_add(w->d, &l, path, "must be true or false (got %s%s%s)", v->type == YAML_SCALAR_NODE ? "\"" : "",
-			  v->type == YAML_SCALAR_NODE ? scalar(v) : node_kind(v), v->type == YAML_SCALAR_NODE ? "\"" : "");
+		          v->type == YAML_SCALAR_NODE ? scalar(v) : node_kind(v),
+		          v->type == YAML_SCALAR_NODE ? "\"" : "");
 }
 
 static void f_api_version(struct walker *w, const char *path, yaml_node_t *v)
@@ -432,9 +433,9 @@ static void f_name(struct walker *w, const char *path, yaml_node_t *v)
 	if (!is_dns1123_label(w->spec->name)) {
 		struct loc l = node_loc(w, v);
 		diags_add(w->d, &l, path,
-			  "must be a DNS-1123 label: at most 63 characters of a-z, 0-9 and '-', starting and ending "
-			  "with a letter or digit (got \"%s\")",
-			  w->spec->name);
+		          "must be a DNS-1123 label: at most 63 characters of a-z, 0-9 and '-', starting and ending "
+		          "with a letter or digit (got \"%s\")",
+		          w->spec->name);
 	}
 }
 
@@ -540,8 +541,9 @@ static void f_memory(struct walker *w, const char *path, yaml_node_t *v)
 	uint64_t bytes;
 	if (v->type != YAML_SCALAR_NODE || is_null(v) || parse_memory(scalar(v), &bytes) < 0) {
 		diags_add(w->d, &l, path, "must be a memory size such as 2048m, 2g or 2Gi (got %s%s%s)",
-			  v->type == YAML_SCALAR_NODE ? "\"" : "", v->type == YAML_SCALAR_NODE ? scalar(v) : node_kind(v),
-			  v->type == YAML_SCALAR_NODE ? "\"" : "");
+		          v->type == YAML_SCALAR_NODE ? "\"" : "",
+		          v->type == YAML_SCALAR_NODE ? scalar(v) : node_kind(v),
+		          v->type == YAML_SCALAR_NODE ? "\"" : "");
 		return;
 	}
 	if (bytes < (256ULL << 20)) {
@@ -557,8 +559,9 @@ static void f_cpu(struct walker *w, const char *path, yaml_node_t *v)
 	double cpu;
 	if (v->type != YAML_SCALAR_NODE || is_null(v) || parse_cpu(scalar(v), &cpu) < 0 || cpu <= 0 || cpu > 1024) {
 		diags_add(w->d, &l, path, "must be a positive number of cores such as 1, 0.5 or 500m (got %s%s%s)",
-			  v->type == YAML_SCALAR_NODE ? "\"" : "", v->type == YAML_SCALAR_NODE ? scalar(v) : node_kind(v),
-			  v->type == YAML_SCALAR_NODE ? "\"" : "");
+		          v->type == YAML_SCALAR_NODE ? "\"" : "",
+		          v->type == YAML_SCALAR_NODE ? scalar(v) : node_kind(v),
+		          v->type == YAML_SCALAR_NODE ? "\"" : "");
 		return;
 	}
 	w->spec->cpu = cpu;
@@ -567,7 +570,10 @@ static void f_cpu(struct walker *w, const char *path, yaml_node_t *v)
 static void f_resources(struct walker *w, const char *path, yaml_node_t *v)
 {
 	static const struct field fields[] = {
-	    {"memory", f_memory}, {"cpu", f_cpu}, {"ephemeralStorage", NULL}, {NULL, NULL},
+	    {"memory", f_memory},
+	    {"cpu", f_cpu},
+	    {"ephemeralStorage", NULL},
+	    {NULL, NULL},
 	};
 	walk_mapping(w, v, path, fields);
 }
@@ -580,7 +586,9 @@ static void f_log4j_console(struct walker *w, const char *path, yaml_node_t *v)
 static void f_log_configuration(struct walker *w, const char *path, yaml_node_t *v)
 {
 	static const struct field fields[] = {
-	    {"log4j-console.properties", f_log4j_console}, {"logback-console.xml", NULL}, {NULL, NULL},
+	    {"log4j-console.properties", f_log4j_console},
+	    {"logback-console.xml", NULL},
+	    {NULL, NULL},
 	};
 	walk_mapping(w, v, path, fields);
 }
@@ -640,7 +648,7 @@ static void f_upgrade_mode(struct walker *w, const char *path, yaml_node_t *v)
 		static const char *const modes[] = {"stateless", "savepoint", "last-state"};
 		const char *hint = did_you_mean(s, modes, 3);
 		diags_add(w->d, &l, path, "must be one of stateless, savepoint, last-state (got \"%s\")%s%s%s", s,
-			  hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+		          hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
 	} else
 		diags_add(w->d, &l, path, "must be one of stateless, savepoint, last-state (got %s)", node_kind(v));
 }
@@ -654,8 +662,8 @@ static void f_state(struct walker *w, const char *path, yaml_node_t *v)
 	else if (s && !strcmp(s, "suspended"))
 		w->spec->job.state = JOB_STATE_SUSPENDED;
 	else
-		diags_add(w->d, &l, path, "must be running or suspended (got %s%s%s)", s ? "\"" : "", s ? s : node_kind(v),
-			  s ? "\"" : "");
+		diags_add(w->d, &l, path, "must be running or suspended (got %s%s%s)", s ? "\"" : "",
+		          s ? s : node_kind(v), s ? "\"" : "");
 }
 
 static void f_savepoint_nonce(struct walker *w, const char *path, yaml_node_t *v)
@@ -763,7 +771,7 @@ int config_parse(const char *file, const char *text, size_t len, struct spec *re
 	if (!yaml_parser_load(&parser, &doc)) {
 		struct loc l = {file, (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1};
 		diags_add(d, &l, NULL, "invalid YAML: %s%s%s", parser.problem ? parser.problem : "syntax error",
-			  parser.context ? " " : "", parser.context ? parser.context : "");
+		          parser.context ? " " : "", parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		return -EINVAL;
 	}
@@ -773,17 +781,14 @@ int config_parse(const char *file, const char *text, size_t len, struct spec *re
 	} else {
 		struct walker w = {&doc, ret, d, ret->file, 0};
 		static const struct field fields[] = {
-		    {"apiVersion", f_api_version},
-		    {"kind", f_kind},
-		    {"metadata", f_metadata},
-		    {"spec", f_spec},
-		    {"status", f_status},
-		    {NULL, NULL},
+		    {"apiVersion", f_api_version}, {"kind", f_kind}, {"metadata", f_metadata}, {"spec", f_spec},
+		    {"status", f_status},          {NULL, NULL},
 		};
 		if (root->type != YAML_MAPPING_NODE) {
 			struct loc l = node_loc(&w, root);
-			diags_add(d, &l, NULL, "the document must be a mapping with apiVersion, kind, metadata and spec (got %s)",
-				  node_kind(root));
+			diags_add(d, &l, NULL,
+			          "the document must be a mapping with apiVersion, kind, metadata and spec (got %s)",
+			          node_kind(root));
 		} else {
 			walk_mapping(&w, root, "", fields);
 		}

@@ -31,14 +31,15 @@ static void check_option(struct spec *s, struct conf_entry *e, const struct opti
 		break;
 	case OPT_DURATION:
 		if (parse_duration(v, &us) < 0)
-			diags_add(d, &e->loc, field, "must be a duration such as 10 s, 500 ms or 2 min (got \"%s\")", v);
+			diags_add(d, &e->loc, field, "must be a duration such as 10 s, 500 ms or 2 min (got \"%s\")",
+			          v);
 		break;
 	case OPT_INT:
 		if (parse_int64(v, &i) < 0)
 			diags_add(d, &e->loc, field, "must be an integer (got \"%s\")", v);
 		else if (i < o->min || i > o->max)
 			diags_add(d, &e->loc, field, "must be between %lld and %lld (got %lld)", (long long)o->min,
-				  (long long)o->max, (long long)i);
+			          (long long)o->max, (long long)i);
 		break;
 	case OPT_BOOL:
 		if (parse_bool(v, &b) < 0)
@@ -86,8 +87,8 @@ static void check_int_key(struct spec *s, const char *key, int64_t min, int64_t 
 		if (parse_int64(e->value, &v) < 0)
 			diags_add(d, &e->loc, field, "must be an integer (got \"%s\")", e->value);
 		else if (v < min || v > max)
-			diags_add(d, &e->loc, field, "must be between %lld and %lld (got %lld)", (long long)min, (long long)max,
-				  (long long)v);
+			diags_add(d, &e->loc, field, "must be between %lld and %lld (got %lld)", (long long)min,
+			          (long long)max, (long long)v);
 		free(field);
 	}
 }
@@ -120,10 +121,11 @@ static void check_local_dir(struct spec *s, const char *const *keys, struct diag
 	char *p = local_path_from_uri(e->value);
 	if (!p || str_has_prefix(e->value, "local://")) {
 		char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
-		diags_add(d, &e->loc, field,
-			  "must be an absolute local path or file:// URI on the state volume (got \"%s\"); flinklet finds "
-			  "restore points by reading this directory",
-			  e->value);
+		diags_add(
+		    d, &e->loc, field,
+		    "must be an absolute local path or file:// URI on the state volume (got \"%s\"); flinklet finds "
+		    "restore points by reading this directory",
+		    e->value);
 		free(field);
 	}
 	free(p);
@@ -167,28 +169,31 @@ static void check_flinklet_keys(struct spec *s, struct diags *d)
 static void check_flink_keys(struct spec *s, struct diags *d)
 {
 	reject_key(s, "$internal.pipeline.job-id", "is managed by flinklet (the job id is kept in the state directory)",
-		   d);
+	           d);
 	reject_key(s, "execution.state-recovery.path", "is chosen by flinklet; use spec.job.initialSavepointPath", d);
 	reject_key(s, "execution.savepoint.path", "is chosen by flinklet; use spec.job.initialSavepointPath", d);
 	reject_key(s, "execution.state-recovery.claim-mode",
-		   "is chosen by flinklet for each restore (claim for its own checkpoints, no_claim for savepoints)", d);
+	           "is chosen by flinklet for each restore (claim for its own checkpoints, no_claim for savepoints)",
+	           d);
 	reject_key(s, "execution.savepoint-restore-mode",
-		   "is chosen by flinklet for each restore (claim for its own checkpoints, no_claim for savepoints)", d);
+	           "is chosen by flinklet for each restore (claim for its own checkpoints, no_claim for savepoints)",
+	           d);
 	reject_key(s, "execution.shutdown-on-attached-exit",
-		   "must not be set: it cancels the job on SIGTERM and can delete its checkpoints", d);
+	           "must not be set: it cancels the job on SIGTERM and can delete its checkpoints", d);
 
 	const char *target = spec_get(s, "execution.target");
 	if (target && strcmp(target, "local")) {
 		const struct conf_entry *e = find_any(s, (const char *const[]){"execution.target", NULL});
 		diags_add(d, &e->loc, "spec.flinkConfiguration.execution.target",
-			  "must be local: flinklet runs the job in a MiniCluster (got \"%s\")", target);
+		          "must be local: flinklet runs the job in a MiniCluster (got \"%s\")", target);
 	}
 	const char *ret = spec_get(s, "execution.checkpointing.externalized-checkpoint-retention");
 	if (ret && strcmp(ret, "RETAIN_ON_CANCELLATION")) {
-		const struct conf_entry *e =
-		    find_any(s, (const char *const[]){"execution.checkpointing.externalized-checkpoint-retention", NULL});
-		diags_add(d, &e->loc, "spec.flinkConfiguration.execution.checkpointing.externalized-checkpoint-retention",
-			  "must be RETAIN_ON_CANCELLATION: flinklet restores from retained checkpoints (got \"%s\")", ret);
+		const struct conf_entry *e = find_any(
+		    s, (const char *const[]){"execution.checkpointing.externalized-checkpoint-retention", NULL});
+		diags_add(
+		    d, &e->loc, "spec.flinkConfiguration.execution.checkpointing.externalized-checkpoint-retention",
+		    "must be RETAIN_ON_CANCELLATION: flinklet restores from retained checkpoints (got \"%s\")", ret);
 	}
 	check_int_key(s, "execution.checkpointing.num-retained", 2, 1000, d);
 	check_int_key(s, "state.checkpoints.num-retained", 2, 1000, d);
@@ -198,31 +203,37 @@ static void check_flink_keys(struct spec *s, struct diags *d)
 	check_int_key(s, "taskmanager.numberOfTaskSlots", 1, 32768, d);
 	check_int_key(s, "parallelism.default", 1, 32768, d);
 
-	static const char *const duration_keys[] = {"execution.checkpointing.interval", "execution.checkpointing.timeout",
-						    "execution.checkpointing.min-pause", NULL};
+	static const char *const duration_keys[] = {"execution.checkpointing.interval",
+	                                            "execution.checkpointing.timeout",
+	                                            "execution.checkpointing.min-pause", NULL};
 	for (size_t i = 0; duration_keys[i]; i++) {
 		const struct conf_entry *e = find_any(s, (const char *const[]){duration_keys[i], NULL});
 		usec_t us;
 		if (e && parse_duration(e->value, &us) < 0) {
 			char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
-			diags_add(d, &e->loc, field, "must be a duration such as 10 s, 500 ms or 2 min (got \"%s\")", e->value);
+			diags_add(d, &e->loc, field, "must be a duration such as 10 s, 500 ms or 2 min (got \"%s\")",
+			          e->value);
 			free(field);
 		}
 	}
 	const char *backend = spec_get(s, "state.backend.type");
-	if (backend && strcasecmp(backend, "hashmap") && strcasecmp(backend, "rocksdb") && strcasecmp(backend, "forst") &&
-	    !strchr(backend, '.')) {
-		const struct conf_entry *e = find_any(s, (const char *const[]){"state.backend.type", "state.backend", NULL});
+	if (backend && strcasecmp(backend, "hashmap") && strcasecmp(backend, "rocksdb") &&
+	    strcasecmp(backend, "forst") && !strchr(backend, '.')) {
+		const struct conf_entry *e =
+		    find_any(s, (const char *const[]){"state.backend.type", "state.backend", NULL});
 		char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
-		diags_add(d, &e->loc, field, "must be hashmap, rocksdb, forst or a factory class name (got \"%s\")", backend);
+		diags_add(d, &e->loc, field, "must be hashmap, rocksdb, forst or a factory class name (got \"%s\")",
+		          backend);
 		free(field);
 	}
-	check_local_dir(s, (const char *const[]){"execution.checkpointing.dir", "state.checkpoints.dir",
-						 "state.backend.fs.checkpointdir", NULL},
-			d);
-	check_local_dir(s, (const char *const[]){"execution.checkpointing.savepoint-dir", "state.savepoints.dir",
-						 "savepoints.state.backend.fs.dir", NULL},
-			d);
+	check_local_dir(s,
+	                (const char *const[]){"execution.checkpointing.dir", "state.checkpoints.dir",
+	                                      "state.backend.fs.checkpointdir", NULL},
+	                d);
+	check_local_dir(s,
+	                (const char *const[]){"execution.checkpointing.savepoint-dir", "state.savepoints.dir",
+	                                      "savepoints.state.backend.fs.dir", NULL},
+	                d);
 }
 
 static void check_job(struct spec *s, struct diags *d)
@@ -236,9 +247,9 @@ static void check_job(struct spec *s, struct diags *d)
 		char *p = local_path_from_uri(s->job.jar_uri);
 		if (!p)
 			diags_add(d, &whole, "spec.job.jarURI",
-				  "must be local:///path, file:///path or an absolute path (got \"%s\"); fetching "
-				  "https:// and s3:// jars is not supported by this version",
-				  s->job.jar_uri);
+			          "must be local:///path, file:///path or an absolute path (got \"%s\"); fetching "
+			          "https:// and s3:// jars is not supported by this version",
+			          s->job.jar_uri);
 		free(p);
 	}
 	if (s->job.entry_class && !*s->job.entry_class)
@@ -247,7 +258,8 @@ static void check_job(struct spec *s, struct diags *d)
 		char *p = local_path_from_uri(s->job.initial_savepoint_path);
 		if (!p)
 			diags_add(d, &whole, "spec.job.initialSavepointPath",
-				  "must be an absolute local path or file:// URI (got \"%s\")", s->job.initial_savepoint_path);
+			          "must be an absolute local path or file:// URI (got \"%s\")",
+			          s->job.initial_savepoint_path);
 		free(p);
 	}
 }
@@ -337,8 +349,8 @@ int config_finalize(struct spec *s, struct diags *d)
 	if (slots < s->job.parallelism) {
 		const struct conf_entry *e = find_any(s, (const char *const[]){"taskmanager.numberOfTaskSlots", NULL});
 		diags_add(d, &e->loc, "spec.flinkConfiguration.taskmanager.numberOfTaskSlots",
-			  "must be at least the job's parallelism %lld (got %lld)", (long long)s->job.parallelism,
-			  (long long)slots);
+		          "must be at least the job's parallelism %lld (got %lld)", (long long)s->job.parallelism,
+		          (long long)slots);
 	}
 	return d->msgs.n > before ? -EINVAL : 0;
 }
@@ -427,9 +439,9 @@ int config_load(const struct config_args *a, struct spec *ret, struct diags *d)
 		else {
 			struct loc l = {"flinklet", 0, 0};
 			diags_add(d, &l, NULL,
-				  "no configuration: give -c FILE, set $FLINKLET_CONFIG, create %s, or run a jar "
-				  "directly with --jar PATH [--class NAME]",
-				  FLINKLET_DEFAULT_CONFIG);
+			          "no configuration: give -c FILE, set $FLINKLET_CONFIG, create %s, or run a jar "
+			          "directly with --jar PATH [--class NAME]",
+			          FLINKLET_DEFAULT_CONFIG);
 			memset(ret, 0, sizeof(*ret));
 			return -EINVAL;
 		}
@@ -455,8 +467,8 @@ int config_load(const struct config_args *a, struct spec *ret, struct diags *d)
 	struct loc cli = {"command line", 0, 0};
 	if (a->jar) {
 		char *abs = a->jar[0] == '/' || strstr(a->jar, "://") || str_has_prefix(a->jar, "file:")
-				? xstrdup(a->jar)
-				: absolute_path(a->jar);
+		                ? xstrdup(a->jar)
+		                : absolute_path(a->jar);
 		free(ret->job.jar_uri);
 		ret->job.jar_uri = abs;
 		if (!ret->name)
@@ -469,7 +481,8 @@ int config_load(const struct config_args *a, struct spec *ret, struct diags *d)
 	if (a->parallelism) {
 		int64_t p;
 		if (parse_int64(a->parallelism, &p) < 0 || p < 1 || p > 32768)
-			diags_add(d, &cli, "--parallelism", "must be an integer between 1 and 32768 (got \"%s\")", a->parallelism);
+			diags_add(d, &cli, "--parallelism", "must be an integer between 1 and 32768 (got \"%s\")",
+			          a->parallelism);
 		else
 			ret->job.parallelism = p;
 	}

@@ -76,7 +76,7 @@ static bool plain_key(const char *k)
 	for (const char *p = k; *p; p++) {
 		char c = *p;
 		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-			  c == '_' || c == '-' || c == '/';
+		          c == '_' || c == '-' || c == '/';
 		if (!ok)
 			return false;
 	}
@@ -94,8 +94,7 @@ static void emit_scalar(struct strbuf *b, const cJSON *item)
 static void emit(struct strbuf *b, const cJSON *node, int indent)
 {
 	const cJSON *c;
-	cJSON_ArrayForEach(c, node)
-	{
+	cJSON_ArrayForEach (c, node) {
 		strbuf_appendf(b, "%*s", indent, "");
 		if (cJSON_IsObject(node)) {
 			if (plain_key(c->string))

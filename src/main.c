@@ -204,10 +204,11 @@ static int cmd_status(struct cli *c)
 		fprintf(stderr, "flinklet: %s is not a status document\n", path);
 		code = c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
 	} else if (c->ready) {
-		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state && !strcmp(st.job_state, "RUNNING") &&
-			       st.tasks_total > 0 && st.tasks_running == st.tasks_total
-			   ? 0
-			   : EXIT_FAILED;
+		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state &&
+		               !strcmp(st.job_state, "RUNNING") && st.tasks_total > 0 &&
+		               st.tasks_running == st.tasks_total
+		           ? 0
+		           : EXIT_FAILED;
 	} else if (c->live) {
 		code = supervised && st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
 	} else if (c->json) {
@@ -217,9 +218,10 @@ static int cmd_status(struct cli *c)
 		printf("%-16s %s\n", "supervisor", supervised ? "running" : "not running");
 		printf("%-16s %s\n", "lifecycle", lifecycle_to_string(st.lifecycle));
 		printf("%-16s %s\n", "job id", st.job_id[0] ? st.job_id : "-");
-		printf("%-16s %s (%d/%d tasks running)\n", "job state", st.job_state ? st.job_state : "-", st.tasks_running,
-		       st.tasks_total);
-		printf("%-16s %s\n", "last checkpoint", st.last_checkpoint.location ? st.last_checkpoint.location : "-");
+		printf("%-16s %s (%d/%d tasks running)\n", "job state", st.job_state ? st.job_state : "-",
+		       st.tasks_running, st.tasks_total);
+		printf("%-16s %s\n", "last checkpoint",
+		       st.last_checkpoint.location ? st.last_checkpoint.location : "-");
 		printf("%-16s %s\n", "last savepoint", st.last_savepoint.location ? st.last_savepoint.location : "-");
 		printf("%-16s %s %s\n", "restored from", st.restored_kind ? st.restored_kind : "none",
 		       st.restored_location ? st.restored_location : "");

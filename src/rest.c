@@ -205,8 +205,7 @@ unsigned rest_in_flight(const struct rest *r)
 	return r ? r->in_flight : 0;
 }
 
-int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb,
-		 void *userdata)
+int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata)
 {
 	struct req *q = xcalloc(1, sizeof(*q));
 	q->rest = r;

@@ -200,8 +200,7 @@ int status_parse(const char *text, struct status *st)
 	const cJSON *spi = cJSON_GetObjectItemCaseSensitive(js, "savepointInfo");
 	parse_savepoint(cJSON_GetObjectItemCaseSensitive(spi, "lastSavepoint"), &st->last_savepoint);
 	const cJSON *h;
-	cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(spi, "savepointHistory"))
-	{
+	cJSON_ArrayForEach (h, cJSON_GetObjectItemCaseSensitive(spi, "savepointHistory")) {
 		if (st->n_savepoint_history >= SAVEPOINT_HISTORY_MAX)
 			break;
 		struct snapshot_ref *r = &st->savepoint_history[st->n_savepoint_history];
@@ -213,7 +212,7 @@ int status_parse(const char *text, struct status *st)
 	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(cpi, "lastCheckpoint");
 	if (cJSON_IsObject(lc) && get_str(lc, "location"))
 		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), (int64_t)get_num(lc, "id", -1),
-				 (int64_t)get_num(lc, "timeStamp", 0), NULL);
+		                 (int64_t)get_num(lc, "timeStamp", 0), NULL);
 	const cJSON *rf = cJSON_GetObjectItemCaseSensitive(root, "restoredFrom");
 	status_set_string(&st->restored_kind, get_str(rf, "kind"));
 	status_set_string(&st->restored_location, get_str(rf, "location"));

@@ -73,7 +73,7 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	char *tmp = slash ? xasprintf("%.*s/.%s.tmp.%ld", (int)(slash - path), path, slash + 1, (long)getpid())
-			  : xasprintf(".%s.tmp.%ld", path, (long)getpid());
+	                  : xasprintf(".%s.tmp.%ld", path, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		int r = -errno;

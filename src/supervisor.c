@@ -50,7 +50,7 @@ struct supervisor {
 /* ---- events and the status document ---- */
 
 static void sup_event(struct supervisor *s, const char *type, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void sup_event(struct supervisor *s, const char *type, const char *fmt, ...)
 {
@@ -129,9 +129,10 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		const cJSON *path = cJSON_GetObjectItemCaseSensitive(completed, "external_path");
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(completed, "id");
 		const cJSON *ts = cJSON_GetObjectItemCaseSensitive(completed, "latest_ack_timestamp");
-		if (cJSON_IsString(path) && cJSON_IsNumber(id) && (int64_t)id->valuedouble != s->status.last_checkpoint.id) {
+		if (cJSON_IsString(path) && cJSON_IsNumber(id) &&
+		    (int64_t)id->valuedouble != s->status.last_checkpoint.id) {
 			snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, (int64_t)id->valuedouble,
-					 cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0, NULL);
+			                 cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0, NULL);
 			log_info("checkpoint %lld completed: %s", (long long)id->valuedouble, path->valuestring);
 		}
 	}
@@ -153,8 +154,7 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	const cJSON *start = cJSON_GetObjectItemCaseSensitive(body, "start-time");
 	int total = 0, running = 0;
 	const cJSON *v;
-	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(body, "vertices"))
-	{
+	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(body, "vertices")) {
 		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
 		const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(v, "tasks");
 		const cJSON *run = cJSON_GetObjectItemCaseSensitive(tasks, "RUNNING");
@@ -255,7 +255,7 @@ static int sup_launch(struct supervisor *s)
 	status_set_string(&s->status.restored_location, NULL);
 	sup_set_lifecycle(s, LIFECYCLE_DEPLOYED);
 	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
-		  (int)pid, s->job_id, s->flink_version, s->status.rest_port);
+	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
 	sup_write_status(s);
 	return 0;
 }
@@ -279,7 +279,8 @@ static void on_child(const struct reaped *r, void *userdata)
 	s->status.last_exit_signal = r->exit_signal;
 	s->kill_timer = sd_event_source_disable_unref(s->kill_timer);
 	if (r->exit_signal >= 0)
-		sup_event(s, "JvmExited", "the JVM was killed by signal %d (%s)", r->exit_signal, strsignal(r->exit_signal));
+		sup_event(s, "JvmExited", "the JVM was killed by signal %d (%s)", r->exit_signal,
+		          strsignal(r->exit_signal));
 	else
 		sup_event(s, "JvmExited", "the JVM exited with code %d", r->exit_code);
 
@@ -304,7 +305,7 @@ static void on_child(const struct reaped *r, void *userdata)
 	sup_set_job_state(s, "FAILED");
 	sup_set_lifecycle(s, LIFECYCLE_FAILED);
 	char *err = r->exit_signal >= 0 ? xasprintf("the JVM was killed by signal %d", r->exit_signal)
-					: xasprintf("the JVM exited with code %d", r->exit_code);
+	                                : xasprintf("the JVM exited with code %d", r->exit_code);
 	status_set_string(&s->status.error, err);
 	sup_event(s, "JobFailed", "%s; the job is FAILED", err);
 	free(err);
@@ -398,14 +399,14 @@ static int check_environment(struct supervisor *s)
 	int r = flink_detect_version(s->lib_dir, &s->flink_version);
 	if (r < 0) {
 		log_fatal("unable to find the Flink jars in %s (flink-dist-*.jar or flink-clients-*.jar): %s; set "
-			  "--flink-home, $FLINK_HOME or flinklet.flink.home",
-			  s->lib_dir, r == -ENOENT ? "none there" : strerror(-r));
+		          "--flink-home, $FLINK_HOME or flinklet.flink.home",
+		          s->lib_dir, r == -ENOENT ? "none there" : strerror(-r));
 		return 3;
 	}
 	const char *label = flink_version_label(s->flink_version);
 	if (s->spec->flink_version && label && strcmp(label, s->spec->flink_version))
 		log_warn("spec.flinkVersion is %s but the jars in %s are Flink %s", s->spec->flink_version, s->lib_dir,
-			 s->flink_version);
+		         s->flink_version);
 	status_set_string(&s->status.flink_version, s->flink_version);
 	return 0;
 }
@@ -421,8 +422,8 @@ static int open_state_dir(struct supervisor *s)
 	long owner = 0;
 	s->lock_fd = store_lock(s->state_dir, &owner);
 	if (s->lock_fd == -EBUSY) {
-		log_fatal("the state directory %s is locked by another flinklet (pid %ld); refusing to start", s->state_dir,
-			  owner);
+		log_fatal("the state directory %s is locked by another flinklet (pid %ld); refusing to start",
+		          s->state_dir, owner);
 		return 3;
 	}
 	if (s->lock_fd < 0) {
@@ -491,7 +492,7 @@ static int setup_loop(struct supervisor *s)
 	if (r < 0)
 		return r;
 	return sd_event_add_time(s->event, &s->poll_timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC, 0, on_poll,
-				 s);
+	                         s);
 }
 
 static void sup_free(struct supervisor *s)
@@ -541,7 +542,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		return 3;
 	}
 	sup_event(&s, "SupervisorStarted", "flinklet %s (pid %d%s) supervising %s in %s", FLINKLET_VERSION,
-		  (int)getpid(), getpid() == 1 ? ", PID 1" : ", subreaper", spec->name, s.state_dir);
+	          (int)getpid(), getpid() == 1 ? ", PID 1" : ", subreaper", spec->name, s.state_dir);
 	sup_write_status(&s);
 	r = sup_launch(&s);
 	if (r != 0) {

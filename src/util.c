@@ -315,7 +315,7 @@ int parse_cpu(const char *s, double *ret)
 	errno = 0;
 	double v = strtod(copy, &end);
 	bool ok = errno == 0 && *end == '\0' && end != copy && isfinite(v) && v >= 0 && copy[0] != 'n' &&
-		  copy[0] != 'i' && copy[0] != 'N' && copy[0] != 'I';
+	          copy[0] != 'i' && copy[0] != 'N' && copy[0] != 'I';
 	free(copy);
 	if (!ok)
 		return -EINVAL;

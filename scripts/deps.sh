@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# deps: installs what flinklet's build and tests need on a fresh Debian-like machine, only when it is
+# missing: the C libraries' -dev packages, cmocka, the linters, a JDK and Maven, pytest. The Flink jars
+# themselves come through Maven (make flink-lib).
+set -euo pipefail
+
+need=()
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+command -v pkg-config >/dev/null || need+=(pkg-config)
+have_pc libcurl || need+=(libcurl4-openssl-dev)
+have_pc libcjson || need+=(libcjson-dev)
+have_pc yaml-0.1 || need+=(libyaml-dev)
+have_pc libsystemd || need+=(libsystemd-dev)
+have_pc libmicrohttpd || need+=(libmicrohttpd-dev)
+have_pc cmocka || need+=(libcmocka-dev)
+command -v cc >/dev/null || need+=(gcc)
+command -v make >/dev/null || need+=(make)
+command -v clang-format >/dev/null || need+=(clang-format)
+command -v cppcheck >/dev/null || need+=(cppcheck)
+command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || need+=(maven)
+command -v python3 >/dev/null || need+=(python3)
+command -v unshare >/dev/null || need+=(util-linux)
+
+if [ ${#need[@]} -gt 0 ]; then
+	echo "deps: installing ${need[*]}"
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+if ! python3 -c 'import pytest' 2>/dev/null; then
+	echo "deps: installing pytest"
+	python3 -m pip install -q pytest 2>/dev/null || {
+		sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo="sudo"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pytest
+	}
+fi
+echo "deps: all present"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# lint: the formatting check (clang-format, style in .clang-format), the static analyser (cppcheck),
+# and the project's banned calls (system, popen, sprintf, strcpy, strcat, gets, strtok).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+files=$(ls src/*.c include/*.h tests/unit/*.c tests/unit/*.h 2>/dev/null)
+echo "lint: clang-format"
+clang-format --dry-run --Werror $files
+echo "lint: cppcheck"
+cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	--std=c11 --inline-suppr --suppress=missingIncludeSystem -Iinclude -D_GNU_SOURCE src
+echo "lint: banned calls"
+if grep -nE '\b(system|popen|sprintf|vsprintf|strcpy|strcat|gets|strtok)\s*\(' src/*.c include/*.h; then
+	echo "lint: banned call found" >&2
+	exit 1
+fi
+echo "lint: ok"

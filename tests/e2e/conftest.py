@@ -1,0 +1,184 @@
+"""End-to-end fixtures: the real build/flinklet binary, the real Flink MiniCluster JVM from the
+Maven-fetched jars (FLINK_HOME), and the real test jobs jar. Nothing here imitates Flink."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
+FLINK_HOME = os.environ.get("FLINK_HOME", "")
+JOBS_JAR = os.environ.get("FLINKLET_JOBS_JAR", os.path.abspath("tests/jobs/target/flinklet-test-jobs.jar"))
+CHECK_OUTPUT = os.path.join(os.path.dirname(__file__), "..", "jobs", "check_output.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred, timeout, what, interval=0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class Flinklet:
+    """One `flinklet run` process on its own state directory."""
+
+    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None):
+        self.tmp = tmp_path
+        self.state = state_dir or str(tmp_path / "state")
+        self.port = free_port()
+        self.output = os.path.join(self.state, "output")
+        self.log_path = str(tmp_path / f"flinklet-{int(time.time() * 1000)}.log")
+        conf = dict(conf or {})
+        conf.setdefault("execution.checkpointing.interval", "1s")
+        conf.setdefault("rest.port", str(self.port))
+        job = dict(job or {})
+        job.setdefault("args", ["--rate", "100", "--keys", "8", "--output", self.output])
+        job.setdefault("parallelism", 2)
+        self.config = tmp_path / "flinklet.yaml"
+        lines = [
+            "apiVersion: flink.apache.org/v1beta1",
+            "kind: FlinkMiniCluster",
+            "metadata:",
+            f"  name: {name}",
+            "spec:",
+            "  flinkConfiguration:",
+        ]
+        for k, v in conf.items():
+            lines.append(f"    {json.dumps(k)}: {json.dumps(str(v))}")
+        lines += [
+            "  job:",
+            f"    jarURI: local://{JOBS_JAR}",
+            "    entryClass: dev.flinklet.jobs.StatefulCounter",
+            f"    args: {json.dumps(job['args'])}",
+            f"    parallelism: {job['parallelism']}",
+        ]
+        for k in ("upgradeMode", "initialSavepointPath"):
+            if k in job:
+                lines.append(f"    {k}: {job[k]}")
+        self.config.write_text("\n".join(lines) + "\n")
+        self.extra_args = list(extra_args)
+        self.proc = None
+
+    def argv(self):
+        return [BIN, "run", "-c", str(self.config), "--state-dir", self.state, "--flink-home", FLINK_HOME,
+                *self.extra_args]
+
+    def start(self, wrapper=()):
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([*wrapper, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        return self
+
+    def status(self):
+        try:
+            with open(os.path.join(self.state, "status.json")) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return None
+
+    def events(self):
+        path = os.path.join(self.state, "events.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def logs(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def rest(self, path, timeout=5):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+            return json.loads(r.read())
+
+    def wait_stable(self, timeout=120):
+        def stable():
+            if self.proc and self.proc.poll() is not None:
+                raise AssertionError(f"flinklet exited {self.proc.returncode}:\n{self.logs()[-4000:]}")
+            st = self.status()
+            return st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING" else None
+        return wait_for(stable, timeout, "lifecycle STABLE with the job RUNNING")
+
+    def wait_checkpoint(self, min_id, timeout=60):
+        def ckpt():
+            st = self.status()
+            lc = st and st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]
+            return st if lc and lc["id"] >= min_id else None
+        return wait_for(ckpt, timeout, f"checkpoint {min_id}")
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait_exit(self, timeout=60):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"flinklet did not exit within {timeout}s:\n{self.logs()[-4000:]}")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(40)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        if getattr(self, "log", None):
+            self.log.close()
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is not alive
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def check_output(directory, expect_count=None):
+    args = ["python3", CHECK_OUTPUT, directory]
+    if expect_count is not None:
+        args += ["--expect-count", str(expect_count)]
+    r = subprocess.run(args, capture_output=True, text=True)
+    summary = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}
+    return r.returncode, summary
+
+
+@pytest.fixture
+def flinklets(tmp_path):
+    made = []
+
+    def make(**kw):
+        f = Flinklet(tmp_path, **kw)
+        made.append(f)
+        return f
+
+    yield make
+    for f in made:
+        f.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def real_components():
+    assert os.access(BIN, os.X_OK), f"{BIN} is not built (make)"
+    assert os.path.isdir(os.path.join(FLINK_HOME, "lib")), "FLINK_HOME must hold the Flink jars (make flink-lib)"
+    assert os.path.exists(JOBS_JAR), f"{JOBS_JAR} is not built (make jobs)"
