@@ -6,7 +6,8 @@ PREFIX        ?= /usr/local
 BUILD         ?= build
 FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
 FLINK_LIB      = $(FLINK_HOME_DIR)/lib
-JOBS_JAR       = tests/jobs/target/flinklet-test-jobs.jar
+JOBS_DIR       = $(BUILD)/jobs-$(FLINK_VERSION)
+JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
@@ -58,7 +59,7 @@ $(FLINK_LIB)/.complete: deps/flink/pom.xml
 
 jobs: $(JOBS_JAR)
 $(JOBS_JAR): $(shell find tests/jobs/src -name '*.java' 2>/dev/null) tests/jobs/pom.xml
-	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION)
+	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Djobs.build.dir=$(CURDIR)/$(JOBS_DIR)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -53,6 +53,8 @@ struct job_spec {
 	int64_t checkpoint_trigger_nonce;
 	char *initial_savepoint_path;
 	bool allow_non_restored_state;
+	/* where jarURI, entryClass and initialSavepointPath were given, for messages */
+	struct loc jar_uri_loc, entry_class_loc, initial_savepoint_loc;
 };
 
 struct spec {

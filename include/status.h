@@ -51,6 +51,7 @@ struct status {
 	int last_exit_signal; /* -1: null */
 	char *flink_version;
 	int rest_port;
+	char *intent; /* what the supervisor is about to do, persisted before it acts */
 	char *error;
 };
 

@@ -17,6 +17,7 @@
 
 #define MAX_DOCUMENT_BYTES (1u << 20)
 #define MAX_NODES 20000
+#define MAX_CONF_DEPTH 16
 
 const struct option_def flinklet_options[] = {
     {"flinklet.state.dir", OPT_PATH, "/var/lib/flinklet", 0, 0, NULL,
@@ -38,6 +39,25 @@ const struct option_def flinklet_options[] = {
      "The whole budget from SIGTERM to exit (fits Kubernetes' default 30 s grace period)."},
     {"flinklet.jvm.stop-grace-period", OPT_DURATION, "10 s", 0, 0, NULL,
      "After SIGTERM to the JVM, how long to wait before SIGKILL (always within the shutdown budget)."},
+    {"flinklet.restart.backoff.initial", OPT_DURATION, "1 s", 0, 0, NULL,
+     "Delay before the first restart after a crash; it doubles with each consecutive crash."},
+    {"flinklet.restart.backoff.max", OPT_DURATION, "1 min", 0, 0, NULL, "The longest delay between restarts."},
+    {"flinklet.restart.stable-period", OPT_DURATION, "5 min", 0, 0, NULL,
+     "A job RUNNING this long resets the backoff and the crash-loop count."},
+    {"flinklet.restart.max-attempts", OPT_INT, "10", 0, 1000000, NULL,
+     "Consecutive failed starts before the supervisor gives up (lifecycle FAILED, exit 1); 0: never."},
+    {"flinklet.health.rest-timeout", OPT_DURATION, "1 min", 0, 0, NULL,
+     "A running JVM whose REST API has not answered for this long is hung: it is killed and restarted."},
+    {"kubernetes.operator.cluster.health-check.enabled", OPT_BOOL, "false", 0, 0, NULL,
+     "The operator's job health check: restart on too many job restarts or no checkpoint progress."},
+    {"kubernetes.operator.cluster.health-check.restarts.threshold", OPT_INT, "64", 1, 1000000000, NULL,
+     "More job restarts than this within the window make the job unhealthy."},
+    {"kubernetes.operator.cluster.health-check.restarts.window", OPT_DURATION, "2 min", 0, 0, NULL,
+     "The window of the restarts threshold."},
+    {"kubernetes.operator.cluster.health-check.checkpoint-progress.enabled", OPT_BOOL, "true", 0, 0, NULL,
+     "With the health check on: no completed checkpoint within the window makes the job unhealthy."},
+    {"kubernetes.operator.cluster.health-check.checkpoint-progress.window", OPT_DURATION, NULL, 0, 0, NULL,
+     "Default: max(checkpoint interval, checkpoint timeout) x (tolerable failed checkpoints + 2)."},
     {"flinklet.log.level", OPT_ENUM, "info", 0, 0, "debug,info,warn,error", "The supervisor's log level."},
     {"kubernetes.operator.flink.client.timeout", OPT_DURATION, "10 s", 0, 0, NULL,
      "Timeout of one request to Flink's REST API (the operator's option, same default)."},
@@ -465,11 +485,16 @@ static void f_image(struct walker *w, const char *path, yaml_node_t *v)
 }
 
 /* flinkConfiguration: nested mappings are flattened with '.', as Flink's own YAML parser does. */
-static void conf_walk(struct walker *w, const char *prefix, const char *path, yaml_node_t *v)
+static void conf_walk(struct walker *w, const char *prefix, const char *path, yaml_node_t *v, int depth)
 {
 	if (!walk_budget(w, v))
 		return;
 	struct loc l = node_loc(w, v);
+	if (depth > MAX_CONF_DEPTH) {
+		/* also what stops a self-referencing alias (x: &a {y: *a}) */
+		diags_add(w->d, &l, path, "nested too deeply (more than %d levels)", MAX_CONF_DEPTH);
+		return;
+	}
 	if (v->type == YAML_MAPPING_NODE) {
 		if (*prefix && v->data.mapping.pairs.start == v->data.mapping.pairs.top) {
 			diags_add(w->d, &l, path, "must not be an empty mapping");
@@ -491,7 +516,7 @@ static void conf_walk(struct walker *w, const char *prefix, const char *path, ya
 				struct loc kl = node_loc(w, k);
 				diags_add(w->d, &kl, sub, "duplicate key");
 			} else {
-				conf_walk(w, key, sub, val);
+				conf_walk(w, key, sub, val, depth + 1);
 			}
 			free(key);
 			free(sub);
@@ -532,13 +557,15 @@ static void f_flink_configuration(struct walker *w, const char *path, yaml_node_
 {
 	if (is_null(v))
 		return;
-	conf_walk(w, "", path, v);
+	conf_walk(w, "", path, v, 0);
 }
 
 static void f_memory(struct walker *w, const char *path, yaml_node_t *v)
 {
 	struct loc l = node_loc(w, v);
 	uint64_t bytes;
+	if (is_null(v))
+		return; /* not set */
 	if (v->type != YAML_SCALAR_NODE || is_null(v) || parse_memory(scalar(v), &bytes) < 0) {
 		diags_add(w->d, &l, path, "must be a memory size such as 2048m, 2g or 2Gi (got %s%s%s)",
 		          v->type == YAML_SCALAR_NODE ? "\"" : "",
@@ -557,6 +584,8 @@ static void f_cpu(struct walker *w, const char *path, yaml_node_t *v)
 {
 	struct loc l = node_loc(w, v);
 	double cpu;
+	if (is_null(v))
+		return; /* not set */
 	if (v->type != YAML_SCALAR_NODE || is_null(v) || parse_cpu(scalar(v), &cpu) < 0 || cpu <= 0 || cpu > 1024) {
 		diags_add(w->d, &l, path, "must be a positive number of cores such as 1, 0.5 or 500m (got %s%s%s)",
 		          v->type == YAML_SCALAR_NODE ? "\"" : "",
@@ -595,12 +624,14 @@ static void f_log_configuration(struct walker *w, const char *path, yaml_node_t 
 
 static void f_jar_uri(struct walker *w, const char *path, yaml_node_t *v)
 {
-	want_string(w, path, v, &w->spec->job.jar_uri);
+	if (want_string(w, path, v, &w->spec->job.jar_uri))
+		w->spec->job.jar_uri_loc = node_loc(w, v);
 }
 
 static void f_entry_class(struct walker *w, const char *path, yaml_node_t *v)
 {
-	want_string(w, path, v, &w->spec->job.entry_class);
+	if (want_string(w, path, v, &w->spec->job.entry_class))
+		w->spec->job.entry_class_loc = node_loc(w, v);
 }
 
 static void f_args(struct walker *w, const char *path, yaml_node_t *v)
@@ -682,6 +713,7 @@ static void f_initial_savepoint(struct walker *w, const char *path, yaml_node_t 
 {
 	if (!want_string(w, path, v, &w->spec->job.initial_savepoint_path))
 		return;
+	w->spec->job.initial_savepoint_loc = node_loc(w, v);
 	if (!*w->spec->job.initial_savepoint_path) {
 		free(w->spec->job.initial_savepoint_path);
 		w->spec->job.initial_savepoint_path = NULL;
@@ -801,6 +833,11 @@ int config_parse(const char *file, const char *text, size_t len, struct spec *re
 				diags_add(d, &l, NULL, "more than one YAML document; flinklet reads exactly one");
 			}
 			yaml_document_delete(&next);
+		} else {
+			struct loc l = {ret->file, (int)parser.problem_mark.line + 1,
+			                (int)parser.problem_mark.column + 1};
+			diags_add(d, &l, NULL, "invalid YAML: %s%s%s", parser.problem ? parser.problem : "syntax error",
+			          parser.context ? " " : "", parser.context ? parser.context : "");
 		}
 	}
 	yaml_document_delete(&doc);

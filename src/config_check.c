@@ -246,18 +246,20 @@ static void check_job(struct spec *s, struct diags *d)
 	} else {
 		char *p = local_path_from_uri(s->job.jar_uri);
 		if (!p)
-			diags_add(d, &whole, "spec.job.jarURI",
+			diags_add(d, s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole, "spec.job.jarURI",
 			          "must be local:///path, file:///path or an absolute path (got \"%s\"); fetching "
 			          "https:// and s3:// jars is not supported by this version",
 			          s->job.jar_uri);
 		free(p);
 	}
 	if (s->job.entry_class && !*s->job.entry_class)
-		diags_add(d, &whole, "spec.job.entryClass", "must not be empty");
+		diags_add(d, s->job.entry_class_loc.file ? &s->job.entry_class_loc : &whole, "spec.job.entryClass",
+		          "must not be empty");
 	if (s->job.initial_savepoint_path) {
 		char *p = local_path_from_uri(s->job.initial_savepoint_path);
 		if (!p)
-			diags_add(d, &whole, "spec.job.initialSavepointPath",
+			diags_add(d, s->job.initial_savepoint_loc.file ? &s->job.initial_savepoint_loc : &whole,
+			          "spec.job.initialSavepointPath",
 			          "must be an absolute local path or file:// URI (got \"%s\")",
 			          s->job.initial_savepoint_path);
 		free(p);
@@ -471,12 +473,14 @@ int config_load(const struct config_args *a, struct spec *ret, struct diags *d)
 		                : absolute_path(a->jar);
 		free(ret->job.jar_uri);
 		ret->job.jar_uri = abs;
+		ret->job.jar_uri_loc = (struct loc){"--jar", 0, 0};
 		if (!ret->name)
 			ret->name = name_from_jar(a->jar);
 	}
 	if (a->entry_class) {
 		free(ret->job.entry_class);
 		ret->job.entry_class = xstrdup(a->entry_class);
+		ret->job.entry_class_loc = (struct loc){"--class", 0, 0};
 	}
 	if (a->parallelism) {
 		int64_t p;

@@ -73,6 +73,7 @@ void status_free(struct status *st)
 	free(st->restored_kind);
 	free(st->restored_location);
 	free(st->flink_version);
+	free(st->intent);
 	free(st->error);
 	status_init(st);
 }
@@ -145,6 +146,7 @@ cJSON *status_to_json(const struct status *st)
 
 	cJSON *as = cJSON_AddObjectToObject(root, "autoscaler");
 	cJSON_AddObjectToObject(as, "parallelismOverrides");
+	cJSON_AddItemToObject(root, "intent", str_or_null(st->intent));
 	cJSON_AddItemToObject(root, "error", str_or_null(st->error));
 	return root;
 }
@@ -197,6 +199,9 @@ int status_parse(const char *text, struct status *st)
 	status_set_string(&st->job_state, get_str(js, "state"));
 	st->start_time_ms = (int64_t)get_num(js, "startTime", 0);
 	st->update_time_ms = (int64_t)get_num(js, "updateTime", 0);
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(js, "tasks");
+	st->tasks_total = (int)get_num(tasks, "total", 0);
+	st->tasks_running = (int)get_num(tasks, "running", 0);
 	const cJSON *spi = cJSON_GetObjectItemCaseSensitive(js, "savepointInfo");
 	parse_savepoint(cJSON_GetObjectItemCaseSensitive(spi, "lastSavepoint"), &st->last_savepoint);
 	const cJSON *h;
@@ -224,6 +229,7 @@ int status_parse(const char *text, struct status *st)
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "flink");
 	status_set_string(&st->flink_version, get_str(fl, "version"));
 	st->rest_port = (int)get_num(fl, "restPort", 0);
+	status_set_string(&st->intent, get_str(root, "intent"));
 	status_set_string(&st->error, get_str(root, "error"));
 	cJSON_Delete(root);
 	return 0;

@@ -415,5 +415,7 @@ char *path_join(const char *dir, const char *name)
 		n--;
 	while (*name == '/')
 		name++;
+	if (n == 1 && dir[0] == '/')
+		return xasprintf("/%s", name);
 	return xasprintf("%.*s/%s", (int)n, dir, name);
 }

@@ -12,7 +12,7 @@ import pytest
 
 BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
 FLINK_HOME = os.environ.get("FLINK_HOME", "")
-JOBS_JAR = os.environ.get("FLINKLET_JOBS_JAR", os.path.abspath("tests/jobs/target/flinklet-test-jobs.jar"))
+JOBS_JAR = os.environ.get("FLINKLET_JOBS_JAR", os.path.abspath("build/jobs-2.2.1/flinklet-test-jobs.jar"))
 CHECK_OUTPUT = os.path.join(os.path.dirname(__file__), "..", "jobs", "check_output.py")
 
 
@@ -47,6 +47,8 @@ class Flinklet:
         conf.setdefault("rest.port", str(self.port))
         job = dict(job or {})
         job.setdefault("args", ["--rate", "100", "--keys", "8", "--output", self.output])
+        job = {k: (self.output if v == "OUT" else v) for k, v in job.items()}
+        job["args"] = [self.output if a == "OUT" else a for a in job["args"]]
         job.setdefault("parallelism", 2)
         self.config = tmp_path / "flinklet.yaml"
         lines = [
@@ -66,7 +68,7 @@ class Flinklet:
             f"    args: {json.dumps(job['args'])}",
             f"    parallelism: {job['parallelism']}",
         ]
-        for k in ("upgradeMode", "initialSavepointPath"):
+        for k in ("upgradeMode", "initialSavepointPath", "allowNonRestoredState"):
             if k in job:
                 lines.append(f"    {k}: {job[k]}")
         self.config.write_text("\n".join(lines) + "\n")
@@ -110,7 +112,9 @@ class Flinklet:
             if self.proc and self.proc.poll() is not None:
                 raise AssertionError(f"flinklet exited {self.proc.returncode}:\n{self.logs()[-4000:]}")
             st = self.status()
-            return st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING" else None
+            # a status.json left by an earlier supervisor says STABLE too: the JVM must be alive
+            return (st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING"
+                    and st["jvm"]["pid"] > 0 and pid_alive(st["jvm"]["pid"]) else None)
         return wait_for(stable, timeout, "lifecycle STABLE with the job RUNNING")
 
     def wait_checkpoint(self, min_id, timeout=60):

@@ -11,7 +11,8 @@ from conftest import BIN, FLINK_HOME, JOBS_JAR, check_output, pid_alive, wait_fo
 
 
 def test_runs_job_until_checkpoints_then_sigterm(flinklets):
-    f = flinklets().start()
+    # last-state: a stop without a savepoint, the retained checkpoints are the restore point
+    f = flinklets(job={"upgradeMode": "last-state"}).start()
     st = f.wait_stable()
     job_id = st["jobStatus"]["jobId"]
     assert len(job_id) == 32
@@ -58,7 +59,7 @@ def test_runs_job_until_checkpoints_then_sigterm(flinklets):
     assert "flinklet info: job " in f.logs()
 
     # the next run keeps the job id
-    g = flinklets(state_dir=f.state).start()
+    g = flinklets(state_dir=f.state, job={"upgradeMode": "last-state"}).start()
     st2 = g.wait_stable()
     assert st2["jobStatus"]["jobId"] == job_id
     assert g.rest(f"/jobs/{job_id}")["state"] == "RUNNING"
@@ -70,7 +71,6 @@ def test_bounded_job_finishes_with_exactly_once_output(flinklets):
     f = flinklets(job={"args": ["--rate", "400", "--count", "1000", "--keys", "5", "--output", "OUT"],
                        "parallelism": 2},
                   extra_args=["--exit-on-finish"])
-    f.config.write_text(f.config.read_text().replace('"OUT"', json.dumps(f.output)))
     f.start()
     assert f.wait_exit(120) == 0, f.logs()[-3000:]
     st = f.status()

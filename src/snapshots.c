@@ -1,0 +1,178 @@
+/* snapshots: restore-point discovery and ordering (see include/snapshots.h). */
+#include "snapshots.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Flink's checkpoint metadata header (Checkpoints.HEADER_MAGIC_NUMBER), then a version and the id. */
+#define METADATA_MAGIC 0x4960672dU
+
+const char *restore_kind_to_string(enum restore_kind k)
+{
+	switch (k) {
+	case RESTORE_CHECKPOINT:
+		return "checkpoint";
+	case RESTORE_SAVEPOINT:
+		return "savepoint";
+	default:
+		return "none";
+	}
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **why)
+{
+	char *meta = path_join(dir, "_metadata");
+	int fd = open(meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int r = 0;
+	struct stat st;
+	unsigned char hdr[16];
+	if (fd < 0) {
+		r = -errno;
+		*why = xasprintf("%s: %s", meta, errno == ENOENT ? "no _metadata (incomplete)" : strerror(errno));
+	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = -EBADMSG;
+		*why = xasprintf("%s: not a regular file", meta);
+	} else if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		r = -EBADMSG;
+		*why = xasprintf("%s: truncated (%lld bytes)", meta, (long long)st.st_size);
+	} else if (be32(hdr) != METADATA_MAGIC) {
+		r = -EBADMSG;
+		*why = xasprintf("%s: not Flink checkpoint metadata (bad magic number 0x%08x)", meta, be32(hdr));
+	} else {
+		*ret_id = (int64_t)((uint64_t)be32(hdr + 8) << 32 | be32(hdr + 12));
+		*ret_time = (usec_t)st.st_mtim.tv_sec * USEC_PER_SEC + (usec_t)st.st_mtim.tv_nsec / 1000;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(meta);
+	return r;
+}
+
+static void add_point(struct restore_list *list, enum restore_kind kind, const char *path, int64_t id, usec_t time,
+                      bool initial)
+{
+	for (size_t i = 0; i < list->n; i++)
+		if (!strcmp(list->v[i].path, path))
+			return;
+	list->v = xrealloc(list->v, (list->n + 1) * sizeof(*list->v));
+	list->v[list->n++] = (struct restore_point){kind, xstrdup(path), id, time, initial};
+}
+
+static void consider(struct restore_list *list, enum restore_kind kind, const char *path, bool initial)
+{
+	int64_t id = -1;
+	usec_t time = 0;
+	char *why = NULL;
+	if (snapshot_check(path, &id, &time, &why) < 0) {
+		/* an incomplete checkpoint (a crash mid-way) is normal; anything else is worth saying */
+		if (!strstr(why, "incomplete") || kind != RESTORE_CHECKPOINT)
+			strv_push_take(&list->skipped, xasprintf("skipped %s %s", restore_kind_to_string(kind), why));
+		free(why);
+		return;
+	}
+	add_point(list, kind, path, id, initial ? 0 : time, initial);
+}
+
+static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind, struct restore_list *list)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		if (kind == RESTORE_CHECKPOINT) {
+			const char *n = de->d_name + strlen(prefix);
+			char *end;
+			if (!*n || strtoll(n, &end, 10) < 0 || *end)
+				continue;
+		}
+		char *path = path_join(dir, de->d_name);
+		consider(list, kind, path, false);
+		free(path);
+	}
+	closedir(d);
+	return 0;
+}
+
+static int cmp_newest_first(const void *a, const void *b)
+{
+	const struct restore_point *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time > y->time ? -1 : 1;
+	/* same instant: the higher checkpoint id, then a checkpoint before a savepoint */
+	if (x->id != y->id)
+		return x->id > y->id ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+int restore_points_scan(const struct restore_scan *scan, struct restore_list *list)
+{
+	memset(list, 0, sizeof(*list));
+	char *jobdir = path_join(scan->checkpoint_dir, scan->job_id);
+	int r = scan_dir(jobdir, "chk-", RESTORE_CHECKPOINT, list);
+	free(jobdir);
+	if (r < 0)
+		return r;
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", scan->job_id);
+	r = scan_dir(scan->savepoint_dir, prefix, RESTORE_SAVEPOINT, list);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; scan->recorded_savepoints && scan->recorded_savepoints[i]; i++) {
+		char *p = local_path_from_uri(scan->recorded_savepoints[i]);
+		if (p) {
+			struct stat st;
+			if (stat(p, &st) == 0)
+				consider(list, RESTORE_SAVEPOINT, p, false);
+			else
+				strv_push_take(&list->skipped,
+				               xasprintf("skipped recorded savepoint %s: %s", p, strerror(errno)));
+		}
+		free(p);
+	}
+	if (scan->first_start && scan->initial_savepoint && list->n == 0) {
+		char *p = local_path_from_uri(scan->initial_savepoint);
+		if (p)
+			consider(list, RESTORE_SAVEPOINT, p, true);
+		free(p);
+	}
+	qsort(list->v, list->n, sizeof(*list->v), cmp_newest_first);
+	return 0;
+}
+
+void restore_list_free(struct restore_list *list)
+{
+	for (size_t i = 0; i < list->n; i++)
+		free(list->v[i].path);
+	free(list->v);
+	strv_free(&list->skipped);
+	memset(list, 0, sizeof(*list));
+}
+
+char *savepoint_find_newest(const char *dir, const char *job_id, usec_t since)
+{
+	struct restore_list list = {0};
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", job_id);
+	if (scan_dir(dir, prefix, RESTORE_SAVEPOINT, &list) < 0 || list.n == 0) {
+		restore_list_free(&list);
+		return NULL;
+	}
+	qsort(list.v, list.n, sizeof(*list.v), cmp_newest_first);
+	char *best = list.v[0].time >= since ? xstrdup(list.v[0].path) : NULL;
+	restore_list_free(&list);
+	return best;
+}

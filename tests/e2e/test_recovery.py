@@ -1,0 +1,242 @@
+"""The supervisor core against the real MiniCluster: whatever happens to the JVM or to flinklet, the job
+comes back from the newest complete checkpoint or savepoint, and a stop leaves a savepoint behind."""
+import os
+import random
+import signal
+import subprocess
+import time
+
+from conftest import check_output, pid_alive, wait_for
+
+
+def norm(location):
+    """file:/x, file:///x and /x name the same snapshot directory."""
+    p = location
+    for prefix in ("file://", "file:"):
+        if p.startswith(prefix):
+            p = p[len(prefix):]
+            break
+    while p.startswith("//"):
+        p = p[1:]
+    return p.rstrip("/")
+
+
+def latest_completed(f, job_id):
+    c = f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["completed"]
+    return c["id"] if c else -1
+
+
+def wait_restarted(f, old_pid, timeout=120):
+    def again():
+        st = f.status()
+        if f.proc.poll() is not None:
+            raise AssertionError(f"flinklet exited {f.proc.returncode}:\n{f.logs()[-4000:]}")
+        ok = (st and st["jvm"]["pid"] not in (0, old_pid) and st["lifecycleState"] == "STABLE"
+              and st["jobStatus"]["state"] == "RUNNING")
+        return st if ok else None
+    return wait_for(again, timeout, "the job RUNNING again in a new JVM")
+
+
+def restored(f, job_id):
+    return wait_for(lambda: f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"], 30,
+                    "Flink to report the restore")
+
+
+def test_kill9_jvm_resumes_from_newest_checkpoint(flinklets):
+    f = flinklets().start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(3)
+    before = latest_completed(f, job_id)
+    os.kill(pid, signal.SIGKILL)
+    wait_restarted(f, pid)
+    r = restored(f, job_id)
+    assert r["is_savepoint"] is False
+    assert r["id"] >= before >= 3
+    st = f.status()
+    assert st["restoredFrom"]["kind"] == "checkpoint"
+    assert norm(st["restoredFrom"]["location"]) == norm(r["external_path"])
+    assert st["jvm"]["restarts"] == 1 and st["jvm"]["lastExitSignal"] == 9
+    assert st["jobStatus"]["jobId"] == job_id
+    types = [e["type"] for e in f.events()]
+    assert types.index("RestartScheduled") < len(types) - 1 - types[::-1].index("Restoring")
+
+
+def test_sigterm_takes_savepoint_and_next_run_restores_exactly_it(flinklets):
+    f = flinklets().start()  # upgradeMode defaults to savepoint
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(2)
+    t0 = time.monotonic()
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    assert time.monotonic() - t0 < 25
+    assert not pid_alive(pid)
+    st = f.status()
+    sp = st["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert sp and sp["triggerType"] == "UPGRADE"
+    assert os.path.exists(os.path.join(norm(sp["location"]), "_metadata"))
+    assert os.path.basename(norm(sp["location"])).startswith(f"savepoint-{job_id[:6]}-")
+    assert st["lifecycleState"] == "SUSPENDED" and st["error"] is None
+    assert [norm(h["location"]) for h in st["jobStatus"]["savepointInfo"]["savepointHistory"]] == [norm(sp["location"])]
+
+    g = flinklets(state_dir=f.state).start()
+    st2 = g.wait_stable()
+    assert st2["jobStatus"]["jobId"] == job_id
+    r = restored(g, job_id)
+    assert r["is_savepoint"] is True
+    assert norm(r["external_path"]) == norm(sp["location"])
+    assert st2["restoredFrom"] == {"kind": "savepoint", "location": sp["location"]}
+
+
+def test_kill9_of_flinklet_and_jvm_together_then_new_flinklet_resumes(flinklets):
+    f = flinklets().start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(3)
+    before = latest_completed(f, job_id)
+    os.kill(f.proc.pid, signal.SIGKILL)
+    os.kill(pid, signal.SIGKILL)
+    f.proc.wait(10)
+    wait_for(lambda: not pid_alive(pid), 10, "the JVM to die")
+
+    g = flinklets(state_dir=f.state).start()
+    st2 = g.wait_stable()
+    assert st2["jobStatus"]["jobId"] == job_id
+    r = restored(g, job_id)
+    assert r["is_savepoint"] is False and r["id"] >= before
+    assert st2["restoredFrom"]["kind"] == "checkpoint"
+
+
+def test_supervisor_killed_alone_takes_its_jvm_with_it(flinklets):
+    f = flinklets().start()
+    st = f.wait_stable()
+    pid = st["jvm"]["pid"]
+    os.kill(f.proc.pid, signal.SIGKILL)
+    f.proc.wait(10)
+    # the JVM must not linger holding the volume and the port for a second supervisor to trip over
+    wait_for(lambda: not pid_alive(pid), 15, "the orphaned JVM to die with its supervisor")
+
+
+def test_corrupt_newest_checkpoint_falls_back_to_previous(flinklets):
+    f = flinklets(job={"upgradeMode": "last-state"}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    f.wait_checkpoint(3)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    jobdir = os.path.join(f.state, "checkpoints", job_id)
+    ids = sorted(int(d[4:]) for d in os.listdir(jobdir)
+                 if d.startswith("chk-") and os.path.exists(os.path.join(jobdir, d, "_metadata")))
+    assert len(ids) >= 2, ids
+    newest, previous = ids[-1], ids[-2]
+    meta = os.path.join(jobdir, f"chk-{newest}", "_metadata")
+    # keep Flink's header so only a real restore can tell: the rest is garbage
+    with open(meta, "r+b") as fh:
+        header = fh.read(16)
+        size = os.path.getsize(meta)
+        fh.seek(0)
+        fh.write(header + bytes(random.Random(7).getrandbits(8) for _ in range(max(size - 16, 64))))
+
+    g = flinklets(state_dir=f.state, job={"upgradeMode": "last-state"}).start()
+    g.wait_stable(180)
+    r = restored(g, job_id)
+    assert r["is_savepoint"] is False
+    assert r["id"] == previous
+    events = g.events()
+    failed = [e for e in events if e["type"] == "RestoreFailed"]
+    assert failed and f"chk-{newest}" in failed[-1]["message"]
+    assert any(e["type"] == "Restoring" and e["message"].rstrip(" (claim mode)").endswith(f"chk-{previous}")
+               for e in events), [e["message"] for e in events if e["type"] == "Restoring"]
+    assert norm(g.status()["restoredFrom"]["location"]).endswith(f"chk-{previous}")
+
+
+def test_bad_metadata_header_is_skipped_and_said(flinklets):
+    f = flinklets(job={"upgradeMode": "last-state"}).start()
+    job_id = f.wait_stable()["jobStatus"]["jobId"]
+    f.wait_checkpoint(2)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    jobdir = os.path.join(f.state, "checkpoints", job_id)
+    ids = sorted(int(d[4:]) for d in os.listdir(jobdir)
+                 if d.startswith("chk-") and os.path.exists(os.path.join(jobdir, d, "_metadata")))
+    newest, previous = ids[-1], ids[-2]
+    with open(os.path.join(jobdir, f"chk-{newest}", "_metadata"), "wb") as fh:
+        fh.write(b"not a checkpoint")
+    g = flinklets(state_dir=f.state, job={"upgradeMode": "last-state"}).start()
+    g.wait_stable()
+    assert restored(g, job_id)["id"] == previous
+    skipped = [e for e in g.events() if e["type"] == "RestorePointSkipped"]
+    assert skipped and f"chk-{newest}" in skipped[0]["message"] and "magic" in skipped[0]["message"]
+
+
+def test_exactly_once_output_survives_five_random_jvm_kills(flinklets):
+    rnd = random.Random(int(os.environ.get("FLINKLET_CHAOS_SEED", "42")))
+    f = flinklets(job={"args": ["--rate", "200", "--keys", "8", "--output", "OUT"], "parallelism": 2},
+                  conf={"flinklet.restart.backoff.initial": "200 ms"}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    for i in range(5):
+        f.wait_checkpoint(st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"] + 1
+                          if st["jobStatus"]["checkpointInfo"]["lastCheckpoint"] else 1)
+        time.sleep(rnd.uniform(0.0, 2.5))
+        pid = f.status()["jvm"]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        st = wait_restarted(f, pid)
+        assert restored(f, job_id)["is_savepoint"] is False
+    f.wait_checkpoint(st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"] + 2)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    assert f.status()["jvm"]["restarts"] == 5
+    rc, summary = check_output(f.output)
+    assert rc == 0, summary
+    assert summary["duplicates"] == 0 and summary["gaps"] == 0
+    assert summary["records"] > 500, summary
+
+
+def test_crash_loop_ends_failed_with_exit_1(flinklets):
+    f = flinklets(job={"args": ["--exit-at-start", "--output", "OUT"]},
+                  conf={"flinklet.restart.backoff.initial": "100 ms", "flinklet.restart.max-attempts": "3"}).start()
+    assert f.wait_exit(120) == 1
+    st = f.status()
+    assert st["lifecycleState"] == "FAILED"
+    assert "crash loop" in st["error"]
+    types = [e["type"] for e in f.events()]
+    assert types.count("JvmStarted") == 4  # the first start and three restarts
+    assert types[-1] == "CrashLoop"
+    # a FAILED job still has a live but failed supervisor for probes: none left, exit 1 said it
+
+
+def test_hung_jvm_is_detected_and_restarted(flinklets):
+    f = flinklets(job={"upgradeMode": "last-state"},
+                  conf={"flinklet.health.rest-timeout": "4 s", "kubernetes.operator.flink.client.timeout": "2 s",
+                        "flinklet.rest.poll-interval": "1 s"}).start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(2)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_restarted(f, pid, timeout=90)
+    finally:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    unhealthy = [e for e in f.events() if e["type"] == "JobUnhealthy"]
+    assert unhealthy and "REST API has not answered" in unhealthy[0]["message"]
+    assert restored(f, job_id)["is_savepoint"] is False
+
+
+def test_finished_job_is_not_run_again(flinklets):
+    f = flinklets(job={"args": ["--count", "200", "--rate", "400", "--output", "OUT"]}).start()
+    st = wait_for(lambda: (f.status() or {}).get("jobStatus", {}).get("state") == "FINISHED" and f.status(), 120,
+                  "the job to finish")
+    assert f.proc.poll() is None, "without --exit-on-finish flinklet stays up reporting FINISHED"
+    assert st["lifecycleState"] == "STABLE"
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    assert f.status()["jobStatus"]["state"] == "FINISHED"
+
+    g = flinklets(state_dir=f.state, extra_args=["--exit-on-finish"]).start()
+    assert g.wait_exit(30) == 0
+    assert "JobAlreadyFinished" in [e["type"] for e in g.events()]
+    assert [e["type"] for e in g.events()].count("JvmStarted") == 1
+    assert check_output(f.output, expect_count=200)[0] == 0

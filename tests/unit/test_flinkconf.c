@@ -1,0 +1,602 @@
+/* test_flinkconf: what one JVM launch gets from a finalized spec: Flink's config.yaml (checked by
+ * loading it back with libyaml), the log4j file, the JVM argv (heap, CPU, module flags, CliFrontend
+ * run -t local, restore flags, jar and args), the environment, the REST port, and the Flink version
+ * detected from the jars in lib/.
+ *
+ */
+#include "unit.h"
+
+#include <yaml.h>
+
+#include "flinkconf.h"
+
+#define JOB_ID "0123456789abcdef0123456789abcdef"
+
+static const char EXAMPLE[] = "apiVersion: flink.apache.org/v1beta1\n"
+                              "kind: FlinkMiniCluster\n"
+                              "metadata:\n"
+                              "  name: clicks-per-user\n"
+                              "spec:\n"
+                              "  flinkVersion: v2_2\n"
+                              "  flinkConfiguration:\n"
+                              "    execution.checkpointing.interval: 10s\n"
+                              "    state.backend.type: rocksdb\n"
+                              "    job.autoscaler.enabled: \"true\"\n"
+                              "    kubernetes.operator.periodic.savepoint.interval: 1h\n"
+                              "    flinklet.state.dir: /var/lib/flinklet\n"
+                              "    pipeline.name: \"clicks \\\"per\\\" user:\\ttab\\nline\"\n"
+                              "  resources:\n"
+                              "    memory: 2048m\n"
+                              "    cpu: 1\n"
+                              "  job:\n"
+                              "    jarURI: local:///opt/flink/usrlib/clicks.jar\n"
+                              "    entryClass: com.example.Clicks\n"
+                              "    args: [\"--window\", \"1m\", \"--out\", \"a b\"]\n"
+                              "    parallelism: 2\n";
+
+static const struct launch LAUNCH = {
+    .job_id = JOB_ID,
+    .conf_dir = "/var/lib/flinklet/conf",
+    .tmp_dir = "/var/lib/flinklet/tmp",
+    .java = "/usr/lib/jvm/java-17/bin/java",
+    .restore_path = NULL,
+    .restore_claim = false,
+};
+
+static void load(const char *text, struct spec *s)
+{
+	int rc = -1;
+	char *diags = parse_and_finalize("t.yaml", text, s, &rc);
+	if (rc)
+		print_error("%s\n", diags);
+	assert_int_equal(rc, 0);
+	free(diags);
+}
+
+/* The example with lines appended to spec.job (4-space indent) or spec (2-space). */
+static void load_with(const char *extra, struct spec *s)
+{
+	char *text = xasprintf("%s%s", EXAMPLE, extra);
+	load(text, s);
+	free(text);
+}
+
+static ssize_t argv_index(const struct strv *argv, const char *arg)
+{
+	for (size_t i = 0; i < argv->n; i++)
+		if (!strcmp(argv->v[i], arg))
+			return (ssize_t)i;
+	return -1;
+}
+
+static size_t argv_count_prefix(const struct strv *argv, const char *prefix)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < argv->n; i++)
+		if (str_has_prefix(argv->v[i], prefix))
+			n++;
+	return n;
+}
+
+static void print_argv(const struct strv *argv)
+{
+	for (size_t i = 0; i < argv->n; i++)
+		print_error("  argv[%zu] = %s\n", i, argv->v[i]);
+}
+
+/* Asserts that argv holds `seq` (NULL-terminated) consecutively, starting at `at` (or anywhere, at < 0).
+ * Returns the index of the first element. */
+static ssize_t assert_sequence_at(const struct strv *argv, ssize_t at, const char *const *seq, const char *file,
+                                  int line)
+{
+	size_t n = 0;
+	while (seq[n])
+		n++;
+	for (size_t start = at < 0 ? 0 : (size_t)at; start + n <= argv->n; start++) {
+		size_t k = 0;
+		while (k < n && !strcmp(argv->v[start + k], seq[k]))
+			k++;
+		if (k == n)
+			return (ssize_t)start;
+		if (at >= 0)
+			break;
+	}
+	print_error("argv does not hold the sequence starting with %s%s\n", seq[0], at >= 0 ? " where expected" : "");
+	print_argv(argv);
+	_fail(file, line);
+	return -1;
+}
+#define assert_sequence(argv, at, ...)                                                                                 \
+	assert_sequence_at((argv), (at), (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+
+/* Loads config.yaml as Flink 2.x does (standard YAML, duplicate keys refused): a flat mapping of
+ * strings. Returns the number of keys; fails on a duplicate or a non-scalar. value_of (optional) gets the
+ * value of key `want`. */
+static size_t load_flink_yaml(const char *text, const char *want, char **value_of)
+{
+	yaml_parser_t p;
+	yaml_document_t doc;
+	assert_true(yaml_parser_initialize(&p));
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
+	if (!yaml_parser_load(&p, &doc)) {
+		print_error("config.yaml is not valid YAML: %s at line %zu\n%s\n", p.problem, p.problem_mark.line + 1,
+		            text);
+		yaml_parser_delete(&p);
+		fail();
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	assert_non_null(root);
+	assert_int_equal(root->type, YAML_MAPPING_NODE);
+	size_t n = 0;
+	for (yaml_node_pair_t *a = root->data.mapping.pairs.start; a < root->data.mapping.pairs.top; a++, n++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, a->key), *v = yaml_document_get_node(&doc, a->value);
+		assert_int_equal(k->type, YAML_SCALAR_NODE);
+		assert_int_equal(v->type, YAML_SCALAR_NODE);
+		for (yaml_node_pair_t *b = root->data.mapping.pairs.start; b < a; b++) {
+			yaml_node_t *k2 = yaml_document_get_node(&doc, b->key);
+			if (!strcmp((char *)k->data.scalar.value, (char *)k2->data.scalar.value)) {
+				print_error("duplicate key %s in config.yaml (Flink refuses it):\n%s\n",
+				            k->data.scalar.value, text);
+				fail();
+			}
+		}
+		if (want && value_of && !strcmp((char *)k->data.scalar.value, want))
+			*value_of = xstrdup((char *)v->data.scalar.value);
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&p);
+	return n;
+}
+
+/* ---- config.yaml ---- */
+
+static void test_render_config(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	char *conf = flinkconf_render_config(&s, &LAUNCH);
+	assert_contains(conf, "\"$internal.pipeline.job-id\": \"" JOB_ID "\"\n");
+	assert_contains(conf, "\"io.tmp.dirs\": \"/var/lib/flinklet/tmp\"\n");
+	assert_contains(conf, "\"execution.checkpointing.dir\": \"file:///var/lib/flinklet/checkpoints\"\n");
+	assert_contains(conf, "\"execution.checkpointing.savepoint-dir\": \"file:///var/lib/flinklet/savepoints\"\n");
+	assert_contains(conf,
+	                "\"execution.checkpointing.externalized-checkpoint-retention\": \"RETAIN_ON_CANCELLATION\"\n");
+	assert_contains(conf, "\"execution.checkpointing.num-retained\": \"2\"\n");
+	assert_contains(conf, "\"execution.target\": \"local\"\n");
+	assert_contains(conf, "\"rest.port\": \"8081\"\n");
+	assert_contains(conf, "\"taskmanager.numberOfTaskSlots\": \"2\"\n");
+	assert_contains(conf, "\"parallelism.default\": \"2\"\n");
+	/* user keys, unchanged */
+	assert_contains(conf, "\"execution.checkpointing.interval\": \"10s\"\n");
+	assert_contains(conf, "\"state.backend.type\": \"rocksdb\"\n");
+	/* supervisor-only keys stay out */
+	assert_not_contains(conf, "flinklet.");
+	assert_not_contains(conf, "kubernetes.operator.");
+	assert_not_contains(conf, "job.autoscaler.");
+
+	/* it is standard YAML that Flink's strict loader accepts, and values survive quoting */
+	char *name = NULL;
+	size_t nkeys = load_flink_yaml(conf, "pipeline.name", &name);
+	assert_non_null(name);
+	assert_string_equal(name, "clicks \"per\" user:\ttab\nline");
+	size_t expected = 2; /* job id, io.tmp.dirs */
+	for (size_t i = 0; i < s.nconf; i++)
+		if (!str_has_prefix(s.conf[i].key, "flinklet.") &&
+		    !str_has_prefix(s.conf[i].key, "kubernetes.operator.") &&
+		    !str_has_prefix(s.conf[i].key, "job.autoscaler."))
+			expected++;
+	assert_int_equal(nkeys, expected);
+	free(name);
+	free(conf);
+	spec_free(&s);
+}
+
+static void test_render_config_odd_keys(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\n"
+	     "spec:\n"
+	     "  flinkConfiguration:\n"
+	     "    \"key with: colon\": v\n"
+	     "    \"#hash\": \"# not a comment\"\n"
+	     "    unicode.value: \"gr\xc3\xbc\xc3\x9f \\u263a\"\n"
+	     "    pipeline.jars: [a.jar, b.jar]\n"
+	     "    yes.no: no\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	char *conf = flinkconf_render_config(&s, &LAUNCH);
+	char *v = NULL;
+	load_flink_yaml(conf, "key with: colon", &v);
+	assert_string_equal(v, "v");
+	free(v);
+	v = NULL;
+	load_flink_yaml(conf, "#hash", &v);
+	assert_string_equal(v, "# not a comment");
+	free(v);
+	v = NULL;
+	load_flink_yaml(conf, "unicode.value", &v);
+	assert_string_equal(v, "gr\xc3\xbc\xc3\x9f \xe2\x98\xba");
+	free(v);
+	v = NULL;
+	load_flink_yaml(conf, "pipeline.jars", &v);
+	assert_string_equal(v, "a.jar;b.jar");
+	free(v);
+	/* every value is a quoted string: YAML 1.1's "no" stays the string "no" */
+	assert_contains(conf, "\"yes.no\": \"no\"\n");
+	free(conf);
+	spec_free(&s);
+}
+
+/* Regression (found by these tests, fixed): a user's io.tmp.dirs is written to config.yaml beside flinklet's own
+ * io.tmp.dirs, so the file has the key twice. Flink's YamlParserUtils sets allowDuplicateKeys(false): the JVM cannot
+ * load its configuration and every launch fails, though check-config accepted the document. */
+static void test_user_io_tmp_dirs_not_duplicated(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    io.tmp.dirs: /data/tmp\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	char *conf = flinkconf_render_config(&s, &LAUNCH);
+	load_flink_yaml(conf, NULL, NULL);
+	free(conf);
+	spec_free(&s);
+}
+
+static void test_render_log4j(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	char *l = flinkconf_render_log4j(&s);
+	assert_contains(l, "rootLogger.level = INFO\n");
+	assert_contains(l, "appender.console.type = CONSOLE\n");
+	free(l);
+	spec_free(&s);
+
+	load_with("  logConfiguration:\n    log4j-console.properties: |\n      rootLogger.level = WARN\n", &s);
+	l = flinkconf_render_log4j(&s);
+	assert_string_equal(l, "rootLogger.level = WARN\n");
+	free(l);
+	spec_free(&s);
+}
+
+/* ---- argv ---- */
+
+static void test_argv(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &LAUNCH, &argv);
+	assert_true(argv.n > 10);
+	assert_null(argv.v[argv.n]);
+	assert_string_equal(argv.v[0], "/usr/lib/jvm/java-17/bin/java");
+	assert_true(argv_index(&argv, "-XX:+ExitOnOutOfMemoryError") > 0);
+	assert_true(argv_index(&argv, "--add-opens=java.base/java.lang=ALL-UNNAMED") > 0);
+	assert_true(argv_index(&argv, "--add-opens=java.base/java.util=ALL-UNNAMED") > 0);
+	assert_true(argv_index(&argv, "--add-exports=java.base/sun.net.util=ALL-UNNAMED") > 0);
+	assert_true(
+	    argv_index(&argv, "-Dlog4j.configurationFile=file:/var/lib/flinklet/conf/log4j-console.properties") > 0);
+	assert_true(argv_index(&argv, "-Djava.io.tmpdir=/var/lib/flinklet/tmp") > 0);
+	assert_true(argv_index(&argv, "-Dflinklet.job=clicks-per-user") > 0);
+
+	/* JVM options, then the class path and the CLI, then the job */
+	ssize_t cp = assert_sequence(&argv, -1, "-cp", "/opt/flink/lib/*", FLINK_CLI_CLASS, "run", "-t", "local");
+	for (ssize_t i = 1; i < cp; i++)
+		assert_true(argv.v[i][0] == '-');
+	ssize_t rest = cp + 6;
+	assert_sequence(&argv, rest, "-c", "com.example.Clicks", "/opt/flink/usrlib/clicks.jar", "--window", "1m",
+	                "--out", "a b");
+	assert_int_equal(argv.n, (size_t)rest + 7);
+	assert_int_equal(argv_index(&argv, "-s"), -1);
+	assert_int_equal(argv_index(&argv, "-n"), -1);
+	assert_int_equal(argv_count_prefix(&argv, "-Xmx"), 1);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
+static void test_argv_without_entry_class_and_args(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  job: {jarURI: \"file:///jobs/j.jar\"}\n", &s);
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &LAUNCH, &argv);
+	assert_int_equal(argv_index(&argv, "-c"), -1);
+	assert_string_equal(argv.v[argv.n - 1], "/jobs/j.jar");
+	assert_string_equal(argv.v[argv.n - 2], "local");
+	/* no memory: no heap flags; no cpu: no processor count */
+	assert_int_equal(flinkconf_heap_bytes(&s), 0);
+	assert_int_equal(argv_count_prefix(&argv, "-Xmx"), 0);
+	assert_int_equal(argv_count_prefix(&argv, "-Xms"), 0);
+	assert_int_equal(argv_count_prefix(&argv, "-XX:ActiveProcessorCount"), 0);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
+static void test_argv_restore(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	struct launch l = LAUNCH;
+	l.restore_path = "/var/lib/flinklet/checkpoints/" JOB_ID "/chk-5";
+	l.restore_claim = true;
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &l, &argv);
+	ssize_t at = assert_sequence(&argv, -1, FLINK_CLI_CLASS, "run", "-t", "local");
+	assert_sequence(&argv, at + 4, "-s", l.restore_path, "-cm", "claim", "-c", "com.example.Clicks");
+	assert_int_equal(argv_index(&argv, "-n"), -1);
+	strv_free(&argv);
+	spec_free(&s);
+
+	/* a savepoint: no_claim, and -n with allowNonRestoredState */
+	load_with("    allowNonRestoredState: true\n", &s);
+	l.restore_path = "/var/lib/flinklet/savepoints/savepoint-0123ab-cdef";
+	l.restore_claim = false;
+	flinkconf_build_argv(&s, &l, &argv);
+	at = assert_sequence(&argv, -1, FLINK_CLI_CLASS, "run", "-t", "local");
+	assert_sequence(&argv, at + 4, "-s", l.restore_path, "-cm", "no_claim", "-n", "-c", "com.example.Clicks",
+	                "/opt/flink/usrlib/clicks.jar");
+	strv_free(&argv);
+
+	/* allowNonRestoredState without a restore path adds nothing */
+	l.restore_path = NULL;
+	flinkconf_build_argv(&s, &l, &argv);
+	assert_int_equal(argv_index(&argv, "-n"), -1);
+	assert_int_equal(argv_index(&argv, "-s"), -1);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
+static void test_heap(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	/* memory = heap + managed 128m + network 64m + metaspace 256m + overhead max(10%, 192m) */
+	uint64_t mem = 2048ULL << 20;
+	uint64_t want = mem - (128ULL << 20) - (64ULL << 20) - (256ULL << 20) - mem / 10;
+	assert_int_equal(flinkconf_heap_bytes(&s), want);
+	assert_int_equal(want >> 20, 1395);
+	assert_true(want < mem * 3 / 4 && want > mem / 2); /* sane: well inside the container */
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &LAUNCH, &argv);
+	assert_true(argv_index(&argv, "-Xmx1395m") > 0);
+	assert_true(argv_index(&argv, "-Xms1395m") > 0);
+	assert_true(argv_index(&argv, "-XX:MaxMetaspaceSize=256m") > 0);
+	strv_free(&argv);
+	spec_free(&s);
+
+	/* a bigger managed memory leaves less heap */
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    taskmanager.memory.managed.size: 512m\n"
+	     "  resources: {memory: 4g}\n  job: {jarURI: /j.jar}\n",
+	     &s);
+	mem = 4ULL << 30;
+	want = mem - (512ULL << 20) - (64ULL << 20) - (256ULL << 20) - mem / 10;
+	assert_int_equal(flinkconf_heap_bytes(&s), want);
+	spec_free(&s);
+
+	/* the overhead is at least 192m, and the heap at least 128m */
+	load("metadata: {name: j}\nspec:\n  resources: {memory: 1g}\n  job: {jarURI: /j.jar}\n", &s);
+	mem = 1ULL << 30;
+	assert_int_equal(flinkconf_heap_bytes(&s),
+	                 mem - (128ULL << 20) - (64ULL << 20) - (256ULL << 20) - (192ULL << 20));
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  resources: {memory: 256m}\n  job: {jarURI: /j.jar}\n", &s);
+	assert_int_equal(flinkconf_heap_bytes(&s), 128ULL << 20);
+	spec_free(&s);
+}
+
+static void test_cpu(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cpu;
+		const char *flag;
+	} cases[] = {
+	    {"1.5", "-XX:ActiveProcessorCount=2"},  {"1", "-XX:ActiveProcessorCount=1"},
+	    {"500m", "-XX:ActiveProcessorCount=1"}, {"0.1", "-XX:ActiveProcessorCount=1"},
+	    {"4", "-XX:ActiveProcessorCount=4"},    {"2500m", "-XX:ActiveProcessorCount=3"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *doc = xasprintf(
+		    "metadata: {name: j}\nspec:\n  resources: {cpu: \"%s\"}\n  job: {jarURI: /j.jar}\n", cases[i].cpu);
+		struct spec s;
+		load(doc, &s);
+		struct strv argv = {0};
+		flinkconf_build_argv(&s, &LAUNCH, &argv);
+		if (argv_index(&argv, cases[i].flag) < 0) {
+			print_error("cpu %s: expected %s\n", cases[i].cpu, cases[i].flag);
+			print_argv(&argv);
+			fail();
+		}
+		assert_int_equal(argv_count_prefix(&argv, "-XX:ActiveProcessorCount="), 1);
+		strv_free(&argv);
+		spec_free(&s);
+		free(doc);
+	}
+}
+
+static void test_jvm_options_and_homes(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n"
+	     "    flinklet.jvm.options: \"  -Xss2m\\t-Dfoo=bar  \"\n"
+	     "    flinklet.flink.home: /srv/flink/\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &LAUNCH, &argv);
+	ssize_t a = argv_index(&argv, "-Xss2m"), b = argv_index(&argv, "-Dfoo=bar"), cp = argv_index(&argv, "-cp");
+	assert_true(a > 0 && b == a + 1 && cp == b + 1);
+	assert_string_equal(argv.v[cp + 1], "/srv/flink/lib/*");
+	assert_int_equal(argv_count_prefix(&argv, ""), argv.n); /* no NULL holes */
+	strv_free(&argv);
+	spec_free(&s);
+}
+
+/* ---- environment ---- */
+
+static void test_envp(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	char *const env_in[] = {
+	    "PATH=/usr/bin:/bin",
+	    "FLINK_CONF_DIR=/etc/flink-old",
+	    "HOME=/root",
+	    "FLINK_HOME=/old/flink",
+	    "FLINKLET_CONFIG=/etc/flinklet/flinklet.yaml",
+	    "NOTIFY_SOCKET=/run/systemd/notify",
+	    "FLINK_CONF_DIRX=kept",
+	    NULL,
+	};
+	struct strv envp = {0};
+	flinkconf_build_envp(&s, &LAUNCH, env_in, &envp);
+	assert_null(envp.v[envp.n]);
+	assert_true(argv_index(&envp, "PATH=/usr/bin:/bin") >= 0);
+	assert_true(argv_index(&envp, "HOME=/root") >= 0);
+	assert_true(argv_index(&envp, "FLINK_CONF_DIR=/var/lib/flinklet/conf") >= 0);
+	assert_int_equal(argv_count_prefix(&envp, "FLINK_CONF_DIR="), 1);
+	assert_int_equal(argv_index(&envp, "FLINK_CONF_DIR=/etc/flink-old"), -1);
+	assert_true(argv_index(&envp, "FLINK_HOME=/opt/flink") >= 0);
+	assert_int_equal(argv_count_prefix(&envp, "FLINK_HOME="), 1);
+	assert_true(argv_index(&envp, "FLINK_LIB_DIR=/opt/flink/lib") >= 0);
+	assert_true(argv_index(&envp, "FLINK_PLUGINS_DIR=/opt/flink/plugins") >= 0);
+	assert_int_equal(argv_count_prefix(&envp, "FLINKLET_"), 0);
+	assert_int_equal(argv_count_prefix(&envp, "NOTIFY_SOCKET="), 0);
+	assert_true(argv_index(&envp, "FLINK_CONF_DIRX=kept") >= 0);
+	strv_free(&envp);
+
+	/* an empty environment still gets the Flink variables */
+	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
+	assert_int_equal(envp.n, 4);
+	assert_string_equal(envp.v[0], "FLINK_CONF_DIR=/var/lib/flinklet/conf");
+	strv_free(&envp);
+	spec_free(&s);
+}
+
+static void test_rest_port(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	assert_int_equal(flinkconf_rest_port(&s), 8081);
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {rest.port: 9090}\n  job: {jarURI: /j.jar}\n", &s);
+	assert_int_equal(flinkconf_rest_port(&s), 9090);
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {rest.bind-port: 9100}\n  job: {jarURI: /j.jar}\n", &s);
+	assert_int_equal(flinkconf_rest_port(&s), 9100);
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {web.port: 9200}\n  job: {jarURI: /j.jar}\n", &s);
+	assert_int_equal(flinkconf_rest_port(&s), 9200);
+	spec_free(&s);
+}
+
+/* ---- the Flink version from the jars ---- */
+
+static void touch(const char *dir, const char *name)
+{
+	free(write_text(dir, name, ""));
+}
+
+static void test_detect_version(void **state)
+{
+	(void)state;
+	char *v = NULL;
+
+	char *dir = make_tempdir();
+	touch(dir, "flink-clients-2.2.1.jar");
+	touch(dir, "flink-json-2.2.1.jar");
+	touch(dir, "log4j-api-2.24.3.jar");
+	assert_int_equal(flink_detect_version(dir, &v), 0);
+	assert_string_equal(v, "2.2.1");
+	assert_string_equal(flink_version_label(v), "v2_2");
+	free(v);
+	remove_tree(dir);
+
+	dir = make_tempdir();
+	touch(dir, "flink-dist-1.20.5.jar");
+	touch(dir, "flink-table-api-java-uber-1.20.5.jar");
+	assert_int_equal(flink_detect_version(dir, &v), 0);
+	assert_string_equal(v, "1.20.5");
+	assert_string_equal(flink_version_label(v), "v1_20");
+	free(v);
+
+	/* flink-dist wins over flink-clients, whatever the directory order */
+	touch(dir, "flink-clients-9.9.9.jar");
+	touch(dir, "flink-runtime-8.8.8.jar");
+	assert_int_equal(flink_detect_version(dir, &v), 0);
+	assert_string_equal(v, "1.20.5");
+	free(v);
+	remove_tree(dir);
+
+	/* flink-runtime alone; names that only look like Flink jars are ignored */
+	dir = make_tempdir();
+	touch(dir, "flink-runtime-2.0.0.jar");
+	touch(dir, "flink-clients-.jar");
+	touch(dir, "flink-dist-latest.jar");
+	touch(dir, "flink-clients-2.1.0.jar.sha1");
+	assert_int_equal(flink_detect_version(dir, &v), 0);
+	assert_string_equal(v, "2.0.0");
+	free(v);
+	remove_tree(dir);
+
+	/* no Flink jars at all */
+	dir = make_tempdir();
+	v = NULL;
+	assert_int_equal(flink_detect_version(dir, &v), -ENOENT);
+	assert_null(v);
+	touch(dir, "guava-33.jar");
+	assert_int_equal(flink_detect_version(dir, &v), -ENOENT);
+	char *missing = xasprintf("%s/nope", dir);
+	assert_int_equal(flink_detect_version(missing, &v), -ENOENT);
+	free(missing);
+	remove_tree(dir);
+}
+
+static void test_version_label(void **state)
+{
+	(void)state;
+	assert_string_equal(flink_version_label("1.20.0"), "v1_20");
+	assert_string_equal(flink_version_label("1.20.3"), "v1_20");
+	assert_string_equal(flink_version_label("2.0.0"), "v2_0");
+	assert_string_equal(flink_version_label("2.1.1"), "v2_1");
+	assert_string_equal(flink_version_label("2.2.1"), "v2_2");
+	assert_string_equal(flink_version_label("2.3.0-SNAPSHOT"), "v2_3");
+	assert_null(flink_version_label("1.19.1"));
+	assert_null(flink_version_label("2.10.0"));
+	assert_null(flink_version_label("3.0.0"));
+	assert_null(flink_version_label("1.2.0"));
+	assert_null(flink_version_label(""));
+}
+
+int main(void)
+{
+	unit_clean_env();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_render_config),
+	    cmocka_unit_test(test_render_config_odd_keys),
+	    cmocka_unit_test(test_user_io_tmp_dirs_not_duplicated),
+	    cmocka_unit_test(test_render_log4j),
+	    cmocka_unit_test(test_argv),
+	    cmocka_unit_test(test_argv_without_entry_class_and_args),
+	    cmocka_unit_test(test_argv_restore),
+	    cmocka_unit_test(test_heap),
+	    cmocka_unit_test(test_cpu),
+	    cmocka_unit_test(test_jvm_options_and_homes),
+	    cmocka_unit_test(test_envp),
+	    cmocka_unit_test(test_rest_port),
+	    cmocka_unit_test(test_detect_version),
+	    cmocka_unit_test(test_version_label),
+	};
+	return cmocka_run_group_tests_name("flinkconf", tests, NULL, NULL);
+}
