@@ -74,15 +74,17 @@ class Flinklet:
         self.config.write_text("\n".join(lines) + "\n")
         self.extra_args = list(extra_args)
         self.proc = None
+        self.pidns = False  # pids in status.json are of another pid namespace
 
     def argv(self):
         return [BIN, "run", "-c", str(self.config), "--state-dir", self.state, "--flink-home", FLINK_HOME,
                 *self.extra_args]
 
-    def start(self, wrapper=()):
+    def start(self, wrapper=(), env=None):
         self.log = open(self.log_path, "ab")
+        self.pidns = "unshare" in " ".join(wrapper)
         self.proc = subprocess.Popen([*wrapper, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env={**os.environ, **(env or {})})
         return self
 
     def status(self):
@@ -114,7 +116,7 @@ class Flinklet:
             st = self.status()
             # a status.json left by an earlier supervisor says STABLE too: the JVM must be alive
             return (st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING"
-                    and st["jvm"]["pid"] > 0 and pid_alive(st["jvm"]["pid"]) else None)
+                    and st["jvm"]["pid"] > 0 and (self.pidns or pid_alive(st["jvm"]["pid"])) else None)
         return wait_for(stable, timeout, "lifecycle STABLE with the job RUNNING")
 
     def wait_checkpoint(self, min_id, timeout=60):
