@@ -240,3 +240,50 @@ def test_finished_job_is_not_run_again(flinklets):
     assert "JobAlreadyFinished" in [e["type"] for e in g.events()]
     assert [e["type"] for e in g.events()].count("JvmStarted") == 1
     assert check_output(f.output, expect_count=200)[0] == 0
+
+
+def test_stateless_stop_starts_empty_next_time(flinklets):
+    f = flinklets(job={"upgradeMode": "stateless"}).start()
+    st = f.wait_stable()
+    old_id = st["jobStatus"]["jobId"]
+    f.wait_checkpoint(2)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    assert f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"] is None
+
+    g = flinklets(state_dir=f.state, job={"upgradeMode": "stateless"}).start()
+    st2 = g.wait_stable()
+    new_id = st2["jobStatus"]["jobId"]
+    assert new_id != old_id
+    assert st2["restoredFrom"]["kind"] == "none"
+    assert g.rest(f"/jobs/{new_id}/checkpoints")["latest"]["restored"] is None
+    assert "StatelessStart" in [e["type"] for e in g.events()]
+
+
+def test_initial_savepoint_path_is_used_on_first_start_only(tmp_path, flinklets):
+    # a savepoint from one deployment seeds a new one (how a job moves between volumes or clusters)
+    src = flinklets()
+    src.start()
+    src.wait_stable()
+    src.wait_checkpoint(2)
+    src.signal(signal.SIGTERM)
+    assert src.wait_exit(30) == 0
+    sp = src.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]
+
+    new_state = str(tmp_path / "seeded")
+    f = flinklets(state_dir=new_state, job={"initialSavepointPath": sp, "upgradeMode": "last-state"}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    r = restored(f, job_id)
+    assert r["is_savepoint"] is True and norm(r["external_path"]) == norm(sp)
+    assert st["restoredFrom"]["kind"] == "savepoint"
+    f.wait_checkpoint(2)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+
+    # the second start of the seeded deployment uses its own checkpoint, not the initial savepoint
+    g = flinklets(state_dir=new_state, job={"initialSavepointPath": sp, "upgradeMode": "last-state"}).start()
+    st = g.wait_stable()
+    r = restored(g, job_id)
+    assert r["is_savepoint"] is False
+    assert st["restoredFrom"]["kind"] == "checkpoint"
