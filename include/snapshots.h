@@ -38,7 +38,8 @@ struct restore_list {
 	struct strv skipped; /* "why" lines for snapshots that were passed over */
 };
 
-/* Fills list, newest first. Returns 0 or -errno for an unreadable directory (a missing one is empty). */
+/* Fills list, newest first. Returns 0, or -errno when a directory could not be read (a missing one is
+ * empty); the list then holds what the readable ones have, still sorted. */
 int restore_points_scan(const struct restore_scan *scan, struct restore_list *list);
 void restore_list_free(struct restore_list *list);
 

@@ -167,7 +167,7 @@ usec_t backoff_delay(unsigned n, usec_t initial, usec_t max, double multiplier)
 	double d = (double)initial;
 	for (unsigned i = 1; i < n && d < (double)max; i++)
 		d *= multiplier;
-	if (d > (double)max)
-		d = (double)max;
+	if (d >= (double)max)
+		return max;
 	return (usec_t)d;
 }

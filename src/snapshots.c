@@ -74,14 +74,18 @@ static void consider(struct restore_list *list, enum restore_kind kind, const ch
 	int64_t id = -1;
 	usec_t time = 0;
 	char *why = NULL;
-	if (snapshot_check(path, &id, &time, &why) < 0) {
+	int r = snapshot_check(path, &id, &time, &why);
+	if (r < 0) {
 		/* an incomplete checkpoint (a crash mid-way) is normal; anything else is worth saying */
-		if (!strstr(why, "incomplete") || kind != RESTORE_CHECKPOINT)
+		if (r != -ENOENT || kind != RESTORE_CHECKPOINT)
 			strv_push_take(&list->skipped, xasprintf("skipped %s %s", restore_kind_to_string(kind), why));
 		free(why);
 		return;
 	}
-	add_point(list, kind, path, id, initial ? 0 : time, initial);
+	/* one snapshot reached by several spellings (a trailing '/', a symlink) is one restore point */
+	char *canonical = realpath(path, NULL);
+	add_point(list, kind, canonical ? canonical : path, id, initial ? 0 : time, initial);
+	free(canonical);
 }
 
 static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind, struct restore_list *list)
@@ -121,16 +125,16 @@ static int cmp_newest_first(const void *a, const void *b)
 int restore_points_scan(const struct restore_scan *scan, struct restore_list *list)
 {
 	memset(list, 0, sizeof(*list));
+	/* an unreadable directory is reported, and the others are still scanned and sorted: the caller must
+	 * not mistake a partial answer for "no restore point" */
 	char *jobdir = path_join(scan->checkpoint_dir, scan->job_id);
 	int r = scan_dir(jobdir, "chk-", RESTORE_CHECKPOINT, list);
 	free(jobdir);
-	if (r < 0)
-		return r;
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", scan->job_id);
-	r = scan_dir(scan->savepoint_dir, prefix, RESTORE_SAVEPOINT, list);
-	if (r < 0)
-		return r;
+	int q = scan_dir(scan->savepoint_dir, prefix, RESTORE_SAVEPOINT, list);
+	if (r == 0)
+		r = q;
 	for (size_t i = 0; scan->recorded_savepoints && scan->recorded_savepoints[i]; i++) {
 		char *p = local_path_from_uri(scan->recorded_savepoints[i]);
 		if (p) {
@@ -149,8 +153,9 @@ int restore_points_scan(const struct restore_scan *scan, struct restore_list *li
 			consider(list, RESTORE_SAVEPOINT, p, true);
 		free(p);
 	}
-	qsort(list->v, list->n, sizeof(*list->v), cmp_newest_first);
-	return 0;
+	if (list->n > 1)
+		qsort(list->v, list->n, sizeof(*list->v), cmp_newest_first);
+	return r;
 }
 
 void restore_list_free(struct restore_list *list)
@@ -171,7 +176,8 @@ char *savepoint_find_newest(const char *dir, const char *job_id, usec_t since)
 		restore_list_free(&list);
 		return NULL;
 	}
-	qsort(list.v, list.n, sizeof(*list.v), cmp_newest_first);
+	if (list.n > 1)
+		qsort(list.v, list.n, sizeof(*list.v), cmp_newest_first);
 	char *best = list.v[0].time >= since ? xstrdup(list.v[0].path) : NULL;
 	restore_list_free(&list);
 	return best;

@@ -192,7 +192,7 @@ static bool strv_contains(const struct strv *v, const char *s)
 
 /* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
  * failed to restore, never empty while one exists. */
-static void choose_restore_point(struct supervisor *s)
+static int choose_restore_point(struct supervisor *s)
 {
 	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
 	size_t n = 0;
@@ -212,8 +212,6 @@ static void choose_restore_point(struct supervisor *s)
 	};
 	struct restore_list list;
 	int r = restore_points_scan(&scan, &list);
-	if (r < 0)
-		log_error("unable to read the snapshot directories: %s", strerror(-r));
 	for (size_t i = 0; i < list.skipped.n; i++)
 		if (!strv_contains(&s->reported_skips, list.skipped.v[i])) {
 			strv_push(&s->reported_skips, list.skipped.v[i]);
@@ -233,6 +231,14 @@ static void choose_restore_point(struct supervisor *s)
 	s->restore_path = pick ? xstrdup(pick->path) : NULL;
 	s->restore_kind = pick ? pick->kind : RESTORE_NONE;
 	restore_list_free(&list);
+	if (r < 0) {
+		sup_alert(s, "RestorePointsUnreadable",
+		          "unable to read the snapshot directories (%s): not starting until "
+		          "they can be read",
+		          strerror(-r));
+		return r;
+	}
+	return 0;
 }
 
 /* ---- launching the JVM ---- */
@@ -273,7 +279,9 @@ static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdat
 /* Returns 0, or -errno when the JVM could not be executed. */
 static int sup_launch(struct supervisor *s)
 {
-	choose_restore_point(s);
+	int r = choose_restore_point(s);
+	if (r < 0)
+		return r; /* never start empty because a directory could not be read */
 	char *uri = s->restore_path ? file_uri_from_path(s->restore_path) : NULL;
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
 	status_set_string(&s->status.restored_location, uri);
@@ -299,7 +307,7 @@ static int sup_launch(struct supervisor *s)
 	    .restore_path = uri,
 	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
 	};
-	int r = write_launch_files(s, &l);
+	r = write_launch_files(s, &l);
 	if (r < 0) {
 		log_error("unable to write the Flink configuration in %s: %s", s->conf_dir, strerror(-r));
 		free(uri);
@@ -861,6 +869,9 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 			jvm_signal(s->jvm_pid, SIGKILL);
 		if (next == SUP_STOPPED)
 			return act_stopped(s);
+		/* the budget is spent: give SIGKILL a moment, then exit whatever the JVM does */
+		if (!s->deadline_timer)
+			arm(s, &s->deadline_timer, 2 * USEC_PER_SEC, on_deadline);
 		return next;
 	case ACT_SAVEPOINT_RECORD:
 		s->savepoint_timer = disarm(s->savepoint_timer);
