@@ -17,7 +17,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno
            -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-SRCS     = $(wildcard src/*.c)
+SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*.c))
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 OBJS     = $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)

@@ -87,6 +87,9 @@ struct config_args {
 
 #define FLINKLET_DEFAULT_CONFIG "/etc/flinklet/flinklet.yaml"
 
+/* The configuration file the arguments name: -c, else $FLINKLET_CONFIG, else the default path when it
+ * exists; NULL in quick mode (--jar and no file). */
+const char *config_resolve_path(const struct config_args *a);
 /* Parses one document held in memory. Returns 0, or -EINVAL with messages in d. */
 int config_parse(const char *file, const char *text, size_t len, struct spec *ret, struct diags *d);
 /* The whole path from the command line to a validated spec with defaults: file (or quick mode),

@@ -1,8 +1,11 @@
 /* lifecycle: the supervisor's state machine as data, in the manner of s6-supervise: one table of
  * (state x event) -> (action, next state). "What happens if the JVM dies while a savepoint is in
- * flight?" is answered by reading row SUP_SAVEPOINTING, column EV_JVM_EXITED. Actions that must choose
- * (stop with or without a savepoint; back off or give up) return the state they chose; the table holds
- * the usual one. Each state maps to the contract's lifecycleState. */
+ * flight?" is answered by reading row SUP_SAVEPOINTING, column EV_JVM_EXITED_*. A cell not written in
+ * the table is {ACT_NONE, SUP_SAME}: the event is ignored in that state. Actions that must choose return
+ * the state they chose and the table holds the usual one: ACT_STOP (with or without a savepoint),
+ * ACT_RESTART (back off, or FAILED at the crash-loop limit), ACT_STOPPED* (exit, stay SUSPENDED, or start
+ * the new spec, by why the stop was asked), ACT_SAVEPOINT_ABANDON (keep running on the old spec when the
+ * last-state fallback is off). Each state maps to the contract's lifecycleState. */
 #ifndef FLINKLET_LIFECYCLE_H
 #define FLINKLET_LIFECYCLE_H
 
@@ -10,11 +13,13 @@
 #include "util.h"
 
 enum sup_state {
+	SUP_SAME,         /* in the table only: stay in the current state */
 	SUP_STARTING,     /* JVM launched, job not yet RUNNING with every task running */
 	SUP_RUNNING,      /* job RUNNING, every task running */
 	SUP_BACKOFF,      /* JVM gone after a crash, waiting to start it again */
-	SUP_SAVEPOINTING, /* stop-with-savepoint in flight */
+	SUP_SAVEPOINTING, /* stop-with-savepoint in flight (shutdown, suspend or upgrade) */
 	SUP_STOPPING,     /* JVM told to terminate (SIGTERM, SIGKILL after the grace period) */
+	SUP_SUSPENDED,    /* job.state suspended: no JVM, on purpose; the supervisor stays up */
 	SUP_FINISHED,     /* the job FINISHED; nothing runs, and nothing is started again */
 	SUP_FAILED,       /* given up: crash-loop limit */
 	SUP_STOPPED,      /* done; the loop exits */
@@ -31,26 +36,35 @@ enum sup_event {
 	EV_BACKOFF_DONE,     /* the restart delay is over */
 	EV_STOP,             /* SIGTERM / SIGINT */
 	EV_SAVEPOINT_DONE,   /* the stop-with-savepoint's savepoint completed */
-	EV_SAVEPOINT_FAILED, /* it failed, or its share of the shutdown budget ran out */
+	EV_SAVEPOINT_FAILED, /* it failed, or its share of the budget ran out */
 	EV_DEADLINE,         /* the shutdown budget ran out */
+	EV_SUSPEND,          /* job.state became suspended (file, API) */
+	EV_RESUME,           /* job.state became running again */
+	EV_UPGRADE,          /* the spec changed in a way the JVM must be restarted for */
+	EV_ROLLBACK,         /* an upgraded spec was not RUNNING within the readiness timeout */
 	SUP_EVENT_MAX
 };
 
 enum sup_action {
 	ACT_NONE,
-	ACT_MARK_STABLE,       /* record RUNNING, disarm the startup timer */
+	ACT_MARK_STABLE,       /* record RUNNING, disarm the startup timer, keep the spec as the last stable */
 	ACT_FINISHED,          /* record FINISHED; exit with --exit-on-finish */
 	ACT_RESTART,           /* back off and start again (or FAILED at the crash-loop limit) */
 	ACT_RESTORE_FAILED,    /* the restore point did not come up: next time use the next older one; restart */
 	ACT_KILL_JVM,          /* SIGKILL the JVM; its exit brings the restart */
 	ACT_LAUNCH,            /* choose the restore point, persist the intent, start the JVM */
-	ACT_STOP,              /* savepoint mode and RUNNING: stop-with-savepoint; otherwise terminate */
+	ACT_RELAUNCH,          /* cancel the backoff and launch now (a new spec) */
+	ACT_STOP,              /* shutdown: savepoint mode and RUNNING: stop-with-savepoint; otherwise terminate */
+	ACT_SUSPEND,           /* the same stop, to stay up SUSPENDED afterwards */
+	ACT_UPGRADE,           /* the same stop, to start the new spec afterwards */
+	ACT_ROLLBACK,          /* terminate, to start the last stable spec afterwards */
 	ACT_TERMINATE,         /* SIGTERM the JVM, SIGKILL after the grace period */
 	ACT_KILL_NOW,          /* a second stop or the budget: SIGKILL at once */
 	ACT_SAVEPOINT_RECORD,  /* record the savepoint; the JVM ends by itself */
-	ACT_SAVEPOINT_ABANDON, /* say so loudly; terminate; the newest checkpoint stays the restore point */
-	ACT_STOPPED,           /* the JVM is gone: record the stop and exit */
-	ACT_STOPPED_SAVEPOINT, /* the JVM is gone during stop-with-savepoint: find the savepoint on disk, exit */
+	ACT_SAVEPOINT_ABANDON, /* say so loudly; then terminate (last-state fallback) or keep running */
+	ACT_STOPPED,           /* the JVM is gone: exit, stay SUSPENDED, or start the new spec */
+	ACT_STOPPED_SAVEPOINT, /* the same, after finding the stop-with-savepoint's savepoint on disk */
+	ACT_GO_SUSPENDED,      /* no JVM runs: cancel the backoff and stay SUSPENDED */
 	ACT_EXIT,              /* nothing runs: record the stop and exit */
 	SUP_ACTION_MAX
 };

@@ -31,6 +31,7 @@ struct snapshot_ref {
 };
 
 #define SAVEPOINT_HISTORY_MAX 64
+#define CHECKPOINT_HISTORY_MAX 10
 
 struct status {
 	enum lifecycle_state lifecycle;
@@ -43,6 +44,11 @@ struct status {
 	struct snapshot_ref savepoint_history[SAVEPOINT_HISTORY_MAX];
 	int n_savepoint_history;
 	struct snapshot_ref last_checkpoint;
+	/* checkpoints flinklet asked for (MANUAL, PERIODIC), newest last */
+	struct snapshot_ref checkpoint_history[CHECKPOINT_HISTORY_MAX];
+	int n_checkpoint_history;
+	/* the trigger nonces already acted on; -1: none recorded yet (the first start records them) */
+	int64_t savepoint_trigger_nonce, checkpoint_trigger_nonce;
 	char *restored_kind; /* none | checkpoint | savepoint */
 	char *restored_location;
 	pid_t jvm_pid;

@@ -11,9 +11,12 @@
 
 struct run_options {
 	bool exit_on_finish;
+	const struct config_args *cfg; /* to reload the configuration the same way */
+	const char *config_path;       /* the configuration file, NULL in quick mode */
 };
 
-/* Runs the job of spec until told to stop. Returns the process exit code (contract section 1). */
+/* Runs the job of spec until told to stop; takes ownership of spec (allocated with malloc). Returns the
+ * process exit code (contract section 1). */
 int supervisor_run(struct spec *spec, const struct run_options *opts);
 
 #endif

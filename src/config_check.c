@@ -429,24 +429,29 @@ static char *name_from_jar(const char *jar)
 	return strbuf_steal(&b);
 }
 
+const char *config_resolve_path(const struct config_args *a)
+{
+	if (a->file)
+		return a->file;
+	if (!str_empty(getenv("FLINKLET_CONFIG")))
+		return getenv("FLINKLET_CONFIG");
+	if (!a->jar && access(FLINKLET_DEFAULT_CONFIG, F_OK) == 0)
+		return FLINKLET_DEFAULT_CONFIG;
+	return NULL;
+}
+
 int config_load(const struct config_args *a, struct spec *ret, struct diags *d)
 {
 	size_t before = d->msgs.n;
-	const char *file = a->file;
-	if (!file && !str_empty(getenv("FLINKLET_CONFIG")))
-		file = getenv("FLINKLET_CONFIG");
+	const char *file = config_resolve_path(a);
 	if (!file && !a->jar) {
-		if (access(FLINKLET_DEFAULT_CONFIG, F_OK) == 0)
-			file = FLINKLET_DEFAULT_CONFIG;
-		else {
-			struct loc l = {"flinklet", 0, 0};
-			diags_add(d, &l, NULL,
-			          "no configuration: give -c FILE, set $FLINKLET_CONFIG, create %s, or run a jar "
-			          "directly with --jar PATH [--class NAME]",
-			          FLINKLET_DEFAULT_CONFIG);
-			memset(ret, 0, sizeof(*ret));
-			return -EINVAL;
-		}
+		struct loc l = {"flinklet", 0, 0};
+		diags_add(d, &l, NULL,
+		          "no configuration: give -c FILE, set $FLINKLET_CONFIG, create %s, or run a jar directly with "
+		          "--jar PATH [--class NAME]",
+		          FLINKLET_DEFAULT_CONFIG);
+		memset(ret, 0, sizeof(*ret));
+		return -EINVAL;
 	}
 
 	if (file) {

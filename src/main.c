@@ -137,20 +137,23 @@ static int cmd_check_config(struct cli *c)
 
 static int cmd_run(struct cli *c)
 {
-	struct spec spec;
+	struct spec *spec = xcalloc(1, sizeof(*spec));
 	struct diags d = {0};
-	int r = config_load(&c->cfg, &spec, &d);
+	int r = config_load(&c->cfg, spec, &d);
 	if (r < 0) {
 		print_diags(&d);
 		diags_free(&d);
-		spec_free(&spec);
+		spec_free(spec);
+		free(spec);
 		return EXIT_USAGE;
 	}
 	diags_free(&d);
-	struct run_options opts = {.exit_on_finish = c->exit_on_finish};
-	int code = supervisor_run(&spec, &opts);
-	spec_free(&spec);
-	return code;
+	struct run_options opts = {
+	    .exit_on_finish = c->exit_on_finish,
+	    .cfg = &c->cfg,
+	    .config_path = config_resolve_path(&c->cfg),
+	};
+	return supervisor_run(spec, &opts); /* it owns the spec */
 }
 
 /* The state directory from the command line or configuration, without requiring a job. */

@@ -36,6 +36,8 @@ void status_init(struct status *st)
 	st->last_exit_signal = -1;
 	st->last_savepoint.id = -1;
 	st->last_checkpoint.id = -1;
+	st->savepoint_trigger_nonce = -1;
+	st->checkpoint_trigger_nonce = -1;
 }
 
 void status_set_string(char **field, const char *value)
@@ -70,6 +72,8 @@ void status_free(struct status *st)
 	for (int i = 0; i < st->n_savepoint_history; i++)
 		snapshot_ref_free(&st->savepoint_history[i]);
 	snapshot_ref_free(&st->last_checkpoint);
+	for (int i = 0; i < st->n_checkpoint_history; i++)
+		snapshot_ref_free(&st->checkpoint_history[i]);
 	free(st->restored_kind);
 	free(st->restored_location);
 	free(st->flink_version);
@@ -119,6 +123,10 @@ cJSON *status_to_json(const struct status *st)
 	cJSON *hist = cJSON_AddArrayToObject(spi, "savepointHistory");
 	for (int i = 0; i < st->n_savepoint_history; i++)
 		cJSON_AddItemToArray(hist, savepoint_json(&st->savepoint_history[i]));
+	if (st->savepoint_trigger_nonce >= 0)
+		cJSON_AddNumberToObject(spi, "lastTriggerNonce", (double)st->savepoint_trigger_nonce);
+	else
+		cJSON_AddNullToObject(spi, "lastTriggerNonce");
 
 	cJSON *cpi = cJSON_AddObjectToObject(js, "checkpointInfo");
 	if (st->last_checkpoint.location) {
@@ -129,6 +137,19 @@ cJSON *status_to_json(const struct status *st)
 	} else {
 		cJSON_AddNullToObject(cpi, "lastCheckpoint");
 	}
+	cJSON *chist = cJSON_AddArrayToObject(cpi, "checkpointHistory");
+	for (int i = 0; i < st->n_checkpoint_history; i++) {
+		const struct snapshot_ref *r = &st->checkpoint_history[i];
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "id", (double)r->id);
+		cJSON_AddNumberToObject(c, "timeStamp", (double)r->time_ms);
+		cJSON_AddItemToObject(c, "triggerType", str_or_null(r->trigger_type));
+		cJSON_AddItemToArray(chist, c);
+	}
+	if (st->checkpoint_trigger_nonce >= 0)
+		cJSON_AddNumberToObject(cpi, "lastTriggerNonce", (double)st->checkpoint_trigger_nonce);
+	else
+		cJSON_AddNullToObject(cpi, "lastTriggerNonce");
 
 	cJSON *rf = cJSON_AddObjectToObject(root, "restoredFrom");
 	cJSON_AddStringToObject(rf, "kind", st->restored_kind ? st->restored_kind : "none");
@@ -213,7 +234,23 @@ int status_parse(const char *text, struct status *st)
 		if (r->location)
 			st->n_savepoint_history++;
 	}
+	const cJSON *spn = cJSON_GetObjectItemCaseSensitive(spi, "lastTriggerNonce");
+	if (cJSON_IsNumber(spn))
+		st->savepoint_trigger_nonce = (int64_t)spn->valuedouble;
 	const cJSON *cpi = cJSON_GetObjectItemCaseSensitive(js, "checkpointInfo");
+	const cJSON *cpn = cJSON_GetObjectItemCaseSensitive(cpi, "lastTriggerNonce");
+	if (cJSON_IsNumber(cpn))
+		st->checkpoint_trigger_nonce = (int64_t)cpn->valuedouble;
+	const cJSON *ch;
+	cJSON_ArrayForEach (ch, cJSON_GetObjectItemCaseSensitive(cpi, "checkpointHistory")) {
+		if (st->n_checkpoint_history >= CHECKPOINT_HISTORY_MAX)
+			break;
+		if (!cJSON_IsObject(ch))
+			continue;
+		snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL,
+		                 (int64_t)get_num(ch, "id", -1), (int64_t)get_num(ch, "timeStamp", 0),
+		                 get_str(ch, "triggerType"));
+	}
 	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(cpi, "lastCheckpoint");
 	if (cJSON_IsObject(lc) && get_str(lc, "location"))
 		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), (int64_t)get_num(lc, "id", -1),

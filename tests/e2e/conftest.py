@@ -42,39 +42,53 @@ class Flinklet:
         self.port = free_port()
         self.output = os.path.join(self.state, "output")
         self.log_path = str(tmp_path / f"flinklet-{int(time.time() * 1000)}.log")
-        conf = dict(conf or {})
-        conf.setdefault("execution.checkpointing.interval", "1s")
-        conf.setdefault("rest.port", str(self.port))
+        self.conf = dict(conf or {})
+        self.conf.setdefault("execution.checkpointing.interval", "1s")
+        self.conf.setdefault("rest.port", str(self.port))
         job = dict(job or {})
         job.setdefault("args", ["--rate", "100", "--keys", "8", "--output", self.output])
-        job = {k: (self.output if v == "OUT" else v) for k, v in job.items()}
         job["args"] = [self.output if a == "OUT" else a for a in job["args"]]
         job.setdefault("parallelism", 2)
+        self.job = job
+        self.name = name
         self.config = tmp_path / "flinklet.yaml"
-        lines = [
-            "apiVersion: flink.apache.org/v1beta1",
-            "kind: FlinkMiniCluster",
-            "metadata:",
-            f"  name: {name}",
-            "spec:",
-            "  flinkConfiguration:",
-        ]
-        for k, v in conf.items():
-            lines.append(f"    {json.dumps(k)}: {json.dumps(str(v))}")
-        lines += [
-            "  job:",
-            f"    jarURI: local://{JOBS_JAR}",
-            "    entryClass: dev.flinklet.jobs.StatefulCounter",
-            f"    args: {json.dumps(job['args'])}",
-            f"    parallelism: {job['parallelism']}",
-        ]
-        for k in ("upgradeMode", "initialSavepointPath", "allowNonRestoredState"):
-            if k in job:
-                lines.append(f"    {k}: {job[k]}")
-        self.config.write_text("\n".join(lines) + "\n")
+        self.write_config()
         self.extra_args = list(extra_args)
         self.proc = None
         self.pidns = False  # pids in status.json are of another pid namespace
+
+    def write_config(self, conf=None, job=None, raw=None):
+        """(Re)writes the configuration file the way editors and Kubernetes do: a new file renamed over it."""
+        if conf:
+            self.conf.update(conf)
+        if job:
+            self.job.update(job)
+        if raw is None:
+            lines = [
+                "apiVersion: flink.apache.org/v1beta1",
+                "kind: FlinkMiniCluster",
+                "metadata:",
+                f"  name: {self.name}",
+                "spec:",
+                "  flinkConfiguration:",
+            ]
+            for k, v in self.conf.items():
+                lines.append(f"    {json.dumps(k)}: {json.dumps(str(v))}")
+            lines += [
+                "  job:",
+                f"    jarURI: local://{JOBS_JAR}",
+                "    entryClass: dev.flinklet.jobs.StatefulCounter",
+                f"    args: {json.dumps(self.job['args'])}",
+                f"    parallelism: {self.job['parallelism']}",
+            ]
+            for k in ("upgradeMode", "initialSavepointPath", "allowNonRestoredState", "state",
+                      "savepointTriggerNonce", "checkpointTriggerNonce"):
+                if k in self.job:
+                    lines.append(f"    {k}: {self.job[k]}")
+            raw = "\n".join(lines) + "\n"
+        tmp = self.config.with_name(".flinklet.yaml.new")
+        tmp.write_text(raw)
+        os.replace(tmp, self.config)
 
     def argv(self):
         return [BIN, "run", "-c", str(self.config), "--state-dir", self.state, "--flink-home", FLINK_HOME,

@@ -1,0 +1,142 @@
+/* sup: the inside of the supervisor, shared by its files: the one context struct that owns all state, and
+ * the helpers the parts call. supervisor.c holds the actions of the lifecycle table, the signals and the
+ * set-up; sup_core.c events, the status document and timers; sup_launch.c restore points and the JVM
+ * launch; sup_poll.c following the job and the health checks; sup_snapshot.c savepoints and checkpoints
+ * (stop-with-savepoint, manual, periodic) and their retention; sup_reload.c configuration changes and
+ * rollback. Not for use outside the supervisor. */
+#ifndef FLINKLET_SUP_H
+#define FLINKLET_SUP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "rest.h"
+#include "snapshots.h"
+#include "status.h"
+#include "supervisor.h"
+
+#define RESTART_SAMPLES 256
+
+/* Why the JVM is being stopped: what happens once it is gone. */
+enum stop_purpose { STOP_EXIT, STOP_SUSPEND, STOP_UPGRADE, STOP_ROLLBACK };
+
+enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
+
+struct supervisor {
+	sd_event *event;
+	struct spec *spec;     /* the desired spec (owned) */
+	struct spec *launched; /* the spec the JVM was launched with: spec, or an older one (owned then) */
+	const struct run_options *opts;
+	char *state_dir, *conf_dir, *tmp_dir, *lib_dir, *ckpt_dir, *sp_dir;
+	char *flink_version;
+	char job_id[33];
+	int lock_fd;
+
+	struct status status;
+	char *last_written;
+	enum sup_state state;
+	int exit_code;
+
+	pid_t jvm_pid;
+	unsigned launch_gen, poll_gen;
+	bool poll_in_flight;
+	struct rest *rest;
+	sd_event_source *poll_timer, *startup_timer, *backoff_timer, *kill_timer, *deadline_timer;
+	sd_event_source *savepoint_timer, *savepoint_poll_timer;
+
+	/* restarts */
+	unsigned consecutive_failures;
+	usec_t stable_since;
+	bool first_start, fresh_start, next_fresh;
+
+	/* restore points */
+	struct strv failed_restore_points, reported_skips;
+	char *restore_path;
+	enum restore_kind restore_kind;
+
+	/* health */
+	usec_t last_rest_ok;
+	int zero_slot_polls;
+	int64_t completed_checkpoints;
+	usec_t last_checkpoint_progress;
+	struct {
+		usec_t t;
+		int64_t v;
+	} restart_samples[RESTART_SAMPLES];
+	unsigned n_restart_samples;
+	bool volume_low;
+
+	/* stop-with-savepoint */
+	enum stop_purpose stop_purpose;
+	char *savepoint_request;
+	usec_t savepoint_started;
+	bool savepoint_recorded;
+
+	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
+	struct {
+		bool active;
+		enum snapshot_op_kind kind;
+		const char *trigger; /* MANUAL, PERIODIC */
+		char *request;
+		sd_event_source *poll, *timeout;
+	} op;
+	bool want_savepoint, want_checkpoint; /* pending: taken when the job is RUNNING */
+	const char *want_savepoint_trigger, *want_checkpoint_trigger;
+	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
+
+	/* configuration changes and rollback */
+	char *launch_fingerprint;   /* what the running JVM was launched with */
+	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
+	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
+	int inotify_fd;
+	bool upgrading, rolling_back, rolled_back;
+};
+
+/* sup_core.c */
+void sup_event(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sup_write_status(struct supervisor *s);
+void sup_set_job_state(struct supervisor *s, const char *state);
+void sup_set_intent(struct supervisor *s, const char *intent);
+void sup_exit(struct supervisor *s, int code);
+sd_event_source *sup_disarm(sd_event_source *src);
+int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
+enum lifecycle_state sup_lifecycle(const struct supervisor *s);
+
+/* supervisor.c */
+void sup_dispatch(struct supervisor *s, enum sup_event ev);
+usec_t sup_grace_period(struct supervisor *s);
+
+/* sup_launch.c */
+int sup_launch(struct supervisor *s);
+char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
+
+/* sup_poll.c */
+int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata);
+
+/* sup_snapshot.c */
+int sup_start_stop_with_savepoint(struct supervisor *s);
+char *sup_find_stop_savepoint(struct supervisor *s);
+void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger);
+void sup_request_savepoint(struct supervisor *s, const char *trigger);
+void sup_request_checkpoint(struct supervisor *s, const char *trigger);
+void sup_snapshot_kick(struct supervisor *s); /* starts a pending one when the job is RUNNING */
+void sup_snapshot_cancel(struct supervisor *s);
+void sup_arm_periodic(struct supervisor *s);
+void sup_retention(struct supervisor *s);
+void sup_check_volume(struct supervisor *s);
+void sup_check_nonces(struct supervisor *s);
+
+/* sup_reload.c */
+int sup_reload_setup(struct supervisor *s);
+void sup_reload(struct supervisor *s, const char *why);
+void sup_keep_stable_spec(struct supervisor *s);
+struct spec *sup_load_stable_spec(struct supervisor *s);
+void sup_reload_free(struct supervisor *s);
+
+#endif

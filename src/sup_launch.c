@@ -1,0 +1,231 @@
+/* sup_launch: one JVM launch: the restore point (the newest complete checkpoint or savepoint that has
+ * not failed to restore; never empty while one exists), the intent written before acting, the Flink
+ * configuration files, and the spawn. Also the launch fingerprint: what a spec would launch, to tell a
+ * configuration change that needs a new JVM from one that does not. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flinkconf.h"
+#include "jvm.h"
+#include "store.h"
+#include "sup.h"
+
+extern char **environ;
+
+static bool strv_contains(const struct strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
+}
+
+/* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
+ * failed to restore, never empty while one exists. */
+static int choose_restore_point(struct supervisor *s)
+{
+	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+	size_t n = 0;
+	if (!s->fresh_start) {
+		if (s->status.last_savepoint.location)
+			recorded[n++] = s->status.last_savepoint.location;
+		for (int i = 0; i < s->status.n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
+			recorded[n++] = s->status.savepoint_history[i].location;
+	}
+	struct restore_scan scan = {
+	    .checkpoint_dir = s->ckpt_dir,
+	    .savepoint_dir = s->sp_dir,
+	    .job_id = s->job_id,
+	    .recorded_savepoints = recorded,
+	    .initial_savepoint = s->spec->job.initial_savepoint_path,
+	    .first_start = s->first_start,
+	};
+	struct restore_list list;
+	int r = restore_points_scan(&scan, &list);
+	for (size_t i = 0; i < list.skipped.n; i++)
+		if (!strv_contains(&s->reported_skips, list.skipped.v[i])) {
+			strv_push(&s->reported_skips, list.skipped.v[i]);
+			sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+		}
+	const struct restore_point *pick = NULL;
+	for (size_t i = 0; i < list.n && !pick; i++)
+		if (!strv_contains(&s->failed_restore_points, list.v[i].path))
+			pick = &list.v[i];
+	if (!pick && list.n > 0) {
+		sup_alert(s, "RestorePointsExhausted", "every restore point failed once; trying the newest again (%s)",
+		          list.v[0].path);
+		strv_free(&s->failed_restore_points);
+		pick = &list.v[0];
+	}
+	free(s->restore_path);
+	s->restore_path = pick ? xstrdup(pick->path) : NULL;
+	s->restore_kind = pick ? pick->kind : RESTORE_NONE;
+	restore_list_free(&list);
+	if (r < 0) {
+		sup_alert(s, "RestorePointsUnreadable",
+		          "unable to read the snapshot directories (%s): not starting until "
+		          "they can be read",
+		          strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* ---- launching the JVM ---- */
+
+static int write_launch_files(struct supervisor *s, const struct launch *l)
+{
+	char *conf = flinkconf_render_config(s->spec, l);
+	char *log4j = flinkconf_render_log4j(s->spec);
+	char *conf_path = path_join(s->conf_dir, "config.yaml");
+	char *log_path = path_join(s->conf_dir, "log4j-console.properties");
+	int r = mkdir_p(s->conf_dir);
+	if (r == 0)
+		r = write_file_atomic(conf_path, conf, strlen(conf));
+	if (r == 0)
+		r = write_file_atomic(log_path, log4j, strlen(log4j));
+	free(conf);
+	free(log4j);
+	free(conf_path);
+	free(log_path);
+	if (r == 0) {
+		/* Flink's temporary files (blobs, the extracted RPC jar, spill files) from an earlier JVM */
+		rm_rf(s->tmp_dir);
+		r = mkdir_p(s->tmp_dir);
+	}
+	return r;
+}
+
+static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->startup_timer = sup_disarm(s->startup_timer);
+	sup_alert(s, "StartupTimeout", "the job was not RUNNING with every task running within %s",
+	          spec_get(s->spec, "flinklet.startup.timeout"));
+	sup_dispatch(s, EV_STARTUP_TIMEOUT);
+	return 0;
+}
+
+/* Returns 0, or -errno when the JVM could not be executed. */
+/* upgradeMode stateless: the job starts empty under a new job id; the old job's checkpoints stay where
+ * they are, unused. */
+static int rotate_job_id(struct supervisor *s)
+{
+	char *idpath = path_join(s->state_dir, "job-id");
+	unlink(idpath);
+	free(idpath);
+	char old[33];
+	memcpy(old, s->job_id, sizeof(old));
+	int r = store_job_id(s->state_dir, s->job_id);
+	if (r < 0)
+		return r;
+	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	s->fresh_start = true;
+	s->status.start_time_ms = 0;
+	snapshot_ref_free(&s->status.last_checkpoint);
+	strv_free(&s->failed_restore_points);
+	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
+	return 0;
+}
+
+int sup_launch(struct supervisor *s)
+{
+	if (s->next_fresh) {
+		s->next_fresh = false;
+		int q = rotate_job_id(s);
+		if (q < 0)
+			return q;
+	}
+	int r = choose_restore_point(s);
+	if (r < 0)
+		return r; /* never start empty because a directory could not be read */
+	char *uri = s->restore_path ? file_uri_from_path(s->restore_path) : NULL;
+	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
+	status_set_string(&s->status.restored_location, uri);
+	status_set_string(&s->status.job_state, NULL);
+	s->status.tasks_total = s->status.tasks_running = 0;
+	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore_kind), uri)
+	                   : xstrdup("start the job with empty state");
+	sup_set_intent(s, intent);
+	if (uri)
+		sup_event(s, "Restoring", "restoring job %s from %s %s (%s)", s->job_id,
+		          restore_kind_to_string(s->restore_kind), uri,
+		          s->restore_kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
+	else
+		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",
+		          s->job_id);
+	free(intent);
+
+	struct launch l = {
+	    .job_id = s->job_id,
+	    .conf_dir = s->conf_dir,
+	    .tmp_dir = s->tmp_dir,
+	    .java = spec_get(s->spec, "flinklet.java.bin"),
+	    .restore_path = uri,
+	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
+	};
+	r = write_launch_files(s, &l);
+	if (r < 0) {
+		log_error("unable to write the Flink configuration in %s: %s", s->conf_dir, strerror(-r));
+		free(uri);
+		return r;
+	}
+	struct strv argv = {0}, envp = {0};
+	flinkconf_build_argv(s->spec, &l, &argv);
+	flinkconf_build_envp(s->spec, &l, environ, &envp);
+	pid_t pid;
+	r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid);
+	strv_free(&argv);
+	strv_free(&envp);
+	free(uri);
+	if (r < 0) {
+		log_error("unable to execute %s: %s", l.java, strerror(-r));
+		return r;
+	}
+	s->jvm_pid = pid;
+	s->launch_gen++;
+	s->status.jvm_pid = pid;
+	s->last_rest_ok = 0;
+	s->zero_slot_polls = 0;
+	s->n_restart_samples = 0;
+	s->last_checkpoint_progress = now_monotonic();
+	sup_arm(s, &s->startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
+	free(s->launch_fingerprint);
+	s->launch_fingerprint = sup_launch_fingerprint(s, s->spec);
+	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
+	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
+	sup_write_status(s);
+	return 0;
+}
+
+/* ---- following the job through REST ---- */
+
+char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
+{
+	/* the same launch parameters for every spec: only what the spec decides differs */
+	struct launch l = {
+	    .job_id = "00000000000000000000000000000000",
+	    .conf_dir = s->conf_dir,
+	    .tmp_dir = s->tmp_dir,
+	    .java = spec_get(spec, "flinklet.java.bin"),
+	};
+	char *conf = flinkconf_render_config(spec, &l);
+	char *log4j = flinkconf_render_log4j(spec);
+	struct strv argv = {0};
+	flinkconf_build_argv(spec, &l, &argv);
+	struct strbuf b = {0};
+	strbuf_append(&b, conf);
+	strbuf_append(&b, "\n--\n");
+	strbuf_append(&b, log4j);
+	strbuf_append(&b, "\n--\n");
+	for (size_t i = 0; i < argv.n; i++) {
+		strbuf_append(&b, argv.v[i]);
+		strbuf_append(&b, "\n");
+	}
+	free(conf);
+	free(log4j);
+	strv_free(&argv);
+	return strbuf_steal(&b);
+}

@@ -1,0 +1,209 @@
+/* sup_reload: configuration changes while running, and rollback. The configuration file's directory is
+ * watched with inotify (a Kubernetes ConfigMap update swaps a symlink, so the file itself is not what
+ * changes); SIGHUP asks for the same reload. A new document that does not validate is rejected with the
+ * usual messages and nothing changes. A valid one becomes the desired spec: changes that the JVM does not
+ * see (autoscaler, operator and most flinklet options) apply in place; job.state suspends or resumes; any
+ * change to what the JVM would be launched with is an upgrade by the new spec's upgradeMode. The spec that
+ * last ran STABLE is kept on the volume, to roll back to. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "sup.h"
+
+#define RELOAD_DEBOUNCE (300 * USEC_PER_MSEC)
+
+static int on_reload_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->reload_timer = sup_disarm(s->reload_timer);
+	sup_reload(s, "the configuration file changed");
+	return 0;
+}
+
+static int on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct supervisor *s = userdata;
+	const char *path = s->opts->config_path;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool relevant = false;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			/* the file itself, or Kubernetes' ..data symlink swap */
+			if (ev->len && (!strcmp(ev->name, base) || !strncmp(ev->name, "..", 2)))
+				relevant = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	if (relevant)
+		sup_arm(s, &s->reload_timer, RELOAD_DEBOUNCE, on_reload_timer);
+	return 0;
+}
+
+int sup_reload_setup(struct supervisor *s)
+{
+	s->inotify_fd = -1;
+	if (!s->opts->config_path)
+		return 0; /* quick mode: nothing to watch */
+	const char *path = s->opts->config_path;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");
+	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	int r = s->inotify_fd < 0 ? -errno : 0;
+	if (r == 0 && inotify_add_watch(s->inotify_fd, dir,
+	                                IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM) < 0)
+		r = -errno;
+	if (r == 0)
+		r = sd_event_add_io(s->event, &s->inotify_source, s->inotify_fd, EPOLLIN, on_inotify, s);
+	if (r < 0)
+		log_warn("unable to watch %s for configuration changes (%s); SIGHUP still reloads", dir, strerror(-r));
+	free(dir);
+	return r;
+}
+
+void sup_reload_free(struct supervisor *s)
+{
+	s->inotify_source = sup_disarm(s->inotify_source);
+	s->reload_timer = sup_disarm(s->reload_timer);
+	s->readiness_timer = sup_disarm(s->readiness_timer);
+	if (s->inotify_fd >= 0)
+		close(s->inotify_fd);
+	s->inotify_fd = -1;
+	free(s->rejected_fingerprint);
+	s->rejected_fingerprint = NULL;
+}
+
+static bool same_value(const struct spec *a, const struct spec *b, const char *key)
+{
+	const char *x = spec_get(a, key), *y = spec_get(b, key);
+	return (!x && !y) || (x && y && !strcmp(x, y));
+}
+
+static char *stable_spec_path(struct supervisor *s)
+{
+	return path_join(s->state_dir, "spec.stable.yaml");
+}
+
+void sup_keep_stable_spec(struct supervisor *s)
+{
+	char *yaml = spec_to_yaml(s->spec);
+	char *path = stable_spec_path(s);
+	int r = write_file_atomic(path, yaml, strlen(yaml));
+	if (r < 0)
+		log_warn("unable to keep the stable spec in %s: %s", path, strerror(-r));
+	free(path);
+	free(yaml);
+}
+
+struct spec *sup_load_stable_spec(struct supervisor *s)
+{
+	char *path = stable_spec_path(s);
+	char *text = NULL;
+	size_t len = 0;
+	struct spec *spec = NULL;
+	if (read_file(path, 1u << 20, &text, &len) == 0) {
+		spec = xcalloc(1, sizeof(*spec));
+		struct diags d = {0};
+		if (config_parse(path, text, len, spec, &d) < 0 || config_finalize(spec, &d) < 0) {
+			for (size_t i = 0; i < d.msgs.n; i++)
+				log_warn("the kept stable spec is unusable: %s", d.msgs.v[i]);
+			spec_free(spec);
+			free(spec);
+			spec = NULL;
+		}
+		diags_free(&d);
+		free(text);
+	}
+	free(path);
+	return spec;
+}
+
+/* Replaces the desired spec; the launched one stays alive while the JVM runs it. */
+static void adopt_spec(struct supervisor *s, struct spec *n)
+{
+	if (s->spec != s->launched) {
+		spec_free(s->spec);
+		free(s->spec);
+	}
+	s->spec = n;
+}
+
+void sup_reload(struct supervisor *s, const char *why)
+{
+	if (!s->opts->cfg) {
+		log_info("%s: no configuration file to reload", why);
+		return;
+	}
+	struct spec *n = xcalloc(1, sizeof(*n));
+	struct diags d = {0};
+	int r = config_load(s->opts->cfg, n, &d);
+	if (r == 0 &&
+	    (!same_value(n, s->spec, "flinklet.state.dir") || !same_value(n, s->spec, "execution.checkpointing.dir") ||
+	     !same_value(n, s->spec, "execution.checkpointing.savepoint-dir"))) {
+		struct loc l = {s->opts->config_path, 0, 0};
+		diags_add(
+		    &d, &l, "spec.flinkConfiguration",
+		    "the state, checkpoint and savepoint directories cannot change while flinklet runs; restart it");
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		for (size_t i = 0; i < d.msgs.n; i++)
+			sup_alert(s, "ConfigRejected", "%s: the running job is untouched", d.msgs.v[i]);
+		char *err = xasprintf("configuration rejected: %s", d.msgs.n ? d.msgs.v[0] : "invalid");
+		status_set_string(&s->status.error, err);
+		free(err);
+		sup_write_status(s);
+		diags_free(&d);
+		spec_free(n);
+		free(n);
+		return;
+	}
+	diags_free(&d);
+	if (s->status.error && str_has_prefix(s->status.error, "configuration rejected"))
+		status_set_string(&s->status.error, NULL);
+
+	char *fp = sup_launch_fingerprint(s, n);
+	bool restart = s->launch_fingerprint && strcmp(fp, s->launch_fingerprint) != 0;
+	if (restart && s->rejected_fingerprint && !strcmp(fp, s->rejected_fingerprint)) {
+		sup_event(s, "ConfigUnchanged",
+		          "%s, but it is still the spec that was rolled back; not trying it again", why);
+		free(fp);
+		spec_free(n);
+		free(n);
+		return;
+	}
+	free(fp);
+	if (!same_value(n, s->spec, "flinklet.http.address"))
+		sup_event(s, "ConfigPending", "flinklet.http.address changes at the next start of flinklet");
+	bool was_suspended = s->spec->job.state == JOB_STATE_SUSPENDED;
+	adopt_spec(s, n);
+	sup_event(s, "ConfigChanged", "%s: configuration reloaded (%s)", why,
+	          restart ? "the job must be restarted for it" : "applied in place");
+	sup_arm_periodic(s);
+	sup_check_nonces(s);
+
+	if (n->job.state == JOB_STATE_SUSPENDED) {
+		if (!was_suspended || s->state != SUP_SUSPENDED)
+			sup_dispatch(s, EV_SUSPEND);
+	} else if (s->state == SUP_SUSPENDED) {
+		sup_dispatch(s, EV_RESUME);
+	} else if (restart) {
+		s->upgrading = true;
+		s->rolled_back = false;
+		strv_free(&s->failed_restore_points); /* what failed the old spec may not fail the new one */
+		free(s->rejected_fingerprint);
+		s->rejected_fingerprint = NULL;
+		sup_dispatch(s, EV_UPGRADE);
+	}
+	sup_write_status(s);
+}

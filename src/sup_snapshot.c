@@ -1,0 +1,539 @@
+/* sup_snapshot: savepoints and checkpoints the supervisor takes: the stop-with-savepoint of a shutdown,
+ * suspend or upgrade (found on disk when the REST server goes away with the finished job); savepoints and
+ * checkpoints asked for by a trigger nonce, the periodic options or the API, one at a time and only while
+ * the job is RUNNING; savepoint retention by the operator's history options; and the free space of the
+ * volume. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include <cjson/cJSON.h>
+
+#include "store.h"
+#include "sup.h"
+
+#define OP_POLL_INTERVAL (300 * USEC_PER_MSEC)
+
+static const char *first_error(const cJSON *body, const char *fallback)
+{
+	const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(body, "errors"), 0);
+	return cJSON_IsString(e0) ? e0->valuestring : fallback;
+}
+
+/* The first line of an asynchronous operation's failure cause ("failure-cause" or "failureCause"). */
+static char *failure_of(const cJSON *op)
+{
+	const cJSON *cause = cJSON_GetObjectItemCaseSensitive(op, "failure-cause");
+	if (!cause)
+		cause = cJSON_GetObjectItemCaseSensitive(op, "failureCause");
+	if (!cause)
+		return NULL;
+	const cJSON *trace = cJSON_GetObjectItemCaseSensitive(cause, "stack-trace");
+	if (!cJSON_IsString(trace))
+		trace = cJSON_GetObjectItemCaseSensitive(cause, "stackTrace");
+	if (!cJSON_IsString(trace))
+		return xstrdup("unknown cause");
+	return xstrndup(trace->valuestring, strcspn(trace->valuestring, "\n"));
+}
+
+void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger)
+{
+	int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
+	snapshot_ref_set(&s->status.last_savepoint, location, -1, now_ms, trigger);
+	if (s->status.n_savepoint_history == SAVEPOINT_HISTORY_MAX) {
+		snapshot_ref_free(&s->status.savepoint_history[0]);
+		memmove(s->status.savepoint_history, s->status.savepoint_history + 1,
+		        sizeof(s->status.savepoint_history[0]) * (SAVEPOINT_HISTORY_MAX - 1));
+		memset(&s->status.savepoint_history[SAVEPOINT_HISTORY_MAX - 1], 0,
+		       sizeof(s->status.savepoint_history[0]));
+		s->status.n_savepoint_history--;
+	}
+	snapshot_ref_set(&s->status.savepoint_history[s->status.n_savepoint_history++], location, -1, now_ms, trigger);
+	sup_write_status(s);
+	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s)", location, trigger);
+	sup_retention(s);
+}
+
+/* ---- stop-with-savepoint ---- */
+
+static void on_stop_status(void *userdata, long code, cJSON *body, const char *error);
+
+static int on_stop_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
+	if (s->state != SUP_SAVEPOINTING || !s->savepoint_request)
+		return 0;
+	char *path = xasprintf("/jobs/%s/savepoints/%s", s->job_id, s->savepoint_request);
+	rest_request(s->rest, "GET", path, NULL, on_stop_status, s);
+	free(path);
+	return 0;
+}
+
+static void on_stop_status(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
+		return;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "status"), "id");
+	const cJSON *op = cJSON_GetObjectItemCaseSensitive(body, "operation");
+	if (code == 200 && cJSON_IsString(id) && !strcmp(id->valuestring, "COMPLETED")) {
+		const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
+		if (cJSON_IsString(loc)) {
+			s->savepoint_recorded = true;
+			sup_record_savepoint(s, loc->valuestring, "UPGRADE");
+			sup_dispatch(s, EV_SAVEPOINT_DONE);
+			return;
+		}
+		char *first = failure_of(op);
+		char *why = xasprintf("stop-with-savepoint failed: %s", first ? first : "unknown cause");
+		status_set_string(&s->status.error, why);
+		sup_alert(s, "SavepointFailed", "%s", why);
+		free(first);
+		free(why);
+		sup_dispatch(s, EV_SAVEPOINT_FAILED);
+		return;
+	}
+	/* in progress, or the REST server is going away with the finished job: ask again shortly */
+	sup_arm(s, &s->savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
+}
+
+static void on_stop_triggered(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (s->state != SUP_SAVEPOINTING)
+		return;
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(body, "request-id");
+	if ((code == 200 || code == 202) && cJSON_IsString(rid)) {
+		free(s->savepoint_request);
+		s->savepoint_request = xstrdup(rid->valuestring);
+		log_info("stop-with-savepoint triggered (request %s)", s->savepoint_request);
+		sup_arm(s, &s->savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
+		return;
+	}
+	char *why = xasprintf("unable to trigger stop-with-savepoint: %s",
+	                      first_error(body, error ? error : "no answer from Flink"));
+	status_set_string(&s->status.error, why);
+	sup_alert(s, "SavepointFailed", "%s", why);
+	free(why);
+	sup_dispatch(s, EV_SAVEPOINT_FAILED);
+}
+
+static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
+		return 0;
+	const char *why = s->stop_purpose == STOP_EXIT
+	                      ? "the savepoint on shutdown did not complete within the shutdown budget"
+	                      : "the stop-with-savepoint did not complete within flinklet.snapshot.timeout";
+	status_set_string(&s->status.error, why);
+	sup_alert(s, "SavepointFailed", "%s", why);
+	sup_dispatch(s, EV_SAVEPOINT_FAILED);
+	return 0;
+}
+
+int sup_start_stop_with_savepoint(struct supervisor *s)
+{
+	/* persist the intent, then act */
+	s->savepoint_started = now_realtime();
+	s->savepoint_recorded = false;
+	static const char *const why[] = {"shut down", "suspend", "upgrade", "roll back"};
+	char *intent = xasprintf("stop the job with a savepoint to %s", why[s->stop_purpose]);
+	sup_set_intent(s, intent);
+	free(intent);
+	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
+	          s->job_id, s->sp_dir, why[s->stop_purpose]);
+	char *uri = file_uri_from_path(s->sp_dir);
+	cJSON *body = cJSON_CreateObject();
+	cJSON_AddStringToObject(body, "targetDirectory", uri);
+	cJSON_AddBoolToObject(body, "drain", false);
+	cJSON_AddStringToObject(body, "formatType", spec_get(s->spec, "kubernetes.operator.savepoint.format.type"));
+	char *text = cJSON_PrintUnformatted(body);
+	char *path = xasprintf("/jobs/%s/stop", s->job_id);
+	int r = rest_request(s->rest, "POST", path, text, on_stop_triggered, s);
+	free(path);
+	free(text);
+	free(uri);
+	cJSON_Delete(body);
+	usec_t limit;
+	if (s->stop_purpose == STOP_EXIT) {
+		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+		limit = budget > sup_grace_period(s) ? budget - sup_grace_period(s) : budget / 2;
+	} else {
+		limit = spec_duration(s->spec, "flinklet.snapshot.timeout");
+	}
+	sup_arm(s, &s->savepoint_timer, limit, on_stop_timeout);
+	return r;
+}
+
+char *sup_find_stop_savepoint(struct supervisor *s)
+{
+	char *found = savepoint_find_newest(s->sp_dir, s->job_id, s->savepoint_started - USEC_PER_SEC);
+	if (!found)
+		return NULL;
+	char *uri = file_uri_from_path(found);
+	free(found);
+	return uri;
+}
+
+/* ---- savepoints and checkpoints while running ---- */
+
+static void op_done(struct supervisor *s)
+{
+	s->op.active = false;
+	free(s->op.request);
+	s->op.request = NULL;
+	s->op.poll = sup_disarm(s->op.poll);
+	s->op.timeout = sup_disarm(s->op.timeout);
+	sup_snapshot_kick(s);
+}
+
+static void op_failed(struct supervisor *s, const char *why)
+{
+	const char *what = s->op.kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint";
+	char *msg = xasprintf("%s %s failed: %s", s->op.trigger, what, why);
+	status_set_string(&s->status.error, msg);
+	sup_alert(s, s->op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
+	free(msg);
+	sup_write_status(s);
+	op_done(s);
+}
+
+static void record_checkpoint(struct supervisor *s, int64_t id)
+{
+	struct status *st = &s->status;
+	if (st->n_checkpoint_history == CHECKPOINT_HISTORY_MAX) {
+		snapshot_ref_free(&st->checkpoint_history[0]);
+		memmove(st->checkpoint_history, st->checkpoint_history + 1,
+		        sizeof(st->checkpoint_history[0]) * (CHECKPOINT_HISTORY_MAX - 1));
+		memset(&st->checkpoint_history[CHECKPOINT_HISTORY_MAX - 1], 0, sizeof(st->checkpoint_history[0]));
+		st->n_checkpoint_history--;
+	}
+	snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL, id,
+	                 (int64_t)(now_realtime() / USEC_PER_MSEC), s->op.trigger);
+	sup_write_status(s);
+	sup_event(s, "CheckpointCompleted", "checkpoint %lld completed (%s)", (long long)id, s->op.trigger);
+}
+
+static void on_op_status(void *userdata, long code, cJSON *body, const char *error);
+
+static int on_op_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->op.poll = sup_disarm(s->op.poll);
+	if (!s->op.active || !s->op.request)
+		return 0;
+	char *path = xasprintf("/jobs/%s/%s/%s", s->job_id, s->op.kind == SNAP_SAVEPOINT ? "savepoints" : "checkpoints",
+	                       s->op.request);
+	rest_request(s->rest, "GET", path, NULL, on_op_status, s);
+	free(path);
+	return 0;
+}
+
+static void on_op_status(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!s->op.active)
+		return;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "status"), "id");
+	const cJSON *op = cJSON_GetObjectItemCaseSensitive(body, "operation");
+	if (code == 200 && cJSON_IsString(id) && !strcmp(id->valuestring, "COMPLETED")) {
+		char *failure = failure_of(op);
+		if (failure) {
+			op_failed(s, failure);
+			free(failure);
+			return;
+		}
+		if (s->op.kind == SNAP_SAVEPOINT) {
+			const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
+			if (cJSON_IsString(loc))
+				sup_record_savepoint(s, loc->valuestring, s->op.trigger);
+		} else {
+			const cJSON *cid = cJSON_GetObjectItemCaseSensitive(op, "checkpointId");
+			if (cJSON_IsNumber(cid))
+				record_checkpoint(s, (int64_t)cid->valuedouble);
+		}
+		op_done(s);
+		return;
+	}
+	if (code == 404) {
+		op_failed(s, "Flink no longer knows the request");
+		return;
+	}
+	sup_arm(s, &s->op.poll, OP_POLL_INTERVAL, on_op_poll);
+}
+
+static void on_op_triggered(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!s->op.active)
+		return;
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(body, "request-id");
+	if ((code == 200 || code == 202) && cJSON_IsString(rid)) {
+		s->op.request = xstrdup(rid->valuestring);
+		sup_arm(s, &s->op.poll, OP_POLL_INTERVAL, on_op_poll);
+		return;
+	}
+	op_failed(s, first_error(body, error ? error : "no answer from Flink"));
+}
+
+static int on_op_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->op.timeout = sup_disarm(s->op.timeout);
+	if (s->op.active)
+		op_failed(s, "not completed within flinklet.snapshot.timeout");
+	return 0;
+}
+
+static void op_start(struct supervisor *s, enum snapshot_op_kind kind, const char *trigger)
+{
+	s->op.active = true;
+	s->op.kind = kind;
+	s->op.trigger = trigger;
+	cJSON *body = cJSON_CreateObject();
+	char *path;
+	if (kind == SNAP_SAVEPOINT) {
+		char *uri = file_uri_from_path(s->sp_dir);
+		cJSON_AddStringToObject(body, "target-directory", uri);
+		cJSON_AddBoolToObject(body, "cancel-job", false);
+		cJSON_AddStringToObject(body, "formatType",
+		                        spec_get(s->spec, "kubernetes.operator.savepoint.format.type"));
+		free(uri);
+		path = xasprintf("/jobs/%s/savepoints", s->job_id);
+	} else {
+		cJSON_AddStringToObject(body, "checkpointType",
+		                        spec_get(s->spec, "kubernetes.operator.checkpoint.type"));
+		path = xasprintf("/jobs/%s/checkpoints", s->job_id);
+	}
+	sup_event(s, kind == SNAP_SAVEPOINT ? "SavepointTriggered" : "CheckpointTriggered", "taking a %s %s of job %s",
+	          trigger, kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint", s->job_id);
+	char *text = cJSON_PrintUnformatted(body);
+	int r = rest_request(s->rest, "POST", path, text, on_op_triggered, s);
+	free(text);
+	free(path);
+	cJSON_Delete(body);
+	sup_arm(s, &s->op.timeout, spec_duration(s->spec, "flinklet.snapshot.timeout"), on_op_timeout);
+	if (r < 0)
+		op_failed(s, "unable to send the request");
+}
+
+void sup_snapshot_kick(struct supervisor *s)
+{
+	if (s->op.active || s->state != SUP_RUNNING || s->jvm_pid <= 0)
+		return;
+	if (s->want_savepoint) {
+		s->want_savepoint = false;
+		op_start(s, SNAP_SAVEPOINT, s->want_savepoint_trigger);
+	} else if (s->want_checkpoint) {
+		s->want_checkpoint = false;
+		op_start(s, SNAP_CHECKPOINT, s->want_checkpoint_trigger);
+	}
+}
+
+void sup_request_savepoint(struct supervisor *s, const char *trigger)
+{
+	s->want_savepoint = true;
+	s->want_savepoint_trigger = trigger;
+	sup_snapshot_kick(s);
+}
+
+void sup_request_checkpoint(struct supervisor *s, const char *trigger)
+{
+	s->want_checkpoint = true;
+	s->want_checkpoint_trigger = trigger;
+	sup_snapshot_kick(s);
+}
+
+void sup_snapshot_cancel(struct supervisor *s)
+{
+	if (!s->op.active)
+		return;
+	/* the JVM went away under it: what was asked for is taken when the job runs again */
+	if (s->op.kind == SNAP_SAVEPOINT) {
+		s->want_savepoint = true;
+		s->want_savepoint_trigger = s->op.trigger;
+	} else {
+		s->want_checkpoint = true;
+		s->want_checkpoint_trigger = s->op.trigger;
+	}
+	s->op.active = false;
+	free(s->op.request);
+	s->op.request = NULL;
+	s->op.poll = sup_disarm(s->op.poll);
+	s->op.timeout = sup_disarm(s->op.timeout);
+}
+
+static int on_periodic_savepoint(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	sup_request_savepoint(s, "PERIODIC");
+	sup_arm_periodic(s);
+	return 0;
+}
+
+static int on_periodic_checkpoint(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	sup_request_checkpoint(s, "PERIODIC");
+	sup_arm_periodic(s);
+	return 0;
+}
+
+void sup_arm_periodic(struct supervisor *s)
+{
+	usec_t sp = spec_duration(s->spec, "kubernetes.operator.periodic.savepoint.interval");
+	usec_t cp = spec_duration(s->spec, "kubernetes.operator.periodic.checkpoint.interval");
+	if (sp && !(s->periodic_savepoint_timer && sd_event_source_get_enabled(s->periodic_savepoint_timer, NULL) > 0))
+		sup_arm(s, &s->periodic_savepoint_timer, sp, on_periodic_savepoint);
+	else if (!sp)
+		s->periodic_savepoint_timer = sup_disarm(s->periodic_savepoint_timer);
+	if (cp &&
+	    !(s->periodic_checkpoint_timer && sd_event_source_get_enabled(s->periodic_checkpoint_timer, NULL) > 0))
+		sup_arm(s, &s->periodic_checkpoint_timer, cp, on_periodic_checkpoint);
+	else if (!cp)
+		s->periodic_checkpoint_timer = sup_disarm(s->periodic_checkpoint_timer);
+}
+
+void sup_check_nonces(struct supervisor *s)
+{
+	struct status *st = &s->status;
+	int64_t sp = s->spec->job.savepoint_trigger_nonce, cp = s->spec->job.checkpoint_trigger_nonce;
+	bool changed = false;
+	if (st->savepoint_trigger_nonce < 0 || st->checkpoint_trigger_nonce < 0) {
+		/* the first start records the nonces; only a later change asks for a snapshot */
+		st->savepoint_trigger_nonce = sp < 0 ? 0 : sp;
+		st->checkpoint_trigger_nonce = cp < 0 ? 0 : cp;
+		sup_write_status(s);
+		return;
+	}
+	if (sp != st->savepoint_trigger_nonce) {
+		st->savepoint_trigger_nonce = sp;
+		sup_event(s, "SavepointRequested", "savepointTriggerNonce changed to %lld: taking a savepoint",
+		          (long long)sp);
+		sup_request_savepoint(s, "MANUAL");
+		changed = true;
+	}
+	if (cp != st->checkpoint_trigger_nonce) {
+		st->checkpoint_trigger_nonce = cp;
+		sup_event(s, "CheckpointRequested", "checkpointTriggerNonce changed to %lld: taking a checkpoint",
+		          (long long)cp);
+		sup_request_checkpoint(s, "MANUAL");
+		changed = true;
+	}
+	if (changed)
+		sup_write_status(s);
+}
+
+/* ---- retention ---- */
+
+static bool same_snapshot(const char *a, const char *b)
+{
+	char *pa = a ? local_path_from_uri(a) : NULL, *pb = b ? local_path_from_uri(b) : NULL;
+	bool same = false;
+	if (pa && pb) {
+		char *ra = realpath(pa, NULL), *rb = realpath(pb, NULL);
+		same = !strcmp(ra ? ra : pa, rb ? rb : pb);
+		free(ra);
+		free(rb);
+	}
+	free(pa);
+	free(pb);
+	return same;
+}
+
+/* The restore point the next launch would choose now. */
+static char *newest_restore_point(struct supervisor *s)
+{
+	struct restore_scan scan = {.checkpoint_dir = s->ckpt_dir, .savepoint_dir = s->sp_dir, .job_id = s->job_id};
+	struct restore_list list;
+	char *best = NULL;
+	if (restore_points_scan(&scan, &list) == 0 && list.n > 0)
+		best = xstrdup(list.v[0].path);
+	restore_list_free(&list);
+	return best;
+}
+
+void sup_retention(struct supervisor *s)
+{
+	if (!spec_bool(s->spec, "kubernetes.operator.savepoint.cleanup.enabled"))
+		return;
+	struct status *st = &s->status;
+	int64_t max_count = spec_int(s->spec, "kubernetes.operator.savepoint.history.max.count");
+	usec_t max_age = spec_duration(s->spec, "kubernetes.operator.savepoint.history.max.age");
+	int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
+	char *restore = newest_restore_point(s);
+	int keep = 0;
+	for (int i = 0; i < st->n_savepoint_history; i++) {
+		struct snapshot_ref *r = &st->savepoint_history[i];
+		bool newest = i == st->n_savepoint_history - 1;
+		bool too_many = st->n_savepoint_history - i > max_count;
+		bool too_old = max_age && now_ms - r->time_ms > (int64_t)(max_age / USEC_PER_MSEC);
+		bool protected = newest || same_snapshot(r->location, restore) ||
+		                 same_snapshot(r->location, st->restored_location) ||
+		                 same_snapshot(r->location, st->last_savepoint.location);
+		if (!(too_many || too_old) || protected) {
+			if (keep != i) {
+				st->savepoint_history[keep] = *r;
+				memset(r, 0, sizeof(*r));
+			}
+			keep++;
+			continue;
+		}
+		/* only what flinklet wrote into its own savepoint directory is deleted */
+		char *path = local_path_from_uri(r->location);
+		char *dir = path ? xstrndup(path, strrchr(path, '/') ? (size_t)(strrchr(path, '/') - path) : 0) : NULL;
+		char *real_dir = dir ? realpath(dir, NULL) : NULL, *real_sp = realpath(s->sp_dir, NULL);
+		if (real_dir && real_sp && !strcmp(real_dir, real_sp)) {
+			int q = rm_rf(path);
+			if (q < 0)
+				sup_alert(s, "SavepointDisposeFailed", "unable to dispose of savepoint %s: %s",
+				          r->location, strerror(-q));
+			else
+				sup_event(s, "SavepointDisposed", "disposed of savepoint %s (%s)", r->location,
+				          too_many ? "beyond the history's max count"
+				                   : "older than the history's max age");
+		} else {
+			sup_event(s, "SavepointForgotten",
+			          "savepoint %s left the history; it is outside %s, so it is kept", r->location,
+			          s->sp_dir);
+		}
+		free(path);
+		free(dir);
+		free(real_dir);
+		free(real_sp);
+		snapshot_ref_free(r);
+	}
+	st->n_savepoint_history = keep;
+	free(restore);
+	sup_write_status(s);
+}
+
+void sup_check_volume(struct supervisor *s)
+{
+	int64_t min = spec_int(s->spec, "flinklet.volume.min-free-percent");
+	struct statvfs v;
+	if (min <= 0 || statvfs(s->state_dir, &v) < 0 || v.f_blocks == 0)
+		return;
+	double free_pct = 100.0 * (double)v.f_bavail / (double)v.f_blocks;
+	if (free_pct < (double)min && !s->volume_low) {
+		s->volume_low = true;
+		char *why =
+		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%): "
+		              "checkpoints and savepoints will soon fail",
+		              s->state_dir, free_pct, (long long)min);
+		status_set_string(&s->status.error, why);
+		sup_alert(s, "VolumeLow", "%s", why);
+		free(why);
+		sup_write_status(s);
+	} else if (free_pct >= (double)min + 1 && s->volume_low) {
+		s->volume_low = false;
+		if (s->status.error && strstr(s->status.error, "flinklet.volume.min-free-percent"))
+			status_set_string(&s->status.error, NULL);
+		sup_event(s, "VolumeOk", "the state volume has %.1f%% free again", free_pct);
+		sup_write_status(s);
+	}
+}

@@ -1,0 +1,181 @@
+"""The operator's job lifecycle in one process, on the real MiniCluster: configuration changes while
+running (upgrade by upgradeMode, in place, rejected), suspend and resume, snapshot triggers, periodic
+savepoints with retention, rollback."""
+import os
+import signal
+import time
+
+from conftest import check_output, pid_alive, wait_for
+from test_recovery import norm, restored
+
+
+def events_of(f, kind):
+    return [e for e in f.events() if e["type"] == kind]
+
+
+def wait_event(f, kind, timeout=60, after=0):
+    return wait_for(lambda: [e for e in events_of(f, kind) if e["timeMs"] >= after], timeout, f"a {kind} event")
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def vertex_parallelism(f, job_id):
+    return {v["name"]: v["parallelism"] for v in f.rest(f"/jobs/{job_id}")["vertices"]}
+
+
+def test_parallelism_change_upgrades_through_a_savepoint_exactly_once(flinklets):
+    f = flinklets(job={"parallelism": 1, "args": ["--rate", "200", "--keys", "8", "--output", "OUT"]}).start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    assert set(vertex_parallelism(f, job_id).values()) == {1}
+    f.wait_checkpoint(2)
+    t0 = now_ms()
+    f.write_config(job={"parallelism": 2})
+    wait_event(f, "ConfigChanged", after=t0)
+    sp = wait_event(f, "SavepointCompleted", after=t0)[0]
+    st = wait_for(lambda: (s := f.status())["jvm"]["pid"] not in (0, pid) and s["lifecycleState"] == "STABLE" and s,
+                  120, "the upgraded job RUNNING")
+    assert st["jobStatus"]["jobId"] == job_id
+    assert 2 in vertex_parallelism(f, job_id).values()
+    r = restored(f, job_id)
+    assert r["is_savepoint"] is True
+    assert norm(r["external_path"]) in sp["message"]
+    assert st["restoredFrom"]["kind"] == "savepoint"
+    f.wait_checkpoint(st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"] + 2
+                      if st["jobStatus"]["checkpointInfo"]["lastCheckpoint"] else 2)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    rc, summary = check_output(f.output)
+    assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
+
+
+def test_suspend_and_resume_continue_the_state(flinklets):
+    f = flinklets(job={"args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(2)
+    t0 = now_ms()
+    f.write_config(job={"state": "suspended"})
+    st = wait_for(lambda: (s := f.status())["lifecycleState"] == "SUSPENDED" and s, 60, "SUSPENDED")
+    assert f.proc.poll() is None, "flinklet stays up while the job is suspended"
+    assert not pid_alive(pid) and st["jvm"]["pid"] == 0
+    sp = st["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert sp and sp["timeStamp"] >= t0
+
+    # suspended survives a restart of flinklet: the job is not started
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    g = flinklets(state_dir=f.state, job={"state": "suspended", "args": ["--rate", "200", "--keys", "4", "--output",
+                                                                          f.output]}).start()
+    wait_for(lambda: "Suspended" in [e["type"] for e in g.events()[-3:]], 30, "the restarted flinklet to stay suspended")
+    time.sleep(2)
+    assert g.status()["lifecycleState"] == "SUSPENDED" and g.status()["jvm"]["pid"] == 0
+
+    t1 = now_ms()
+    g.write_config(job={"state": "running"})
+    st = g.wait_stable()
+    assert restored(g, job_id)["is_savepoint"] is True
+    assert norm(st["restoredFrom"]["location"]) == norm(sp["location"])
+    assert [e for e in g.events() if e["type"] == "JvmStarted" and e["timeMs"] >= t1]
+    g.wait_checkpoint(st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"] + 2
+                      if st["jobStatus"]["checkpointInfo"]["lastCheckpoint"] else 2)
+    g.signal(signal.SIGTERM)
+    assert g.wait_exit(30) == 0
+    rc, summary = check_output(f.output)
+    assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
+
+
+def test_nonce_change_takes_exactly_one_savepoint_and_one_checkpoint(flinklets):
+    f = flinklets(job={"savepointTriggerNonce": 0, "checkpointTriggerNonce": 0}).start()
+    st = f.wait_stable()
+    pid = st["jvm"]["pid"]
+    f.wait_checkpoint(1)
+    assert st["jobStatus"]["savepointInfo"]["savepointHistory"] == []
+    f.write_config(job={"savepointTriggerNonce": 1})
+    st = wait_for(lambda: (s := f.status())["jobStatus"]["savepointInfo"]["savepointHistory"] and s, 60,
+                  "the manual savepoint")
+    hist = st["jobStatus"]["savepointInfo"]["savepointHistory"]
+    assert len(hist) == 1 and hist[0]["triggerType"] == "MANUAL"
+    assert os.path.exists(os.path.join(norm(hist[0]["location"]), "_metadata"))
+    assert st["jobStatus"]["savepointInfo"]["lastTriggerNonce"] == 1
+    f.write_config(job={"checkpointTriggerNonce": 7})
+    st = wait_for(lambda: (s := f.status())["jobStatus"]["checkpointInfo"]["checkpointHistory"] and s, 60,
+                  "the manual checkpoint")
+    ch = st["jobStatus"]["checkpointInfo"]["checkpointHistory"]
+    assert len(ch) == 1 and ch[0]["triggerType"] == "MANUAL" and ch[0]["id"] > 0
+    # the same nonce again (a rewrite of an unrelated field) takes nothing
+    f.write_config(conf={"flinklet.rest.poll-interval": "1 s"})
+    time.sleep(5)
+    st = f.status()
+    assert len(st["jobStatus"]["savepointInfo"]["savepointHistory"]) == 1
+    assert len(st["jobStatus"]["checkpointInfo"]["checkpointHistory"]) == 1
+    assert st["jvm"]["pid"] == pid, "nonces and poll intervals need no restart"
+
+
+def test_periodic_savepoints_are_kept_to_the_history_limit(flinklets):
+    f = flinklets(conf={"kubernetes.operator.periodic.savepoint.interval": "2 s",
+                        "kubernetes.operator.savepoint.history.max.count": "2"}).start()
+    f.wait_stable()
+    wait_for(lambda: len(events_of(f, "SavepointDisposed")) >= 2, 90, "two savepoints disposed of")
+    st = f.status()
+    hist = st["jobStatus"]["savepointInfo"]["savepointHistory"]
+    assert 1 <= len(hist) <= 2 and all(h["triggerType"] == "PERIODIC" for h in hist)
+    on_disk = [d for d in os.listdir(os.path.join(f.state, "savepoints")) if d.startswith("savepoint-")]
+    kept = {os.path.basename(norm(h["location"])) for h in hist}
+    # at most one more than the history: a savepoint being written right now
+    assert kept <= set(on_disk) and len(on_disk) <= len(kept) + 1, (on_disk, kept)
+    disposed = events_of(f, "SavepointDisposed")[0]["message"]
+    assert not os.path.exists(norm(disposed.split()[4]))
+
+
+def test_broken_config_leaves_the_job_running(flinklets):
+    f = flinklets().start()
+    st = f.wait_stable()
+    pid = st["jvm"]["pid"]
+    t0 = now_ms()
+    f.write_config(raw="apiVersion: flink.apache.org/v1beta1\nkind: FlinkMiniCluster\nmetadata:\n  name: x\n"
+                       "spec:\n  job:\n    upgradeMode: savepiont\n")
+    rejected = wait_event(f, "ConfigRejected", after=t0)
+    assert any("flinklet.yaml:7:18: spec.job.upgradeMode" in e["message"] for e in rejected), rejected
+    st = f.status()
+    assert st["jvm"]["pid"] == pid and st["lifecycleState"] == "STABLE"
+    assert "configuration rejected" in st["error"]
+    # a SIGHUP with the broken file changes nothing either
+    f.signal(signal.SIGHUP)
+    time.sleep(2)
+    assert f.status()["jvm"]["pid"] == pid
+    f.write_config()  # the good one again: applied in place, the error is gone
+    wait_for(lambda: f.status()["error"] is None, 30, "the error to clear")
+    assert f.status()["jvm"]["pid"] == pid
+
+
+def test_in_place_change_keeps_the_jvm_and_sighup_reloads(flinklets):
+    f = flinklets().start()
+    pid = f.wait_stable()["jvm"]["pid"]
+    f.write_config(conf={"job.autoscaler.enabled": "false", "flinklet.restart.max-attempts": "7"})
+    e = wait_event(f, "ConfigChanged")
+    assert "applied in place" in e[0]["message"]
+    f.signal(signal.SIGHUP)
+    wait_for(lambda: len(events_of(f, "ConfigChanged")) >= 2, 20, "the SIGHUP reload")
+    assert f.status()["jvm"]["pid"] == pid
+
+
+def test_spec_that_cannot_start_is_rolled_back(flinklets):
+    f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
+                        "kubernetes.operator.deployment.readiness.timeout": "15 s",
+                        "flinklet.restart.backoff.initial": "500 ms"}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    f.wait_checkpoint(2)
+    good_args = list(f.job["args"])
+    f.write_config(job={"args": ["--exit-at-start"] + good_args})
+    wait_event(f, "RollingBack", timeout=120)
+    st = wait_for(lambda: (s := f.status())["lifecycleState"] == "ROLLED_BACK" and s, 120, "ROLLED_BACK")
+    assert st["jobStatus"]["state"] == "RUNNING" and st["jobStatus"]["jobId"] == job_id
+    assert "RolledBack" in [e["type"] for e in f.events()]
+    # the rolled-back spec is not tried again on a mere SIGHUP
+    f.signal(signal.SIGHUP)
+    wait_event(f, "ConfigUnchanged", timeout=20)
+    assert f.status()["lifecycleState"] == "ROLLED_BACK"
