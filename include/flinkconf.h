@@ -20,6 +20,7 @@ struct launch {
 	const char *java;         /* the java launcher */
 	const char *restore_path; /* NULL: start empty */
 	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
+	const char *jar_path;     /* the jar on disk; NULL: spec.job.jarURI's local path */
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);

@@ -42,6 +42,7 @@ enum sup_event {
 	EV_RESUME,           /* job.state became running again */
 	EV_UPGRADE,          /* the spec changed in a way the JVM must be restarted for */
 	EV_ROLLBACK,         /* an upgraded spec was not RUNNING within the readiness timeout */
+	EV_LAUNCH_FAILED,    /* the JVM could not be started (the jar could not be fetched, exec failed) */
 	SUP_EVENT_MAX
 };
 

@@ -4,6 +4,9 @@
 #ifndef FLINKLET_REST_H
 #define FLINKLET_REST_H
 
+#include <stdint.h>
+#include <stdio.h>
+
 #include <systemd/sd-event.h>
 
 #include "util.h"
@@ -19,6 +22,20 @@ int rest_new(sd_event *event, const char *base_url, usec_t timeout, struct rest 
 void rest_free(struct rest *r);
 /* Starts one request; cb runs from the event loop when it completes. body may be NULL. */
 int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata);
+/* A download over https (only: TLS verified, redirects to https only) into out; cb runs with the HTTP
+ * status (0 and error set when it failed). */
+typedef void (*rest_download_cb)(void *userdata, long http_status, const char *error);
+struct download {
+	const char *url;
+	usec_t timeout;
+	uint64_t max_bytes;         /* 0: 2 GiB */
+	const char *ca_file;        /* NULL: the system's CAs */
+	const char *aws_sigv4;      /* "aws:amz:<region>:s3" to sign with AWS SigV4, or NULL */
+	const char *userpwd;        /* "<access key>:<secret key>" with aws_sigv4 */
+	const char *const *headers; /* NULL-terminated extra headers, may be NULL */
+};
+int rest_download(struct rest *r, const struct download *d, FILE *out, rest_download_cb cb, void *userdata);
+
 /* Requests still running. */
 unsigned rest_in_flight(const struct rest *r);
 

@@ -39,7 +39,7 @@ struct status {
 	char job_id[33];
 	char *job_state; /* Flink's JobStatus, or NULL before the job exists */
 	int64_t start_time_ms, update_time_ms;
-	int tasks_total, tasks_running;
+	int tasks_total, tasks_running, tasks_finished; /* finished: subtasks of bounded or split-less sources */
 	struct snapshot_ref last_savepoint;
 	struct snapshot_ref savepoint_history[SAVEPOINT_HISTORY_MAX];
 	int n_savepoint_history;

@@ -12,6 +12,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "artifacts.h"
 #include "config.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -89,6 +90,17 @@ struct supervisor {
 	const char *want_savepoint_trigger, *want_checkpoint_trigger;
 	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
 
+	/* the job's jar, and its download when it is remote */
+	struct artifact jar;
+	struct {
+		bool active;
+		unsigned gen;
+		int attempts;
+		FILE *out;
+		char *tmp;
+		sd_event_source *retry;
+	} fetch;
+
 	/* configuration changes and rollback */
 	char *launch_fingerprint;   /* what the running JVM was launched with */
 	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
@@ -113,7 +125,8 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev);
 usec_t sup_grace_period(struct supervisor *s);
 
 /* sup_launch.c */
-int sup_launch(struct supervisor *s);
+int sup_launch(struct supervisor *s); /* 0: the JVM runs, or its jar is being fetched first */
+void sup_fetch_cancel(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 
 /* sup_poll.c */

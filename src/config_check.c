@@ -236,6 +236,21 @@ static void check_flink_keys(struct spec *s, struct diags *d)
 	                d);
 }
 
+static void check_checksum(struct spec *s, struct diags *d)
+{
+	for (size_t k = 0; k < s->nconf; k++) {
+		struct conf_entry *e = &s->conf[k];
+		if (strcmp(e->key, "flinklet.job.jar.sha256"))
+			continue;
+		bool ok = strlen(e->value) == 64;
+		for (size_t i = 0; ok && i < 64; i++)
+			ok = isxdigit((unsigned char)e->value[i]) != 0;
+		if (!ok)
+			diags_add(d, &e->loc, "spec.flinkConfiguration.flinklet.job.jar.sha256",
+			          "must be a sha256 of 64 hex digits (got \"%s\")", e->value);
+	}
+}
+
 static void check_job(struct spec *s, struct diags *d)
 {
 	struct loc whole = {s->file, 0, 0};
@@ -245,11 +260,13 @@ static void check_job(struct spec *s, struct diags *d)
 		diags_add(d, &whole, "spec.job.jarURI", "required (the job's jar: local:///path/job.jar)");
 	} else {
 		char *p = local_path_from_uri(s->job.jar_uri);
-		if (!p)
-			diags_add(d, s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole, "spec.job.jarURI",
-			          "must be local:///path, file:///path or an absolute path (got \"%s\"); fetching "
-			          "https:// and s3:// jars is not supported by this version",
-			          s->job.jar_uri);
+		bool remote = str_has_prefix(s->job.jar_uri, "https://") || str_has_prefix(s->job.jar_uri, "s3://");
+		if (!p && !remote)
+			diags_add(
+			    d, s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole, "spec.job.jarURI",
+			    "must be local:///path, file:///path, an absolute path, https://... or s3://bucket/key "
+			    "(got \"%s\")",
+			    s->job.jar_uri);
 		free(p);
 	}
 	if (s->job.entry_class && !*s->job.entry_class)
@@ -290,6 +307,7 @@ int config_finalize(struct spec *s, struct diags *d)
 	if (!s->kind)
 		s->kind = xstrdup("FlinkMiniCluster");
 	check_job(s, d);
+	check_checksum(s, d);
 	check_flinklet_keys(s, d);
 	check_flink_keys(s, d);
 	if (d->msgs.n > before)

@@ -175,7 +175,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 		strv_push(argv, "-c");
 		strv_push(argv, s->job.entry_class);
 	}
-	char *jar = local_path_from_uri(s->job.jar_uri);
+	char *jar = l->jar_path ? xstrdup(l->jar_path) : local_path_from_uri(s->job.jar_uri);
 	strv_push_take(argv, jar ? jar : xstrdup(s->job.jar_uri));
 	for (size_t i = 0; i < s->job.args.n; i++)
 		strv_push(argv, s->job.args.v[i]);

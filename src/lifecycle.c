@@ -17,6 +17,7 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 		[EV_SUSPEND]          = T(SUSPEND, STOPPING),
 		[EV_UPGRADE]          = T(UPGRADE, STOPPING),
 		[EV_ROLLBACK]         = T(ROLLBACK, STOPPING),
+		[EV_LAUNCH_FAILED]    = T(RESTART, BACKOFF),
 	},
 	[SUP_RUNNING] = {
 		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
@@ -76,7 +77,7 @@ const char *sup_event_name(enum sup_event e)
 	static const char *const n[] = {"JOB_RUNNING",     "JVM_EXITED_OK",    "JVM_EXITED_ERROR", "JVM_KILLED",
 	                                "STARTUP_TIMEOUT", "UNHEALTHY",        "BACKOFF_DONE",     "STOP",
 	                                "SAVEPOINT_DONE",  "SAVEPOINT_FAILED", "DEADLINE",         "SUSPEND",
-	                                "RESUME",          "UPGRADE",          "ROLLBACK"};
+	                                "RESUME",          "UPGRADE",          "ROLLBACK",         "LAUNCH_FAILED"};
 	return (size_t)e < SUP_EVENT_MAX ? n[e] : "?";
 }
 

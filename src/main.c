@@ -208,8 +208,8 @@ static int cmd_status(struct cli *c)
 		code = c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
 	} else if (c->ready) {
 		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state &&
-		               !strcmp(st.job_state, "RUNNING") && st.tasks_total > 0 &&
-		               st.tasks_running == st.tasks_total
+		               !strcmp(st.job_state, "RUNNING") && st.tasks_total > 0 && st.tasks_running > 0 &&
+		               st.tasks_running + st.tasks_finished == st.tasks_total
 		           ? 0
 		           : EXIT_FAILED;
 	} else if (c->live) {

@@ -2,6 +2,7 @@
 #include "rest.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -32,12 +33,24 @@ struct req {
 	void *userdata;
 	char error[CURL_ERROR_SIZE];
 	bool too_large;
+	/* downloads: the body goes to a file instead */
+	FILE *out;
+	uint64_t out_bytes, max_bytes;
+	rest_download_cb dcb;
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct req *q = userdata;
 	size_t n = size * nmemb;
+	if (q->out) {
+		if (q->out_bytes + n > q->max_bytes) {
+			q->too_large = true;
+			return 0;
+		}
+		q->out_bytes += n;
+		return fwrite(ptr, 1, n, q->out);
+	}
 	if (q->response.len + n > MAX_RESPONSE_BYTES) {
 		q->too_large = true;
 		return 0;
@@ -77,6 +90,16 @@ static void check_done(struct rest *r)
 		long code = 0;
 		cJSON *json = NULL;
 		const char *err = NULL;
+		if (q->dcb) {
+			if (res == CURLE_OK)
+				curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code);
+			else
+				err = q->too_large ? "download too large"
+				                   : (q->error[0] ? q->error : curl_easy_strerror(res));
+			q->dcb(q->userdata, code, err);
+			req_free(q);
+			continue;
+		}
 		if (res == CURLE_OK) {
 			curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code);
 			if (q->response.len)
@@ -203,6 +226,56 @@ void rest_free(struct rest *r)
 unsigned rest_in_flight(const struct rest *r)
 {
 	return r ? r->in_flight : 0;
+}
+
+int rest_download(struct rest *r, const struct download *d, FILE *out, rest_download_cb cb, void *userdata)
+{
+	struct req *q = xcalloc(1, sizeof(*q));
+	q->rest = r;
+	q->dcb = cb;
+	q->userdata = userdata;
+	q->out = out;
+	q->max_bytes = d->max_bytes ? d->max_bytes : (1ULL << 31);
+	q->easy = curl_easy_init();
+	if (!q->easy) {
+		free(q);
+		return -ENOMEM;
+	}
+	curl_easy_setopt(q->easy, CURLOPT_URL, d->url);
+	curl_easy_setopt(q->easy, CURLOPT_PRIVATE, q);
+	curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(q->easy, CURLOPT_WRITEDATA, q);
+	curl_easy_setopt(q->easy, CURLOPT_ERRORBUFFER, q->error);
+	curl_easy_setopt(q->easy, CURLOPT_TIMEOUT_MS, (long)(d->timeout / USEC_PER_MSEC));
+	curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(d->timeout / USEC_PER_MSEC));
+	curl_easy_setopt(q->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(q->easy, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(q->easy, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(q->easy, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(q->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(q->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (d->ca_file)
+		curl_easy_setopt(q->easy, CURLOPT_CAINFO, d->ca_file);
+	if (d->aws_sigv4) {
+		curl_easy_setopt(q->easy, CURLOPT_AWS_SIGV4, d->aws_sigv4);
+		curl_easy_setopt(q->easy, CURLOPT_USERPWD, d->userpwd);
+	}
+	for (size_t i = 0; d->headers && d->headers[i]; i++)
+		q->headers = curl_slist_append(q->headers, d->headers[i]);
+	if (q->headers)
+		curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
+	q->next = r->reqs;
+	if (r->reqs)
+		r->reqs->prev = q;
+	r->reqs = q;
+	if (curl_multi_add_handle(r->multi, q->easy) != CURLM_OK) {
+		req_free(q);
+		return -EIO;
+	}
+	r->in_flight++;
+	return 0;
 }
 
 int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata)

@@ -117,6 +117,7 @@ cJSON *status_to_json(const struct status *st)
 	cJSON *tasks = cJSON_AddObjectToObject(js, "tasks");
 	cJSON_AddNumberToObject(tasks, "total", st->tasks_total);
 	cJSON_AddNumberToObject(tasks, "running", st->tasks_running);
+	cJSON_AddNumberToObject(tasks, "finished", st->tasks_finished);
 
 	cJSON *spi = cJSON_AddObjectToObject(js, "savepointInfo");
 	cJSON_AddItemToObject(spi, "lastSavepoint", savepoint_json(&st->last_savepoint));
@@ -223,6 +224,7 @@ int status_parse(const char *text, struct status *st)
 	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(js, "tasks");
 	st->tasks_total = (int)get_num(tasks, "total", 0);
 	st->tasks_running = (int)get_num(tasks, "running", 0);
+	st->tasks_finished = (int)get_num(tasks, "finished", 0);
 	const cJSON *spi = cJSON_GetObjectItemCaseSensitive(js, "savepointInfo");
 	parse_savepoint(cJSON_GetObjectItemCaseSensitive(spi, "lastSavepoint"), &st->last_savepoint);
 	const cJSON *h;

@@ -3,10 +3,12 @@
  * configuration files, and the spawn. Also the launch fingerprint: what a spec would launch, to tell a
  * configuration change that needs a new JVM from one that does not. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "artifacts.h"
 #include "flinkconf.h"
 #include "jvm.h"
 #include "store.h"
@@ -130,14 +132,8 @@ static int rotate_job_id(struct supervisor *s)
 	return 0;
 }
 
-int sup_launch(struct supervisor *s)
+static int launch_jvm(struct supervisor *s)
 {
-	if (s->next_fresh) {
-		s->next_fresh = false;
-		int q = rotate_job_id(s);
-		if (q < 0)
-			return q;
-	}
 	int r = choose_restore_point(s);
 	if (r < 0)
 		return r; /* never start empty because a directory could not be read */
@@ -145,7 +141,7 @@ int sup_launch(struct supervisor *s)
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
 	status_set_string(&s->status.restored_location, uri);
 	status_set_string(&s->status.job_state, NULL);
-	s->status.tasks_total = s->status.tasks_running = 0;
+	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
 	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore_kind), uri)
 	                   : xstrdup("start the job with empty state");
 	sup_set_intent(s, intent);
@@ -165,6 +161,7 @@ int sup_launch(struct supervisor *s)
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = uri,
 	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
+	    .jar_path = s->jar.local_path,
 	};
 	r = write_launch_files(s, &l);
 	if (r < 0) {
@@ -201,6 +198,152 @@ int sup_launch(struct supervisor *s)
 }
 
 /* ---- following the job through REST ---- */
+
+/* ---- the jar ---- */
+
+static void start_fetch(struct supervisor *s);
+static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata);
+
+void sup_fetch_cancel(struct supervisor *s)
+{
+	s->fetch.active = false;
+	s->fetch.gen++;
+	s->fetch.retry = sup_disarm(s->fetch.retry);
+}
+
+static void fetch_failed(struct supervisor *s, const char *why, bool retry)
+{
+	int64_t retries = spec_int(s->spec, "flinklet.artifacts.retries");
+	if (retry && s->fetch.attempts <= retries) {
+		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", s->spec->job.jar_uri, why,
+		         s->fetch.attempts, (long long)retries);
+		s->fetch.active = true;
+		sup_arm(s, &s->fetch.retry, (usec_t)s->fetch.attempts * USEC_PER_SEC, on_fetch_retry);
+		return;
+	}
+	s->fetch.active = false;
+	char *err = xasprintf("unable to fetch the job's jar %s: %s", s->spec->job.jar_uri, why);
+	status_set_string(&s->status.error, err);
+	sup_alert(s, "ArtifactFetchFailed", "%s", err);
+	free(err);
+	sup_dispatch(s, EV_LAUNCH_FAILED);
+}
+
+static void on_fetched(void *userdata, long code, const char *error);
+
+struct fetch_ticket {
+	struct supervisor *s;
+	unsigned gen;
+	FILE *out;
+	char *tmp;
+};
+
+static void on_fetched(void *userdata, long code, const char *error)
+{
+	struct fetch_ticket *t = userdata;
+	struct supervisor *s = t->s;
+	bool ok = fclose(t->out) == 0 && !error && code == 200;
+	char *tmp = t->tmp;
+	bool current = t->gen == s->fetch.gen && s->fetch.active;
+	free(t);
+	if (!current) {
+		unlink(tmp);
+		free(tmp);
+		return;
+	}
+	if (!ok) {
+		unlink(tmp);
+		free(tmp);
+		char *why = error ? xstrdup(error) : xasprintf("HTTP status %ld", code);
+		fetch_failed(s, why, true);
+		free(why);
+		return;
+	}
+	char *err = NULL;
+	int r = artifact_commit(&s->jar, tmp, &err);
+	free(tmp);
+	if (r < 0) {
+		fetch_failed(s, err, false); /* a wrong checksum does not get better by asking again */
+		free(err);
+		return;
+	}
+	s->fetch.active = false;
+	sup_event(s, "ArtifactFetched", "fetched %s into %s", s->spec->job.jar_uri, s->jar.local_path);
+	if (launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+}
+
+static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->fetch.retry = sup_disarm(s->fetch.retry);
+	if (s->fetch.active)
+		start_fetch(s);
+	return 0;
+}
+
+static void start_fetch(struct supervisor *s)
+{
+	s->fetch.active = true;
+	s->fetch.attempts++;
+	char *dir = path_join(s->state_dir, "artifacts");
+	mkdir_p(dir);
+	free(dir);
+	struct fetch_ticket *t = xcalloc(1, sizeof(*t));
+	t->s = s;
+	t->gen = s->fetch.gen;
+	t->tmp = xasprintf("%s.part.%ld", s->jar.local_path, (long)getpid());
+	t->out = fopen(t->tmp, "we");
+	if (!t->out) {
+		char *why = xasprintf("unable to create %s: %s", t->tmp, strerror(errno));
+		free(t->tmp);
+		free(t);
+		fetch_failed(s, why, false);
+		free(why);
+		return;
+	}
+	struct download d = {
+	    .url = s->jar.url,
+	    .timeout = spec_duration(s->spec, "flinklet.artifacts.timeout"),
+	    .ca_file = spec_get(s->spec, "flinklet.artifacts.ca-file"),
+	    .aws_sigv4 = s->jar.sigv4,
+	    .userpwd = s->jar.userpwd,
+	    .headers = (const char *const *)s->jar.headers.v,
+	};
+	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", s->spec->job.jar_uri, s->fetch.attempts);
+	if (rest_download(s->rest, &d, t->out, on_fetched, t) < 0) {
+		fclose(t->out);
+		unlink(t->tmp);
+		free(t->tmp);
+		free(t);
+		fetch_failed(s, "unable to start the download", true);
+	}
+}
+
+int sup_launch(struct supervisor *s)
+{
+	if (s->next_fresh) {
+		s->next_fresh = false;
+		int q = rotate_job_id(s);
+		if (q < 0)
+			return q;
+	}
+	sup_fetch_cancel(s);
+	artifact_free(&s->jar);
+	char *err = NULL;
+	int r = artifact_plan(s->spec, s->state_dir, &s->jar, &err);
+	if (r < 0) {
+		sup_alert(s, "ArtifactInvalid", "%s", err);
+		free(err);
+		return r;
+	}
+	if (s->jar.remote && !artifact_cached(&s->jar)) {
+		s->fetch.attempts = 0;
+		start_fetch(s);
+		return s->fetch.active || s->state != SUP_STARTING ? 0 : -EIO;
+	}
+	return launch_jvm(s);
+}
 
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 {

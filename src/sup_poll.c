@@ -177,14 +177,16 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	s->last_rest_ok = now_monotonic();
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(body, "state");
 	const cJSON *start = cJSON_GetObjectItemCaseSensitive(body, "start-time");
-	int total = 0, running = 0;
+	int total = 0, running = 0, finished = 0;
 	const cJSON *v;
 	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(body, "vertices")) {
 		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
 		const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(v, "tasks");
 		const cJSON *run = cJSON_GetObjectItemCaseSensitive(tasks, "RUNNING");
+		const cJSON *fin = cJSON_GetObjectItemCaseSensitive(tasks, "FINISHED");
 		total += cJSON_IsNumber(par) ? (int)par->valuedouble : 0;
 		running += cJSON_IsNumber(run) ? (int)run->valuedouble : 0;
+		finished += cJSON_IsNumber(fin) ? (int)fin->valuedouble : 0;
 	}
 	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
 	if (s->state == SUP_STARTING || s->state == SUP_RUNNING)
@@ -193,8 +195,10 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 		s->status.start_time_ms = (int64_t)start->valuedouble;
 	s->status.tasks_total = total;
 	s->status.tasks_running = running;
+	s->status.tasks_finished = finished;
 	sup_write_status(s);
-	if (st && !strcmp(st, "RUNNING") && total > 0 && running == total)
+	/* every task running; a source subtask that got no split (or a bounded one) is FINISHED, not missing */
+	if (st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
 		sup_dispatch(s, EV_JOB_RUNNING);
 	if (job_state_terminal(st) || !poll_current(s)) {
 		/* a terminal job ends its JVM by itself; it is never restarted by a health check */

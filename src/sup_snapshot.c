@@ -126,9 +126,15 @@ static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 	s->savepoint_timer = sup_disarm(s->savepoint_timer);
 	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
 		return 0;
-	const char *why = s->stop_purpose == STOP_EXIT
-	                      ? "the savepoint on shutdown did not complete within the shutdown budget"
-	                      : "the stop-with-savepoint did not complete within flinklet.snapshot.timeout";
+	if (s->stop_purpose != STOP_EXIT) {
+		/* a stop-with-savepoint in flight cannot be called off: its outcome decides (Flink fails it at
+		 * execution.checkpointing.timeout at the latest); until then nothing else is done to the job */
+		sup_alert(s, "SavepointSlow",
+		          "the stop-with-savepoint has not completed within %s; waiting for Flink's answer",
+		          spec_get(s->spec, "flinklet.snapshot.timeout"));
+		return 0;
+	}
+	const char *why = "the savepoint on shutdown did not complete within the shutdown budget";
 	status_set_string(&s->status.error, why);
 	sup_alert(s, "SavepointFailed", "%s", why);
 	sup_dispatch(s, EV_SAVEPOINT_FAILED);
@@ -519,7 +525,15 @@ void sup_check_volume(struct supervisor *s)
 	if (min <= 0 || statvfs(s->state_dir, &v) < 0 || v.f_blocks == 0)
 		return;
 	double free_pct = 100.0 * (double)v.f_bavail / (double)v.f_blocks;
-	if (free_pct < (double)min && !s->volume_low) {
+	if (free_pct < (double)min && s->volume_low && !s->status.error) {
+		/* still low: the error stays in the status even after something else cleared it */
+		char *why =
+		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%)",
+		              s->state_dir, free_pct, (long long)min);
+		status_set_string(&s->status.error, why);
+		free(why);
+		sup_write_status(s);
+	} else if (free_pct < (double)min && !s->volume_low) {
 		s->volume_low = true;
 		char *why =
 		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%): "

@@ -97,13 +97,17 @@ static void arm_deadline(struct supervisor *s)
 /* ---- the actions ---- */
 
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next);
+static enum sup_state act_stopped(struct supervisor *s);
 
 static enum sup_state act_terminate(struct supervisor *s)
 {
 	if (s->stop_purpose == STOP_EXIT)
 		arm_deadline(s);
-	if (s->jvm_pid <= 0)
-		return SUP_STOPPING;
+	if (s->jvm_pid <= 0) {
+		/* nothing runs yet (the jar is still being fetched): the stop is done */
+		sup_fetch_cancel(s);
+		return act_stopped(s);
+	}
 	static const char *const why[] = {"shut down", "suspend", "upgrade", "roll back"};
 	char *intent =
 	    xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point", why[s->stop_purpose]);
@@ -266,10 +270,15 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		s->stable_since = now_monotonic();
 		s->first_start = false;
 		s->upgrading = false;
-		status_set_string(&s->status.error, NULL);
+		if (!s->volume_low) /* a full volume is still a problem once the job runs */
+			status_set_string(&s->status.error, NULL);
 		status_set_string(&s->status.intent, NULL);
-		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running", s->job_id,
-		          s->status.tasks_total);
+		if (s->status.tasks_finished)
+			sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)",
+			          s->job_id, s->status.tasks_running, s->status.tasks_finished);
+		else
+			sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running", s->job_id,
+			          s->status.tasks_total);
 		if (s->rolling_back) {
 			s->rolling_back = false;
 			s->rolled_back = true;
@@ -608,6 +617,8 @@ static int setup_loop(struct supervisor *s)
 static void sup_free(struct supervisor *s)
 {
 	rest_free(s->rest);
+	sup_fetch_cancel(s);
+	artifact_free(&s->jar);
 	sup_reload_free(s);
 	sup_snapshot_cancel(s);
 	sup_disarm(s->poll_timer);

@@ -13,8 +13,9 @@ def events_of(f, kind):
     return [e for e in f.events() if e["type"] == kind]
 
 
-def wait_event(f, kind, timeout=60, after=0):
-    return wait_for(lambda: [e for e in events_of(f, kind) if e["timeMs"] >= after], timeout, f"a {kind} event")
+def wait_event(f, kind, timeout=60, after=0, interval=0.5):
+    return wait_for(lambda: [e for e in events_of(f, kind) if e["timeMs"] >= after], timeout, f"a {kind} event",
+                    interval=interval)
 
 
 def now_ms():
@@ -179,3 +180,63 @@ def test_spec_that_cannot_start_is_rolled_back(flinklets):
     f.signal(signal.SIGHUP)
     wait_event(f, "ConfigUnchanged", timeout=20)
     assert f.status()["lifecycleState"] == "ROLLED_BACK"
+
+
+def break_savepoints(f):
+    """Flink cannot write a savepoint where a plain file stands in for the savepoint directory."""
+    sp = os.path.join(f.state, "savepoints")
+    os.makedirs(sp, exist_ok=True)
+    os.rename(sp, sp + ".moved")
+    with open(sp, "w") as fh:
+        fh.write("not a directory\n")
+
+
+def test_failed_upgrade_savepoint_keeps_the_job_running_without_fallback(flinklets):
+    f = flinklets(job={"parallelism": 1},
+                  conf={"kubernetes.operator.job.upgrade.last-state-fallback.enabled": "false"}).start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(1)
+    break_savepoints(f)
+    t0 = now_ms()
+    f.write_config(job={"parallelism": 2})
+    wait_event(f, "UpgradeAborted", after=t0)
+    time.sleep(3)
+    st = f.status()
+    assert st["jvm"]["pid"] == pid and pid_alive(pid), "the job keeps running in the same JVM"
+    assert st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING"
+    assert "savepoint" in st["error"]
+    assert set(vertex_parallelism(f, job_id).values()) == {1}, "still the old spec"
+
+
+def test_failed_upgrade_savepoint_falls_back_to_last_state_and_says_so(flinklets):
+    f = flinklets(job={"parallelism": 1}).start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(2)
+    break_savepoints(f)
+    t0 = now_ms()
+    f.write_config(job={"parallelism": 2})
+    wait_event(f, "UpgradeFallback", after=t0, interval=0.02)
+    # mend the volume at once: with its savepoint directory unreadable flinklet would (rightly) not start
+    sp = os.path.join(f.state, "savepoints")
+    os.unlink(sp)
+    os.rename(sp + ".moved", sp)
+    st = wait_for(lambda: (s := f.status())["jvm"]["pid"] not in (0, pid) and s["lifecycleState"] == "STABLE" and s,
+                  120, "the upgraded job RUNNING")
+    assert 2 in vertex_parallelism(f, job_id).values()
+    r = restored(f, job_id)
+    assert r["is_savepoint"] is False, "restored from the newest checkpoint"
+    assert st["restoredFrom"]["kind"] == "checkpoint"
+
+
+def test_low_volume_space_is_reported_and_cleared(flinklets):
+    # 99 % free is more than any test machine's disk has: the warning must come
+    f = flinklets(conf={"flinklet.volume.min-free-percent": "99"}).start()
+    f.wait_stable()
+    low = wait_event(f, "VolumeLow", timeout=30)
+    assert "flinklet.volume.min-free-percent" in low[0]["message"]
+    assert "min-free-percent" in f.status()["error"]
+    f.write_config(conf={"flinklet.volume.min-free-percent": "1"})
+    wait_event(f, "VolumeOk", timeout=30)
+    assert f.status()["error"] is None

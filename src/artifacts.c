@@ -1,0 +1,187 @@
+/* artifacts: where the job's jar comes from, and the cache on the volume (see include/artifacts.h). */
+#include "artifacts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "store.h"
+
+static void hex(const unsigned char *d, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static void sha256_string(const char *s, char out[65])
+{
+	unsigned char d[32];
+	unsigned int n = 0;
+	EVP_Digest(s, strlen(s), d, &n, EVP_sha256(), NULL);
+	hex(d, 32, out);
+}
+
+int sha256_file(const char *path, char out[65])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int r = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ? 0 : -ENOMEM;
+	unsigned char buf[65536];
+	while (r == 0) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			r = -errno;
+		if (n <= 0)
+			break;
+		EVP_DigestUpdate(ctx, buf, (size_t)n);
+	}
+	if (r == 0) {
+		unsigned char d[32];
+		unsigned int len = 0;
+		EVP_DigestFinal_ex(ctx, d, &len);
+		hex(d, 32, out);
+	}
+	EVP_MD_CTX_free(ctx);
+	close(fd);
+	return r;
+}
+
+static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, char **err)
+{
+	const char *rest = uri + strlen("s3://");
+	const char *slash = strchr(rest, '/');
+	if (!slash || slash == rest || !slash[1]) {
+		*err = xasprintf("spec.job.jarURI: an s3 URI must be s3://bucket/key (got \"%s\")", uri);
+		return -EINVAL;
+	}
+	char *bucket = xstrndup(rest, (size_t)(slash - rest));
+	const char *key = slash + 1;
+	const char *region = spec_get(s, "flinklet.artifacts.s3.region");
+	if (str_empty(region))
+		region = getenv("AWS_REGION");
+	if (str_empty(region))
+		region = getenv("AWS_DEFAULT_REGION");
+	if (str_empty(region))
+		region = "us-east-1";
+	const char *endpoint = spec_get(s, "flinklet.artifacts.s3.endpoint");
+	if (!str_empty(endpoint)) /* path-style, for S3-compatible stores */
+		a->url = xasprintf("%s/%s/%s", endpoint, bucket, key);
+	else
+		a->url = xasprintf("https://%s.s3.%s.amazonaws.com/%s", bucket, region, key);
+	free(bucket);
+	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
+	if (str_empty(id) || str_empty(secret)) {
+		*err = xasprintf("spec.job.jarURI: %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", uri);
+		return -EINVAL;
+	}
+	a->sigv4 = xasprintf("aws:amz:%s:s3", region);
+	a->userpwd = xasprintf("%s:%s", id, secret);
+	const char *token = getenv("AWS_SESSION_TOKEN");
+	if (!str_empty(token))
+		strv_push_take(&a->headers, xasprintf("x-amz-security-token: %s", token));
+	return 0;
+}
+
+int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err)
+{
+	memset(a, 0, sizeof(*a));
+	const char *uri = s->job.jar_uri;
+	char *local = local_path_from_uri(uri);
+	if (local) {
+		a->local_path = local;
+		return 0;
+	}
+	a->remote = true;
+	const char *sum = spec_get(s, "flinklet.job.jar.sha256");
+	a->sha256 = !str_empty(sum) ? sum : NULL;
+	int r = 0;
+	if (str_has_prefix(uri, "https://"))
+		a->url = xstrdup(uri);
+	else if (str_has_prefix(uri, "s3://"))
+		r = plan_s3(s, uri, a, err);
+	else {
+		*err = xasprintf("spec.job.jarURI: unsupported scheme (got \"%s\")", uri);
+		r = -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	char *dir = path_join(state_dir, "artifacts");
+	char name[80];
+	if (a->sha256) {
+		char lower[65];
+		for (size_t i = 0; i < 64; i++)
+			lower[i] = (char)tolower((unsigned char)a->sha256[i]);
+		lower[64] = '\0';
+		snprintf(name, sizeof(name), "%s.jar", lower);
+	} else {
+		char h[65];
+		sha256_string(uri, h);
+		snprintf(name, sizeof(name), "uri-%s.jar", h);
+	}
+	a->local_path = path_join(dir, name);
+	free(dir);
+	return 0;
+}
+
+void artifact_free(struct artifact *a)
+{
+	free(a->local_path);
+	free(a->url);
+	free(a->sigv4);
+	free(a->userpwd);
+	strv_free(&a->headers);
+	memset(a, 0, sizeof(*a));
+}
+
+static bool matches(const char *path, const char *want)
+{
+	char got[65];
+	return sha256_file(path, got) == 0 && !strcasecmp(got, want);
+}
+
+bool artifact_cached(const struct artifact *a)
+{
+	if (access(a->local_path, R_OK) < 0)
+		return false;
+	return !a->sha256 || matches(a->local_path, a->sha256);
+}
+
+int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
+{
+	if (a->sha256) {
+		char got[65];
+		int r = sha256_file(tmp_path, got);
+		if (r < 0 || strcasecmp(got, a->sha256)) {
+			*err = r < 0
+			           ? xasprintf("unable to read the download: %s", strerror(-r))
+			           : xasprintf("checksum mismatch: flinklet.job.jar.sha256 is %s, the download's is %s",
+			                       a->sha256, got);
+			unlink(tmp_path);
+			return -EBADMSG;
+		}
+	}
+	int fd = open(tmp_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	if (rename(tmp_path, a->local_path) < 0) {
+		*err = xasprintf("unable to move the download into %s: %s", a->local_path, strerror(errno));
+		unlink(tmp_path);
+		return -errno;
+	}
+	return 0;
+}
