@@ -1010,17 +1010,22 @@ static const struct bad_case bad_cases[] = {
      "t.yaml: spec.job.jarURI: required (the job's jar: local:///path/job.jar)",
      {0},
      1},
-    {"jarURI https",
-     HEAD_NOJAR "    jarURI: https://example.com/clicks.jar\n",
+    {"jarURI plain http",
+     HEAD_NOJAR "    jarURI: http://example.com/clicks.jar\n",
      NULL,
-     {"spec.job.jarURI: must be local:///path, file:///path or an absolute path (got "
-      "\"https://example.com/clicks.jar\")",
-      "https:// and s3:// jars is not supported"},
+     {"spec.job.jarURI: must be local:///path, file:///path, an absolute path, https://... or s3://bucket/key (got "
+      "\"http://example.com/clicks.jar\")"},
      1},
     {"jarURI relative",
      HEAD_NOJAR "    jarURI: clicks.jar\n",
      NULL,
-     {"spec.job.jarURI: must be local:///path, file:///path or an absolute path (got \"clicks.jar\")"},
+     {"spec.job.jarURI: must be local:///path, file:///path, an absolute path, https://... or s3://bucket/key (got "
+      "\"clicks.jar\")"},
+     1},
+    {"jar checksum not hex",
+     CONF "    flinklet.job.jar.sha256: abc\n",
+     "t.yaml:9:30: spec.flinkConfiguration.flinklet.job.jar.sha256: must be a sha256 of 64 hex digits (got \"abc\")",
+     {NULL},
      1},
     {"entryClass empty", HEAD "    entryClass: \"\"\n", NULL, {"spec.job.entryClass: must not be empty"}, 1},
     {"initialSavepointPath s3",
@@ -1497,8 +1502,7 @@ static void test_jar_uri_error_has_position(void **state)
 {
 	(void)state;
 	int rc = 0;
-	char *diags =
-	    parse_and_finalize("t.yaml", HEAD_NOJAR "    jarURI: https://example.com/clicks.jar\n", NULL, &rc);
+	char *diags = parse_and_finalize("t.yaml", HEAD_NOJAR "    jarURI: ftp://example.com/clicks.jar\n", NULL, &rc);
 	assert_int_equal(rc, -EINVAL);
 	assert_contains(diags, "t.yaml:7:13: spec.job.jarURI: must be local:///path");
 	free(diags);
