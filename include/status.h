@@ -58,6 +58,10 @@ struct status {
 	char *flink_version;
 	int rest_port;
 	char *intent; /* what the supervisor is about to do, persisted before it acts */
+	/* how to reach the supervisor: its pid, HTTP endpoint and the file holding the API token */
+	pid_t supervisor_pid;
+	char *http_address;
+	char *token_file;
 	char *error;
 };
 

@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "artifacts.h"
+#include "http.h"
 #include "config.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -101,6 +102,30 @@ struct supervisor {
 		sd_event_source *retry;
 	} fetch;
 
+	/* the job's vertices as Flink last reported them */
+	struct {
+		struct vertex_info {
+			char id[33];
+			char *name;
+			int parallelism, max_parallelism;
+		} * v;
+		size_t n;
+	} vertices;
+	enum job_state file_job_state; /* job.state as the file says it, before an API override */
+
+	/* the HTTP endpoint and what /metrics counts */
+	struct http_server *http;
+	char *token;
+	struct {
+		uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures, unauthorized;
+		uint64_t scalings;
+		int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
+	} counters;
+	bool notified_ready;
+	sd_event_source *watchdog_timer;
+	usec_t watchdog_usec;
+	bool journald;
+
 	/* configuration changes and rollback */
 	char *launch_fingerprint;   /* what the running JVM was launched with */
 	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
@@ -145,7 +170,19 @@ void sup_retention(struct supervisor *s);
 void sup_check_volume(struct supervisor *s);
 void sup_check_nonces(struct supervisor *s);
 
+/* sup_http.c */
+int sup_http_start(struct supervisor *s);
+void sup_http_stop(struct supervisor *s);
+char *sup_metrics(struct supervisor *s);
+
+/* sup_notify.c: systemd (sd_notify, watchdog) and journald */
+void sup_notify_setup(struct supervisor *s);
+void sup_notify_state(struct supervisor *s); /* after every transition */
+void sup_notify_free(struct supervisor *s);
+
 /* sup_reload.c */
+void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source);
+void sup_apply_state_override(struct supervisor *s, struct spec *spec);
 int sup_reload_setup(struct supervisor *s);
 void sup_reload(struct supervisor *s, const char *why);
 void sup_keep_stable_spec(struct supervisor *s);

@@ -39,4 +39,12 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
 		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pytest
 	}
 fi
+if ! python3 -c 'import prometheus_client' 2>/dev/null; then
+	echo "deps: installing prometheus_client (the e2e tests parse /metrics with it)"
+	python3 -m pip install -q prometheus_client 2>/dev/null || {
+		sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo="sudo"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-prometheus-client
+	}
+fi
 echo "deps: all present"

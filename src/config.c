@@ -93,6 +93,9 @@ const struct option_def flinklet_options[] = {
      "An S3-compatible endpoint (https://host:port), addressed path-style; default: AWS."},
     {"flinklet.artifacts.s3.region", OPT_STRING, NULL, 0, 0, NULL,
      "The S3 region to sign for; default: $AWS_REGION, else $AWS_DEFAULT_REGION, else us-east-1."},
+    {"flinklet.http.token-file", OPT_PATH, NULL, 0, 0, NULL,
+     "The bearer token of the control API (a Kubernetes secret mount, say). Default: <state dir>/http.token, "
+     "generated on the first start."},
     {"flinklet.log.level", OPT_ENUM, "info", 0, 0, "debug,info,warn,error", "The supervisor's log level."},
     {"kubernetes.operator.flink.client.timeout", OPT_DURATION, "10 s", 0, 0, NULL,
      "Timeout of one request to Flink's REST API (the operator's option, same default)."},

@@ -65,6 +65,8 @@ static void check_option(struct spec *s, struct conf_entry *e, const struct opti
 		break;
 	}
 	case OPT_HOSTPORT: {
+		if (!strcmp(v, "off"))
+			break;
 		const char *colon = strrchr(v, ':');
 		int64_t port;
 		if (!colon || colon == v || parse_int64(colon + 1, &port) < 0 || port < 0 || port > 65535)

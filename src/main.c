@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli.h"
 #include "config.h"
 #include "log.h"
 #include "status.h"
@@ -23,7 +24,9 @@ static const char usage[] =
     "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
     "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
     "       flinklet check-config [-c FILE] [-D key=value]... [--json]\n"
-    "       flinklet status       [-c FILE] [--state-dir DIR] [--json] [--ready | --live]\n"
+    "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
+    "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
+    "                             (also: checkpoint, suspend, resume)\n"
     "       flinklet version\n"
     "\n"
     "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
@@ -32,7 +35,8 @@ static const char usage[] =
 struct cli {
 	const char *command;
 	struct config_args cfg;
-	bool json, ready, live, exit_on_finish, help;
+	const char *url, *token_file;
+	bool json, ready, live, exit_on_finish, help, wait;
 };
 
 static int need_value(int argc, char **argv, int *i, const char **out)
@@ -84,6 +88,14 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			strv_push(&c->cfg.defines, v);
 		} else if (str_has_prefix(a, "-D") && a[2]) {
 			strv_push(&c->cfg.defines, a + 2);
+		} else if (!strcmp(a, "--url")) {
+			if (need_value(argc, argv, &i, &c->url) < 0)
+				return -1;
+		} else if (!strcmp(a, "--token-file")) {
+			if (need_value(argc, argv, &i, &c->token_file) < 0)
+				return -1;
+		} else if (!strcmp(a, "--wait")) {
+			c->wait = true;
 		} else if (!strcmp(a, "--json")) {
 			c->json = true;
 		} else if (!strcmp(a, "--ready")) {
@@ -180,8 +192,61 @@ static char *resolve_state_dir(struct cli *c)
 	return xstrdup("/var/lib/flinklet");
 }
 
+static void print_age(const char *label, const struct snapshot_ref *r)
+{
+	if (!r->location) {
+		printf("%-16s -\n", label);
+		return;
+	}
+	long long age = ((long long)(now_realtime() / USEC_PER_MSEC) - (long long)r->time_ms) / 1000;
+	printf("%-16s %s (%llds ago%s%s)\n", label, r->location, age, r->trigger_type ? ", " : "",
+	       r->trigger_type ? r->trigger_type : "");
+}
+
+static void print_table(const struct status *st, bool supervised)
+{
+	printf("%-16s %s\n", "name", st->name ? st->name : "-");
+	printf("%-16s %s (pid %d)\n", "supervisor", supervised ? "running" : "not running", (int)st->supervisor_pid);
+	printf("%-16s %s\n", "lifecycle", lifecycle_to_string(st->lifecycle));
+	printf("%-16s %s\n", "job id", st->job_id[0] ? st->job_id : "-");
+	printf("%-16s %s (%d/%d tasks running, %d finished)\n", "job state", st->job_state ? st->job_state : "-",
+	       st->tasks_running, st->tasks_total, st->tasks_finished);
+	printf("%-16s %s %s\n", "restored from", st->restored_kind ? st->restored_kind : "none",
+	       st->restored_location ? st->restored_location : "");
+	print_age("last checkpoint", &st->last_checkpoint);
+	print_age("last savepoint", &st->last_savepoint);
+	printf("%-16s pid %d, %d restarts, last exit %s%d\n", "jvm", (int)st->jvm_pid, st->jvm_restarts,
+	       st->last_exit_signal >= 0 ? "signal " : "code ",
+	       st->last_exit_signal >= 0 ? st->last_exit_signal : st->last_exit_code);
+	printf("%-16s %s (REST port %d)\n", "flink", st->flink_version ? st->flink_version : "-", st->rest_port);
+	printf("%-16s %s\n", "endpoint", st->http_address ? st->http_address : "-");
+	printf("%-16s %s\n", "error", st->error ? st->error : "-");
+}
+
 static int cmd_status(struct cli *c)
 {
+	if (c->url) {
+		char *json = NULL;
+		if (cli_fetch_status(c->url, &json) != 0)
+			return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		struct status st;
+		int code = 0;
+		if (status_parse(json, &st) < 0)
+			code = EXIT_ENV;
+		else if (c->ready)
+			code = st.lifecycle == LIFECYCLE_STABLE && st.job_state && !strcmp(st.job_state, "RUNNING")
+			           ? 0
+			           : EXIT_FAILED;
+		else if (c->live)
+			code = st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+		else if (c->json)
+			fputs(json, stdout);
+		else
+			print_table(&st, true);
+		status_free(&st);
+		free(json);
+		return code;
+	}
 	char *dir = resolve_state_dir(c);
 	if (!dir)
 		return EXIT_USAGE;
@@ -217,20 +282,7 @@ static int cmd_status(struct cli *c)
 	} else if (c->json) {
 		fputs(text, stdout);
 	} else {
-		printf("%-16s %s\n", "name", st.name ? st.name : "-");
-		printf("%-16s %s\n", "supervisor", supervised ? "running" : "not running");
-		printf("%-16s %s\n", "lifecycle", lifecycle_to_string(st.lifecycle));
-		printf("%-16s %s\n", "job id", st.job_id[0] ? st.job_id : "-");
-		printf("%-16s %s (%d/%d tasks running)\n", "job state", st.job_state ? st.job_state : "-",
-		       st.tasks_running, st.tasks_total);
-		printf("%-16s %s\n", "last checkpoint",
-		       st.last_checkpoint.location ? st.last_checkpoint.location : "-");
-		printf("%-16s %s\n", "last savepoint", st.last_savepoint.location ? st.last_savepoint.location : "-");
-		printf("%-16s %s %s\n", "restored from", st.restored_kind ? st.restored_kind : "none",
-		       st.restored_location ? st.restored_location : "");
-		printf("%-16s pid %d, %d restarts\n", "jvm", (int)st.jvm_pid, st.jvm_restarts);
-		printf("%-16s %s (REST port %d)\n", "flink", st.flink_version ? st.flink_version : "-", st.rest_port);
-		printf("%-16s %s\n", "error", st.error ? st.error : "-");
+		print_table(&st, supervised);
 	}
 	status_free(&st);
 	free(text);
@@ -257,6 +309,12 @@ int main(int argc, char **argv)
 		code = cmd_run(&c);
 	} else if (!strcmp(c.command, "status")) {
 		code = cmd_status(&c);
+	} else if (!strcmp(c.command, "savepoint") || !strcmp(c.command, "checkpoint") ||
+	           !strcmp(c.command, "suspend") || !strcmp(c.command, "resume")) {
+		char *dir = c.url ? NULL : resolve_state_dir(&c);
+		struct control_args a = {c.command, dir, c.url, c.token_file, c.wait};
+		code = c.url || dir ? cli_control(&a) : EXIT_USAGE;
+		free(dir);
 	} else {
 		fprintf(stderr, "flinklet: unknown command \"%s\"\n%s", c.command, usage);
 		code = EXIT_USAGE;

@@ -78,6 +78,8 @@ void status_free(struct status *st)
 	free(st->restored_location);
 	free(st->flink_version);
 	free(st->intent);
+	free(st->http_address);
+	free(st->token_file);
 	free(st->error);
 	status_init(st);
 }
@@ -168,6 +170,10 @@ cJSON *status_to_json(const struct status *st)
 
 	cJSON *as = cJSON_AddObjectToObject(root, "autoscaler");
 	cJSON_AddObjectToObject(as, "parallelismOverrides");
+	cJSON *sv = cJSON_AddObjectToObject(root, "supervisor");
+	cJSON_AddNumberToObject(sv, "pid", st->supervisor_pid);
+	cJSON_AddItemToObject(sv, "httpAddress", str_or_null(st->http_address));
+	cJSON_AddItemToObject(sv, "tokenFile", str_or_null(st->token_file));
 	cJSON_AddItemToObject(root, "intent", str_or_null(st->intent));
 	cJSON_AddItemToObject(root, "error", str_or_null(st->error));
 	return root;
@@ -269,6 +275,10 @@ int status_parse(const char *text, struct status *st)
 	status_set_string(&st->flink_version, get_str(fl, "version"));
 	st->rest_port = (int)get_num(fl, "restPort", 0);
 	status_set_string(&st->intent, get_str(root, "intent"));
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "supervisor");
+	st->supervisor_pid = (pid_t)get_num(sv, "pid", 0);
+	status_set_string(&st->http_address, get_str(sv, "httpAddress"));
+	status_set_string(&st->token_file, get_str(sv, "tokenFile"));
 	status_set_string(&st->error, get_str(root, "error"));
 	cJSON_Delete(root);
 	return 0;

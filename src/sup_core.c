@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 
+#include <systemd/sd-journal.h>
+
 #include "store.h"
 #include "sup.h"
 
@@ -13,7 +15,14 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 {
 	struct strbuf msg = {0};
 	strbuf_vappendf(&msg, fmt, ap);
-	log_msg(level, "%s", msg.buf);
+	if (s->journald)
+		/* structured: the journal gets the fields, and stderr would only repeat the message */
+		sd_journal_send("MESSAGE=%s", msg.buf, "PRIORITY=%d", level >= LOG_LEVEL_ERROR ? 3 : 6,
+		                "SYSLOG_IDENTIFIER=flinklet", "FLINKLET_EVENT=%s", type, "FLINKLET_JOB_ID=%s",
+		                s->job_id, "FLINKLET_JOB_NAME=%s", s->spec->name, "FLINKLET_LIFECYCLE_STATE=%s",
+		                lifecycle_to_string(s->status.lifecycle), NULL);
+	else
+		log_msg(level, "%s", msg.buf);
 
 	usec_t now = now_realtime();
 	char iso[40];

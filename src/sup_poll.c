@@ -135,6 +135,11 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 	if (code == 200 && body) {
 		const cJSON *counts = cJSON_GetObjectItemCaseSensitive(body, "counts");
 		const cJSON *completed_n = cJSON_GetObjectItemCaseSensitive(counts, "completed");
+		const cJSON *failed_n = cJSON_GetObjectItemCaseSensitive(counts, "failed");
+		if (cJSON_IsNumber(completed_n))
+			s->counters.flink_completed = (int64_t)completed_n->valuedouble;
+		if (cJSON_IsNumber(failed_n))
+			s->counters.flink_failed = (int64_t)failed_n->valuedouble;
 		if (cJSON_IsNumber(completed_n) && (int64_t)completed_n->valuedouble != s->completed_checkpoints) {
 			s->completed_checkpoints = (int64_t)completed_n->valuedouble;
 			s->last_checkpoint_progress = now_monotonic();
@@ -159,6 +164,33 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 	}
 	if (rest_request(s->rest, "GET", "/overview", NULL, on_overview, s) < 0)
 		s->poll_in_flight = false;
+}
+
+static void record_vertices(struct supervisor *s, const cJSON *vertices)
+{
+	for (size_t i = 0; i < s->vertices.n; i++)
+		free(s->vertices.v[i].name);
+	free(s->vertices.v);
+	s->vertices.v = NULL;
+	s->vertices.n = 0;
+	int n = cJSON_GetArraySize(vertices);
+	if (n <= 0)
+		return;
+	s->vertices.v = xcalloc((size_t)n, sizeof(*s->vertices.v));
+	const cJSON *v;
+	cJSON_ArrayForEach (v, vertices) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
+		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
+		const cJSON *maxp = cJSON_GetObjectItemCaseSensitive(v, "maxParallelism");
+		if (!cJSON_IsString(id) || strlen(id->valuestring) != 32)
+			continue;
+		struct vertex_info *vi = &s->vertices.v[s->vertices.n++];
+		memcpy(vi->id, id->valuestring, 33);
+		vi->name = xstrdup(cJSON_IsString(name) ? name->valuestring : "");
+		vi->parallelism = cJSON_IsNumber(par) ? (int)par->valuedouble : 0;
+		vi->max_parallelism = cJSON_IsNumber(maxp) ? (int)maxp->valuedouble : 0;
+	}
 }
 
 static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
@@ -188,6 +220,7 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 		running += cJSON_IsNumber(run) ? (int)run->valuedouble : 0;
 		finished += cJSON_IsNumber(fin) ? (int)fin->valuedouble : 0;
 	}
+	record_vertices(s, cJSON_GetObjectItemCaseSensitive(body, "vertices"));
 	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
 	if (s->state == SUP_STARTING || s->state == SUP_RUNNING)
 		sup_set_job_state(s, st);

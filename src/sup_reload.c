@@ -6,6 +6,7 @@
  * change to what the JVM would be launched with is an upgrade by the new spec's upgradeMode. The spec that
  * last ran STABLE is kept on the volume, to roll back to. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -169,6 +170,7 @@ void sup_reload(struct supervisor *s, const char *why)
 		return;
 	}
 	diags_free(&d);
+	sup_apply_state_override(s, n);
 	if (s->status.error && str_has_prefix(s->status.error, "configuration rejected"))
 		status_set_string(&s->status.error, NULL);
 
@@ -206,4 +208,48 @@ void sup_reload(struct supervisor *s, const char *why)
 		sup_dispatch(s, EV_UPGRADE);
 	}
 	sup_write_status(s);
+}
+
+/* ---- job.state from the API ----
+ * POST /api/v1/suspend|resume changes the desired job.state like an edit of the file would. It is kept in
+ * <state dir>/job-state.override with the file's job.state at that moment, and holds (across restarts of
+ * flinklet too) until the file's job.state itself changes. */
+
+static char *override_path(struct supervisor *s)
+{
+	return path_join(s->state_dir, "job-state.override");
+}
+
+void sup_apply_state_override(struct supervisor *s, struct spec *spec)
+{
+	s->file_job_state = spec->job.state;
+	char *path = override_path(s);
+	char *text = NULL;
+	if (read_file(path, 256, &text, NULL) == 0) {
+		char want[32] = "", then[32] = "";
+		if (sscanf(text, "%31s %31s", want, then) == 2 && !strcmp(then, job_state_to_string(spec->job.state))) {
+			spec->job.state = !strcmp(want, "suspended") ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING;
+		} else {
+			unlink(path); /* the file's job.state changed since: the file decides again */
+		}
+		free(text);
+	}
+	free(path);
+}
+
+void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source)
+{
+	char *path = override_path(s);
+	char *line = xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->file_job_state));
+	int r = state == s->file_job_state ? (unlink(path) < 0 && errno != ENOENT ? -errno : 0)
+	                                   : write_file_atomic(path, line, strlen(line));
+	if (r < 0)
+		log_warn("unable to keep the desired job state in %s: %s", path, strerror(-r));
+	free(line);
+	free(path);
+	if (s->spec->job.state == state && (state == JOB_STATE_RUNNING) == (s->state != SUP_SUSPENDED))
+		return;
+	s->spec->job.state = state;
+	sup_event(s, "DesiredStateChanged", "job.state is now %s (set by %s)", job_state_to_string(state), source);
+	sup_dispatch(s, state == JOB_STATE_SUSPENDED ? EV_SUSPEND : EV_RESUME);
 }

@@ -50,6 +50,7 @@ void sup_record_savepoint(struct supervisor *s, const char *location, const char
 		s->status.n_savepoint_history--;
 	}
 	snapshot_ref_set(&s->status.savepoint_history[s->status.n_savepoint_history++], location, -1, now_ms, trigger);
+	s->counters.savepoints++;
 	sup_write_status(s);
 	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s)", location, trigger);
 	sup_retention(s);
@@ -87,6 +88,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 			return;
 		}
 		char *first = failure_of(op);
+		s->counters.savepoint_failures++;
 		char *why = xasprintf("stop-with-savepoint failed: %s", first ? first : "unknown cause");
 		status_set_string(&s->status.error, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
@@ -112,6 +114,7 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 		sup_arm(s, &s->savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
 		return;
 	}
+	s->counters.savepoint_failures++;
 	char *why = xasprintf("unable to trigger stop-with-savepoint: %s",
 	                      first_error(body, error ? error : "no answer from Flink"));
 	status_set_string(&s->status.error, why);
@@ -200,6 +203,10 @@ static void op_done(struct supervisor *s)
 static void op_failed(struct supervisor *s, const char *why)
 {
 	const char *what = s->op.kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint";
+	if (s->op.kind == SNAP_SAVEPOINT)
+		s->counters.savepoint_failures++;
+	else
+		s->counters.checkpoint_failures++;
 	char *msg = xasprintf("%s %s failed: %s", s->op.trigger, what, why);
 	status_set_string(&s->status.error, msg);
 	sup_alert(s, s->op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
@@ -220,6 +227,7 @@ static void record_checkpoint(struct supervisor *s, int64_t id)
 	}
 	snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL, id,
 	                 (int64_t)(now_realtime() / USEC_PER_MSEC), s->op.trigger);
+	s->counters.checkpoints++;
 	sup_write_status(s);
 	sup_event(s, "CheckpointCompleted", "checkpoint %lld completed (%s)", (long long)id, s->op.trigger);
 }

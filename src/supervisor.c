@@ -405,6 +405,7 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 	/* a finished job stays STABLE/FINISHED in the record after the supervisor stops */
 	if (!(next == SUP_STOPPED && before == SUP_FINISHED))
 		s->status.lifecycle = sup_lifecycle(s);
+	sup_notify_state(s);
 	if (before != next)
 		log_info("%s + %s -> %s (%s)", sup_state_name(before), sup_event_name(ev), sup_state_name(next),
 		         lifecycle_to_string(s->status.lifecycle));
@@ -616,8 +617,13 @@ static int setup_loop(struct supervisor *s)
 
 static void sup_free(struct supervisor *s)
 {
+	sup_http_stop(s);
+	sup_notify_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);
+	for (size_t i = 0; i < s->vertices.n; i++)
+		free(s->vertices.v[i].name);
+	free(s->vertices.v);
 	artifact_free(&s->jar);
 	sup_reload_free(s);
 	sup_snapshot_cancel(s);
@@ -685,6 +691,12 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		return 3;
 	}
 	sup_reload_setup(&s);
+	s.status.supervisor_pid = getpid();
+	if (sup_http_start(&s) < 0) {
+		sup_free(&s);
+		return 3;
+	}
+	sup_notify_setup(&s);
 	sup_event(&s, "SupervisorStarted", "flinklet %s (pid %d%s) supervising %s in %s", FLINKLET_VERSION,
 	          (int)getpid(), getpid() == 1 ? ", PID 1" : ", subreaper", spec->name, s.state_dir);
 	if (s.fresh_start)
@@ -704,7 +716,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 			sup_free(&s);
 			return 0;
 		}
-	} else if (spec->job.state == JOB_STATE_SUSPENDED) {
+	} else if (sup_apply_state_override(&s, spec), spec->job.state == JOB_STATE_SUSPENDED) {
 		s.state = SUP_SUSPENDED;
 		s.status.lifecycle = LIFECYCLE_SUSPENDED;
 		sup_set_job_state(&s, "SUSPENDED");

@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -45,6 +46,8 @@ class Flinklet:
         self.conf = dict(conf or {})
         self.conf.setdefault("execution.checkpointing.interval", "1s")
         self.conf.setdefault("rest.port", str(self.port))
+        self.http_port = free_port()
+        self.conf.setdefault("flinklet.http.address", f"127.0.0.1:{self.http_port}")
         job = dict(job or {})
         job.setdefault("args", ["--rate", "100", "--keys", "8", "--output", self.output])
         job["args"] = [self.output if a == "OUT" else a for a in job["args"]]
@@ -122,6 +125,21 @@ class Flinklet:
     def rest(self, path, timeout=5):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
             return json.loads(r.read())
+
+    def http(self, path, method="GET", token=None, body=None, timeout=5):
+        """(status, body) of one request to the supervisor's own endpoint."""
+        req = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}", method=method, data=body)
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def token(self):
+        with open(os.path.join(self.state, "http.token")) as f:
+            return f.read().strip()
 
     def wait_stable(self, timeout=120):
         def stable():

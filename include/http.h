@@ -1,0 +1,38 @@
+/* http: a small HTTP/1.1 server on libmicrohttpd, driven by the supervisor's sd-event loop (MHD's epoll fd
+ * is one I/O source, its timeout a timer), so handlers run on the loop's thread and may read and change
+ * supervisor state directly. Limits: connections, memory per connection, request body size, idle timeout.
+ * What the routes mean is the caller's (sup_http.c); this module only moves bytes. */
+#ifndef FLINKLET_HTTP_H
+#define FLINKLET_HTTP_H
+
+#include <stddef.h>
+
+#include <systemd/sd-event.h>
+
+#define HTTP_MAX_BODY 4096
+
+struct http_request {
+	const char *method;
+	const char *path;          /* without the query string */
+	const char *authorization; /* the Authorization header, or NULL */
+	const char *body;
+	size_t body_len;
+};
+
+struct http_response {
+	int code;
+	const char *content_type;
+	char *body; /* malloc'd; freed by the server */
+};
+
+typedef void (*http_handler)(void *userdata, const struct http_request *req, struct http_response *resp);
+
+struct http_server;
+
+/* Listens on "host:port" (port 0: any). Returns 0, or -errno (-EADDRINUSE, -EINVAL for a bad address). */
+int http_start(sd_event *event, const char *address, http_handler handler, void *userdata, struct http_server **ret);
+/* The port actually bound. */
+int http_port(const struct http_server *h);
+void http_stop(struct http_server *h);
+
+#endif

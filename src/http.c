@@ -1,0 +1,193 @@
+/* http: libmicrohttpd on the sd-event loop (see include/http.h). */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include <microhttpd.h>
+
+#include "util.h"
+
+#define MAX_CONNECTIONS 32
+#define CONNECTION_MEMORY (64 * 1024)
+#define CONNECTION_TIMEOUT_S 10
+
+struct http_server {
+	sd_event *event;
+	struct MHD_Daemon *mhd;
+	sd_event_source *io, *timer;
+	http_handler handler;
+	void *userdata;
+	int port;
+};
+
+/* Per-request state while a body arrives. */
+struct pending {
+	struct strbuf body;
+	bool too_large;
+};
+
+static void rearm_timer(struct http_server *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+		sd_event_source_set_time(h->timer, now_monotonic() + (usec_t)ms * USEC_PER_MSEC);
+		sd_event_source_set_enabled(h->timer, SD_EVENT_ONESHOT);
+	} else {
+		sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
+	}
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct http_server *h = userdata;
+	MHD_run(h->mhd);
+	rearm_timer(h);
+	return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct http_server *h = userdata;
+	MHD_run(h->mhd);
+	rearm_timer(h);
+	return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, int code, const char *type, const char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, (unsigned)code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+	struct http_server *h = cls;
+	struct pending *p = *con_cls;
+	if (!p) {
+		/* the first call carries only the headers */
+		p = xcalloc(1, sizeof(*p));
+		*con_cls = p;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (p->body.len + *upload_data_size > HTTP_MAX_BODY)
+			p->too_large = true;
+		else
+			strbuf_appendn(&p->body, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (p->too_large) {
+		static const char msg[] = "{\"error\":\"request body too large\"}\n";
+		return reply(c, 413, "application/json", msg, sizeof(msg) - 1);
+	}
+	struct http_request req = {
+	    .method = method,
+	    .path = url,
+	    .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
+	    .body = p->body.buf ? p->body.buf : "",
+	    .body_len = p->body.len,
+	};
+	struct http_response resp = {404, "application/json", NULL};
+	h->handler(h->userdata, &req, &resp);
+	const char *body = resp.body ? resp.body : "";
+	enum MHD_Result ret = reply(c, resp.code, resp.content_type, body, strlen(body));
+	free(resp.body);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct pending *p = *con_cls;
+	if (p) {
+		strbuf_free(&p->body);
+		free(p);
+		*con_cls = NULL;
+	}
+}
+
+static int parse_address(const char *address, struct sockaddr_in *sa)
+{
+	const char *colon = strrchr(address, ':');
+	if (!colon)
+		return -EINVAL;
+	int64_t port;
+	if (parse_int64(colon + 1, &port) < 0 || port < 0 || port > 65535)
+		return -EINVAL;
+	char *host = xstrndup(address, (size_t)(colon - address));
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	int ok = inet_pton(AF_INET, !strcmp(host, "localhost") ? "127.0.0.1" : host, &sa->sin_addr);
+	free(host);
+	return ok == 1 ? 0 : -EINVAL;
+}
+
+int http_start(sd_event *event, const char *address, http_handler handler, void *userdata, struct http_server **ret)
+{
+	struct sockaddr_in sa;
+	int r = parse_address(address, &sa);
+	if (r < 0)
+		return r;
+	struct http_server *h = xcalloc(1, sizeof(*h));
+	h->event = sd_event_ref(event);
+	h->handler = handler;
+	h->userdata = userdata;
+	errno = 0;
+	h->mhd =
+	    MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+	                     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+	                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
+	                     on_completed, h, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+	if (!h->mhd) {
+		r = errno ? -errno : -EADDRINUSE;
+		http_stop(h);
+		return r;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	const union MHD_DaemonInfo *port = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = port ? port->port : ntohs(sa.sin_port);
+	r = info ? sd_event_add_io(event, &h->io, info->epoll_fd, EPOLLIN, on_io, h) : -EIO;
+	if (r >= 0)
+		r = sd_event_add_time(event, &h->timer, CLOCK_MONOTONIC, UINT64_MAX, 0, on_timer, h);
+	if (r < 0) {
+		http_stop(h);
+		return r;
+	}
+	sd_event_source_set_enabled(h->timer, SD_EVENT_OFF);
+	rearm_timer(h);
+	*ret = h;
+	return 0;
+}
+
+int http_port(const struct http_server *h)
+{
+	return h ? h->port : 0;
+}
+
+void http_stop(struct http_server *h)
+{
+	if (!h)
+		return;
+	sd_event_source_disable_unref(h->io);
+	sd_event_source_disable_unref(h->timer);
+	if (h->mhd)
+		MHD_stop_daemon(h->mhd);
+	sd_event_unref(h->event);
+	free(h);
+}

@@ -1,0 +1,201 @@
+/* sup_http: the supervisor's HTTP endpoint (contract section 5): GET /healthz, /readyz, /status, /metrics
+ * and the bearer-token protected POST /api/v1/savepoint|checkpoint|suspend|resume, whose actions go through
+ * the same lifecycle as the configuration fields. Served on the event loop (src/http.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/crypto.h>
+
+#include "store.h"
+#include "sup.h"
+
+static char *json_msg(const char *key, const char *value)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, key, value);
+	char *text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	char *out = xasprintf("%s\n", text);
+	free(text);
+	return out;
+}
+
+static bool healthy(const struct supervisor *s)
+{
+	/* working as intended: the JVM up, or down on purpose (suspended, finished, stopping, a restart's backoff) */
+	return s->state != SUP_FAILED;
+}
+
+static bool ready(const struct supervisor *s)
+{
+	return s->state == SUP_RUNNING && s->status.job_state && !strcmp(s->status.job_state, "RUNNING");
+}
+
+static bool authorized(struct supervisor *s, const char *header)
+{
+	if (!s->token || !header || strncmp(header, "Bearer ", 7))
+		return false;
+	const char *got = header + 7;
+	size_t n = strlen(s->token);
+	/* constant time over the token's length; a different length fails after the same work */
+	bool same_len = strlen(got) == n;
+	const char *cmp = same_len ? got : s->token;
+	return CRYPTO_memcmp(cmp, s->token, n) == 0 && same_len;
+}
+
+static void control(struct supervisor *s, const char *action, struct http_response *resp)
+{
+	if (!strcmp(action, "savepoint") || !strcmp(action, "checkpoint")) {
+		if (s->state != SUP_RUNNING && s->state != SUP_STARTING && s->state != SUP_BACKOFF) {
+			resp->code = 409;
+			resp->body = json_msg("error", "the job is not running");
+			return;
+		}
+		sup_event(s, "ApiRequest", "POST /api/v1/%s: taking a MANUAL %s", action, action);
+		if (action[0] == 's')
+			sup_request_savepoint(s, "MANUAL");
+		else
+			sup_request_checkpoint(s, "MANUAL");
+		resp->code = 202;
+		resp->body = json_msg("accepted", action);
+		return;
+	}
+	if (!strcmp(action, "suspend") || !strcmp(action, "resume")) {
+		enum job_state want = action[0] == 's' ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING;
+		if (s->state == SUP_FINISHED || s->state == SUP_FAILED) {
+			resp->code = 409;
+			resp->body = json_msg("error", "the job has ended");
+			return;
+		}
+		sup_event(s, "ApiRequest", "POST /api/v1/%s", action);
+		sup_set_desired_state(s, want, "the API");
+		resp->code = 202;
+		resp->body = json_msg("accepted", action);
+		return;
+	}
+	resp->code = 404;
+	resp->body = json_msg("error", "no such action");
+}
+
+static void on_http(void *userdata, const struct http_request *req, struct http_response *resp)
+{
+	struct supervisor *s = userdata;
+	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
+	resp->content_type = "application/json";
+	if (str_has_prefix(req->path, "/api/v1/")) {
+		if (strcmp(req->method, "POST")) {
+			resp->code = 405;
+			resp->body = json_msg("error", "use POST");
+		} else if (!authorized(s, req->authorization)) {
+			s->counters.unauthorized++;
+			resp->code = 401;
+			resp->body = json_msg("error", "a valid 'Authorization: Bearer <token>' is required");
+		} else {
+			control(s, req->path + strlen("/api/v1/"), resp);
+		}
+		return;
+	}
+	if (!get) {
+		resp->code = 405;
+		resp->body = json_msg("error", "use GET");
+	} else if (!strcmp(req->path, "/healthz")) {
+		resp->code = healthy(s) ? 200 : 503;
+		resp->body = json_msg("lifecycleState", lifecycle_to_string(s->status.lifecycle));
+	} else if (!strcmp(req->path, "/readyz")) {
+		resp->code = ready(s) ? 200 : 503;
+		resp->body = json_msg("jobState", s->status.job_state ? s->status.job_state : "NONE");
+	} else if (!strcmp(req->path, "/status")) {
+		resp->code = 200;
+		resp->body = status_render(&s->status);
+	} else if (!strcmp(req->path, "/metrics")) {
+		resp->code = 200;
+		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		resp->body = sup_metrics(s);
+	} else {
+		resp->code = 404;
+		resp->body = json_msg("error", "not found");
+	}
+}
+
+/* The token: the configured file, else <state dir>/http.token, made on the first start (0600). */
+static int load_token(struct supervisor *s, char **ret_path)
+{
+	const char *configured = spec_get(s->spec, "flinklet.http.token-file");
+	char *path = configured ? xstrdup(configured) : path_join(s->state_dir, "http.token");
+	char *text = NULL;
+	int r = read_file(path, 4096, &text, NULL);
+	if (r == -ENOENT && !configured) {
+		unsigned char raw[32];
+		if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+			free(path);
+			return -EIO;
+		}
+		struct strbuf b = {0};
+		for (size_t i = 0; i < sizeof(raw); i++)
+			strbuf_appendf(&b, "%02x", raw[i]);
+		strbuf_append(&b, "\n");
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		r = fd < 0 ? -errno : 0;
+		if (fd >= 0) {
+			close(fd);
+			r = write_file_atomic(path, b.buf, b.len);
+		}
+		strbuf_free(&b);
+		if (r == 0)
+			r = read_file(path, 4096, &text, NULL);
+	}
+	if (r < 0) {
+		log_fatal("unable to read the API token %s: %s", path, strerror(-r));
+		free(path);
+		return r;
+	}
+	text[strcspn(text, "\r\n \t")] = '\0';
+	if (strlen(text) < 16) {
+		log_fatal("the API token in %s is too short (at least 16 characters)", path);
+		free(text);
+		free(path);
+		return -EINVAL;
+	}
+	s->token = text;
+	*ret_path = path;
+	return 0;
+}
+
+int sup_http_start(struct supervisor *s)
+{
+	const char *address = spec_get(s->spec, "flinklet.http.address");
+	if (!address || !strcmp(address, "off"))
+		return 0;
+	char *token_path = NULL;
+	int r = load_token(s, &token_path);
+	if (r < 0)
+		return r;
+	r = http_start(s->event, address, on_http, s, &s->http);
+	if (r < 0) {
+		log_fatal("unable to serve HTTP on %s: %s", address, strerror(-r));
+		free(token_path);
+		return r;
+	}
+	const char *colon = strrchr(address, ':');
+	char *actual = xasprintf("%.*s:%d", (int)(colon - address), address, http_port(s->http));
+	status_set_string(&s->status.http_address, actual);
+	status_set_string(&s->status.token_file, token_path);
+	log_info("serving /healthz, /readyz, /status, /metrics and /api/v1 on %s", actual);
+	free(actual);
+	free(token_path);
+	return 0;
+}
+
+void sup_http_stop(struct supervisor *s)
+{
+	http_stop(s->http);
+	s->http = NULL;
+	free(s->token);
+	s->token = NULL;
+}

@@ -1,0 +1,138 @@
+/* sup_metrics: GET /metrics, the supervisor's own figures in Prometheus' text format (version 0.0.4):
+ * the JVM, restarts, restore kind, checkpoint and savepoint ages and counts, the lifecycle state, the
+ * autoscaler's decisions and parallelism, and the supervisor's own memory and CPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "sup.h"
+
+static void metric(struct strbuf *b, const char *name, const char *type, const char *help)
+{
+	strbuf_appendf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Prometheus label values escape \, " and newlines. */
+static void label_value(struct strbuf *b, const char *v)
+{
+	for (const char *p = v; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			strbuf_appendf(b, "\\%c", *p);
+		else if (*p == '\n')
+			strbuf_append(b, "\\n");
+		else
+			strbuf_appendn(b, p, 1);
+	}
+}
+
+static double age_seconds(int64_t time_ms)
+{
+	if (time_ms <= 0)
+		return -1;
+	double now = (double)(now_realtime() / USEC_PER_MSEC);
+	double age = (now - (double)time_ms) / 1000.0;
+	return age < 0 ? 0 : age;
+}
+
+static void process_figures(double *rss, double *cpu)
+{
+	*rss = *cpu = 0;
+	char *text = NULL;
+	if (read_file("/proc/self/statm", 4096, &text, NULL) == 0) {
+		unsigned long size = 0, resident = 0;
+		if (sscanf(text, "%lu %lu", &size, &resident) == 2)
+			*rss = (double)resident * (double)sysconf(_SC_PAGESIZE);
+		free(text);
+	}
+	if (read_file("/proc/self/stat", 4096, &text, NULL) == 0) {
+		/* fields after the command name (which may hold spaces) */
+		const char *p = strrchr(text, ')');
+		unsigned long utime = 0, stime = 0;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) == 2)
+			*cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+		free(text);
+	}
+}
+
+char *sup_metrics(struct supervisor *s)
+{
+	struct strbuf b = {0};
+	const struct status *st = &s->status;
+
+	metric(&b, "flinklet_jvm_up", "gauge", "1 while the MiniCluster JVM runs.");
+	strbuf_appendf(&b, "flinklet_jvm_up %d\n", s->jvm_pid > 0 ? 1 : 0);
+	metric(&b, "flinklet_job_running", "gauge", "1 while the job is RUNNING with every task running.");
+	strbuf_appendf(&b, "flinklet_job_running %d\n", s->state == SUP_RUNNING ? 1 : 0);
+	metric(&b, "flinklet_jvm_restarts_total", "counter", "JVM starts after the first, on this state volume.");
+	strbuf_appendf(&b, "flinklet_jvm_restarts_total %d\n", st->jvm_restarts);
+
+	metric(&b, "flinklet_lifecycle_state", "gauge", "The lifecycle state: 1 for the current one.");
+	static const char *const states[] = {"CREATED",   "DEPLOYED",     "STABLE",      "UPGRADING",
+	                                     "SUSPENDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED"};
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		strbuf_appendf(&b, "flinklet_lifecycle_state{state=\"%s\"} %d\n", states[i],
+		               !strcmp(states[i], lifecycle_to_string(st->lifecycle)));
+
+	metric(&b, "flinklet_restored_from", "gauge", "What the running job was restored from: 1 for that kind.");
+	static const char *const kinds[] = {"none", "checkpoint", "savepoint"};
+	const char *kind = st->restored_kind ? st->restored_kind : "none";
+	for (size_t i = 0; i < 3; i++)
+		strbuf_appendf(&b, "flinklet_restored_from{kind=\"%s\"} %d\n", kinds[i], !strcmp(kinds[i], kind));
+
+	double ck_age = age_seconds(st->last_checkpoint.time_ms), sp_age = age_seconds(st->last_savepoint.time_ms);
+	metric(&b, "flinklet_last_checkpoint_age_seconds", "gauge",
+	       "Seconds since the last completed checkpoint (absent before the first).");
+	if (ck_age >= 0)
+		strbuf_appendf(&b, "flinklet_last_checkpoint_age_seconds %.3f\n", ck_age);
+	metric(&b, "flinklet_last_savepoint_age_seconds", "gauge",
+	       "Seconds since the last savepoint (absent before the first).");
+	if (sp_age >= 0)
+		strbuf_appendf(&b, "flinklet_last_savepoint_age_seconds %.3f\n", sp_age);
+	metric(&b, "flinklet_last_checkpoint_id", "gauge", "The id of the last completed checkpoint.");
+	strbuf_appendf(&b, "flinklet_last_checkpoint_id %lld\n",
+	               (long long)(st->last_checkpoint.id > 0 ? st->last_checkpoint.id : 0));
+
+	metric(&b, "flinklet_flink_checkpoints_completed", "gauge",
+	       "Completed checkpoints Flink counts in the current JVM.");
+	strbuf_appendf(&b, "flinklet_flink_checkpoints_completed %lld\n", (long long)s->counters.flink_completed);
+	metric(&b, "flinklet_flink_checkpoints_failed", "gauge", "Failed checkpoints Flink counts in the current JVM.");
+	strbuf_appendf(&b, "flinklet_flink_checkpoints_failed %lld\n", (long long)s->counters.flink_failed);
+	metric(&b, "flinklet_savepoints_total", "counter", "Savepoints completed by this supervisor.");
+	strbuf_appendf(&b, "flinklet_savepoints_total %llu\n", (unsigned long long)s->counters.savepoints);
+	metric(&b, "flinklet_savepoint_failures_total", "counter", "Savepoints this supervisor asked for that failed.");
+	strbuf_appendf(&b, "flinklet_savepoint_failures_total %llu\n",
+	               (unsigned long long)s->counters.savepoint_failures);
+	metric(&b, "flinklet_checkpoints_triggered_total", "counter",
+	       "Checkpoints this supervisor asked for that completed.");
+	strbuf_appendf(&b, "flinklet_checkpoints_triggered_total %llu\n", (unsigned long long)s->counters.checkpoints);
+	metric(&b, "flinklet_checkpoint_trigger_failures_total", "counter",
+	       "Checkpoints this supervisor asked for that failed.");
+	strbuf_appendf(&b, "flinklet_checkpoint_trigger_failures_total %llu\n",
+	               (unsigned long long)s->counters.checkpoint_failures);
+	metric(&b, "flinklet_savepoint_history_size", "gauge", "Savepoints in the status document's history.");
+	strbuf_appendf(&b, "flinklet_savepoint_history_size %d\n", st->n_savepoint_history);
+
+	metric(&b, "flinklet_autoscaler_scalings_total", "counter", "Rescales the autoscaler applied.");
+	strbuf_appendf(&b, "flinklet_autoscaler_scalings_total %llu\n", (unsigned long long)s->counters.scalings);
+	metric(&b, "flinklet_vertex_parallelism", "gauge", "The current parallelism of each job vertex.");
+	for (size_t i = 0; i < s->vertices.n; i++) {
+		strbuf_append(&b, "flinklet_vertex_parallelism{vertex_id=\"");
+		label_value(&b, s->vertices.v[i].id);
+		strbuf_append(&b, "\",vertex_name=\"");
+		label_value(&b, s->vertices.v[i].name);
+		strbuf_appendf(&b, "\"} %d\n", s->vertices.v[i].parallelism);
+	}
+
+	metric(&b, "flinklet_api_unauthorized_total", "counter",
+	       "Control API requests refused for a missing or bad token.");
+	strbuf_appendf(&b, "flinklet_api_unauthorized_total %llu\n", (unsigned long long)s->counters.unauthorized);
+	double rss, cpu;
+	process_figures(&rss, &cpu);
+	metric(&b, "flinklet_process_resident_memory_bytes", "gauge", "The supervisor's own resident memory.");
+	strbuf_appendf(&b, "flinklet_process_resident_memory_bytes %.0f\n", rss);
+	metric(&b, "flinklet_process_cpu_seconds_total", "counter", "The supervisor's own CPU time.");
+	strbuf_appendf(&b, "flinklet_process_cpu_seconds_total %.2f\n", cpu);
+	return strbuf_steal(&b);
+}
