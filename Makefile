@@ -15,7 +15,7 @@ PKGS     = libcurl libcjson yaml-0.1 libsystemd libmicrohttpd libcrypto
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter \
            -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*.c))
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
@@ -27,7 +27,7 @@ ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o)
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps flink-lib jobs unit unit-asan e2e lint check demo install clean format
+.PHONY: all deps flink-lib jobs unit unit-asan e2e lint check demo install clean format container-base container-image container-test
 
 all: $(BUILD)/flinklet
 
@@ -91,3 +91,26 @@ format:
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/flinklet
+
+# ---- containers (container/README.md, docs/deployment.md) ------------------------------------------------
+# PODMAN: the podman command with its global options (runc and cgroupfs where runc is installed, as on machines
+# without systemd). IMAGE: the tag container-image builds. The base is the local stand-in for the official
+# Flink image (scripts/container-base.sh, cached by the hash of its inputs); the image is the Containerfile's
+# runtime-prebuilt target with build/flinklet.
+PODMAN   ?= $(shell command -v runc >/dev/null 2>&1 && echo 'podman --runtime runc --cgroup-manager cgroupfs' || echo podman)
+IMAGE    ?= localhost/flinklet:$(VERSION)-flink$(FLINK_VERSION)
+CONTAINER_OPTS = --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
+
+container-base: flink-lib
+	@PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh
+
+container-image: $(BUILD)/flinklet flink-lib
+	base=$$(PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh) && \
+	$(PODMAN) build --format docker $(CONTAINER_OPTS) -f container/Containerfile --target runtime-prebuilt \
+	  --build-arg FLINK_IMAGE=$$base --build-arg FLINKLET_BINARY=$(BUILD)/flinklet -t $(IMAGE) .
+	@echo "container-image: $(IMAGE)"
+
+container-test: $(BUILD)/flinklet flink-lib jobs
+	PODMAN="$(PODMAN)" FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 -m pytest -v tests/e2e/test_container.py \
+	  tests/e2e/test_manifests.py tests/e2e/test_units.py $(E2E_ARGS)

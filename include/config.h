@@ -110,6 +110,8 @@ bool spec_bool(const struct spec *s, const char *key);
 /* The normalized document as JSON (check-config --json) and as YAML (check-config). */
 struct cJSON *spec_to_json(const struct spec *s);
 char *spec_to_yaml(const struct spec *s);
+/* Any JSON object as block YAML (scalars in JSON's quoting, which YAML reads the same). */
+char *json_to_yaml(const struct cJSON *root);
 
 /* The option table, for docs and tests. */
 enum opt_type { OPT_STRING, OPT_PATH, OPT_DURATION, OPT_INT, OPT_BOOL, OPT_MEMORY, OPT_ENUM, OPT_HOSTPORT };

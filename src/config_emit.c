@@ -123,11 +123,17 @@ static void emit(struct strbuf *b, const cJSON *node, int indent)
 	}
 }
 
+char *json_to_yaml(const cJSON *root)
+{
+	struct strbuf b = {0};
+	emit(&b, root, 0);
+	return strbuf_steal(&b);
+}
+
 char *spec_to_yaml(const struct spec *s)
 {
 	cJSON *root = spec_to_json(s);
-	struct strbuf b = {0};
-	emit(&b, root, 0);
+	char *yaml = json_to_yaml(root);
 	cJSON_Delete(root);
-	return strbuf_steal(&b);
+	return yaml;
 }

@@ -11,6 +11,9 @@
 
 #include "cli.h"
 #include "config.h"
+#include "export.h"
+#include "flinkconf.h"
+#include "snapshots.h"
 #include "log.h"
 #include "status.h"
 #include "store.h"
@@ -27,6 +30,7 @@ static const char usage[] =
     "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
+    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR] [--savepoint-base URI]\n"
     "       flinklet version\n"
     "\n"
     "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
@@ -35,7 +39,7 @@ static const char usage[] =
 struct cli {
 	const char *command;
 	struct config_args cfg;
-	const char *url, *token_file;
+	const char *url, *token_file, *to, *savepoint_base;
 	bool json, ready, live, exit_on_finish, help, wait;
 };
 
@@ -93,6 +97,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 				return -1;
 		} else if (!strcmp(a, "--token-file")) {
 			if (need_value(argc, argv, &i, &c->token_file) < 0)
+				return -1;
+		} else if (!strcmp(a, "--to")) {
+			if (need_value(argc, argv, &i, &c->to) < 0)
+				return -1;
+		} else if (!strcmp(a, "--savepoint-base")) {
+			if (need_value(argc, argv, &i, &c->savepoint_base) < 0)
 				return -1;
 		} else if (!strcmp(a, "--wait")) {
 			c->wait = true;
@@ -291,6 +301,88 @@ static int cmd_status(struct cli *c)
 	return code;
 }
 
+/* The newest complete savepoint of the job on the volume (its directory and the ones status.json records). */
+static char *newest_savepoint(const struct spec *spec)
+{
+	const char *state = spec_get(spec, "flinklet.state.dir");
+	char *idpath = path_join(state, "job-id"), *id = NULL;
+	char *statuspath = path_join(state, "status.json"), *text = NULL;
+	char *best = NULL;
+	struct status st;
+	status_init(&st);
+	if (read_file(idpath, 256, &id, NULL) == 0) {
+		id[strcspn(id, "\r\n")] = '\0';
+		if (read_file(statuspath, 4u << 20, &text, NULL) == 0)
+			status_parse(text, &st);
+		const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+		size_t n = 0;
+		if (st.last_savepoint.location)
+			recorded[n++] = st.last_savepoint.location;
+		for (int i = 0; i < st.n_savepoint_history; i++)
+			recorded[n++] = st.savepoint_history[i].location;
+		char *ck = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
+		char *sp = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
+		struct restore_scan scan = {ck, sp, id, recorded, NULL, false};
+		struct restore_list list;
+		restore_points_scan(&scan, &list);
+		for (size_t i = 0; i < list.n && !best; i++)
+			if (list.v[i].kind == RESTORE_SAVEPOINT)
+				best = file_uri_from_path(list.v[i].path);
+		restore_list_free(&list);
+		free(ck);
+		free(sp);
+	}
+	status_free(&st);
+	free(text);
+	free(id);
+	free(idpath);
+	free(statuspath);
+	return best;
+}
+
+static int cmd_export(struct cli *c)
+{
+	if (!c->to || strcmp(c->to, "flinkdeployment")) {
+		fprintf(stderr, "flinklet: export needs --to flinkdeployment\n%s", usage);
+		return EXIT_USAGE;
+	}
+	struct spec spec;
+	struct diags d = {0};
+	if (config_load(&c->cfg, &spec, &d) < 0) {
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return EXIT_USAGE;
+	}
+	diags_free(&d);
+	char *sp = newest_savepoint(&spec);
+	if (!sp)
+		fprintf(stderr,
+		        "flinklet: warning: no savepoint of this job in %s: initialSavepointPath is null (take one "
+		        "with 'flinklet savepoint --wait', or stop the job, first)\n",
+		        spec_get(&spec, "flinklet.state.dir"));
+	char *lib = path_join(spec_get(&spec, "flinklet.flink.home"), "lib");
+	char *version = NULL;
+	flink_detect_version(lib, &version);
+	struct export_args a = {sp, c->savepoint_base, version};
+	cJSON *fd = export_flinkdeployment(&spec, &a);
+	char *yaml = json_to_yaml(fd);
+	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator, made by flinklet %s.\n", spec.name,
+	       FLINKLET_VERSION);
+	if (sp && !c->savepoint_base)
+		printf(
+		    "# initialSavepointPath is on flinklet's volume: copy the savepoint where the cluster can read it\n"
+		    "# and give that place with --savepoint-base.\n");
+	fputs(yaml, stdout);
+	free(yaml);
+	cJSON_Delete(fd);
+	free(version);
+	free(lib);
+	free(sp);
+	spec_free(&spec);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = {0};
@@ -309,6 +401,8 @@ int main(int argc, char **argv)
 		code = cmd_run(&c);
 	} else if (!strcmp(c.command, "status")) {
 		code = cmd_status(&c);
+	} else if (!strcmp(c.command, "export")) {
+		code = cmd_export(&c);
 	} else if (!strcmp(c.command, "savepoint") || !strcmp(c.command, "checkpoint") ||
 	           !strcmp(c.command, "suspend") || !strcmp(c.command, "resume")) {
 		char *dir = c.url ? NULL : resolve_state_dir(&c);

@@ -1,0 +1,21 @@
+/* export: `flinklet export --to flinkdeployment`, the promotion of a job from one pod to a distributed Flink
+ * cluster run by the Flink Kubernetes Operator: a FlinkDeployment with the same job and Flink configuration
+ * (without flinklet's own keys and the settings it derives for its volume), the resources split into a
+ * JobManager and TaskManagers, and initialSavepointPath set to the newest savepoint on the volume. */
+#ifndef FLINKLET_EXPORT_H
+#define FLINKLET_EXPORT_H
+
+#include "config.h"
+
+struct cJSON;
+
+struct export_args {
+	const char *savepoint;      /* the savepoint to start from (file: URI or path); NULL: none */
+	const char *savepoint_base; /* rewrite the savepoint's directory to this URI (where it was copied) */
+	const char *flink_version;  /* "2.2.1" when known, for image and flinkVersion defaults */
+};
+
+/* Builds the FlinkDeployment. Pure: no file is read. */
+struct cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a);
+
+#endif
