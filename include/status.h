@@ -57,7 +57,8 @@ struct status {
 	int last_exit_signal; /* -1: null */
 	char *flink_version;
 	int rest_port;
-	char *intent; /* what the supervisor is about to do, persisted before it acts */
+	char *intent;               /* what the supervisor is about to do, persisted before it acts */
+	char *autoscaler_overrides; /* JSON object {vertex: "parallelism"} */
 	/* how to reach the supervisor: its pid, HTTP endpoint and the file holding the API token */
 	pid_t supervisor_pid;
 	char *http_address;

@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "artifacts.h"
+#include "autoscaler.h"
 #include "http.h"
 #include "config.h"
 #include "lifecycle.h"
@@ -126,6 +127,15 @@ struct supervisor {
 	usec_t watchdog_usec;
 	bool journald;
 
+	/* the autoscaler (sup_autoscaler.c) */
+	struct autoscaler *as;
+	struct as_cycle *as_cycle;
+	sd_event_source *as_timer;
+	struct as_pmap as_pending;
+	bool as_realizing;
+	char *as_last_error;
+	usec_t as_last_error_at;
+
 	/* configuration changes and rollback */
 	char *launch_fingerprint;   /* what the running JVM was launched with */
 	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
@@ -179,6 +189,10 @@ char *sup_metrics(struct supervisor *s);
 void sup_notify_setup(struct supervisor *s);
 void sup_notify_state(struct supervisor *s); /* after every transition */
 void sup_notify_free(struct supervisor *s);
+
+/* sup_autoscaler.c */
+int sup_autoscaler_setup(struct supervisor *s);
+void sup_autoscaler_free(struct supervisor *s);
 
 /* sup_reload.c */
 void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source);

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <math.h>
+
+#include "autoscaler.h"
 #include "config.h"
 
 static void check_option(struct spec *s, struct conf_entry *e, const struct option_def *o, struct diags *d)
@@ -312,6 +315,17 @@ int config_finalize(struct spec *s, struct diags *d)
 	check_checksum(s, d);
 	check_flinklet_keys(s, d);
 	check_flink_keys(s, d);
+	autoscaler_validate(s, d);
+	if (spec_bool(s, "job.autoscaler.enabled")) {
+		const char *sched = spec_get(s, "jobmanager.scheduler");
+		if (sched && strcasecmp(sched, "adaptive")) {
+			const struct conf_entry *e = find_any(s, (const char *const[]){"jobmanager.scheduler", NULL});
+			diags_add(d, &e->loc, "spec.flinkConfiguration.jobmanager.scheduler",
+			          "must be adaptive while job.autoscaler.enabled is true: flinklet rescales in place "
+			          "through the adaptive scheduler (got \"%s\")",
+			          sched);
+		}
+	}
 	if (d->msgs.n > before)
 		return -EINVAL;
 
@@ -361,6 +375,23 @@ int config_finalize(struct spec *s, struct diags *d)
 	set_default(s, "execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
 	set_default(s, "execution.checkpointing.num-retained", "2");
 	set_default(s, "execution.checkpointing.interval", "30 s");
+	if (spec_bool(s, "job.autoscaler.enabled")) {
+		/* in-place rescaling needs the adaptive scheduler and spare slots: as many as the autoscaler may
+		 * use, max(parallelism, min(vertex.max-parallelism, 2 x CPUs)) */
+		set_default(s, "jobmanager.scheduler", "adaptive");
+		struct as_options o;
+		as_options_from_spec(s, &o);
+		long cpus = s->cpu > 0 ? (long)ceil(s->cpu) : sysconf(_SC_NPROCESSORS_ONLN);
+		int64_t want = 2 * (cpus > 0 ? cpus : 1);
+		if (want > o.vertex_max_parallelism)
+			want = o.vertex_max_parallelism;
+		if (want < s->job.parallelism)
+			want = s->job.parallelism;
+		as_options_free(&o);
+		char slots[32];
+		snprintf(slots, sizeof(slots), "%lld", (long long)want);
+		set_default(s, "taskmanager.numberOfTaskSlots", slots);
+	}
 	set_default(s, "taskmanager.numberOfTaskSlots", num);
 	free(ckpt);
 	free(sp);

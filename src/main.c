@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "autoscaler.h"
 #include "cli.h"
 #include "config.h"
 #include "export.h"
@@ -30,6 +31,7 @@ static const char usage[] =
     "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
+    "       flinklet autoscaler plan --input FILE [-c FILE]\n"
     "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR] [--savepoint-base URI]\n"
     "       flinklet version\n"
     "\n"
@@ -39,7 +41,8 @@ static const char usage[] =
 struct cli {
 	const char *command;
 	struct config_args cfg;
-	const char *url, *token_file, *to, *savepoint_base;
+	const char *url, *token_file, *to, *savepoint_base, *input;
+	const char *subcommand;
 	bool json, ready, live, exit_on_finish, help, wait;
 };
 
@@ -98,6 +101,11 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		} else if (!strcmp(a, "--token-file")) {
 			if (need_value(argc, argv, &i, &c->token_file) < 0)
 				return -1;
+		} else if (!strcmp(a, "--input")) {
+			if (need_value(argc, argv, &i, &c->input) < 0)
+				return -1;
+		} else if (!strcmp(a, "plan") && !strcmp(c->command, "autoscaler") && !c->subcommand) {
+			c->subcommand = a;
 		} else if (!strcmp(a, "--to")) {
 			if (need_value(argc, argv, &i, &c->to) < 0)
 				return -1;
@@ -340,6 +348,49 @@ static char *newest_savepoint(const struct spec *spec)
 	return best;
 }
 
+static int cmd_autoscaler_plan(struct cli *c)
+{
+	if (!c->subcommand || !c->input) {
+		fprintf(stderr, "flinklet: usage: flinklet autoscaler plan --input FILE [-c FILE]\n");
+		return EXIT_USAGE;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	int r = read_file(c->input, 16u << 20, &text, &len);
+	if (r < 0) {
+		fprintf(stderr, "flinklet: unable to read %s: %s\n", c->input, strerror(-r));
+		return EXIT_USAGE;
+	}
+	struct spec spec, *sp = NULL;
+	memset(&spec, 0, sizeof(spec));
+	if (c->cfg.file || !str_empty(getenv("FLINKLET_CONFIG"))) {
+		struct diags d = {0};
+		if (config_load(&c->cfg, &spec, &d) < 0) {
+			print_diags(&d);
+			diags_free(&d);
+			spec_free(&spec);
+			free(text);
+			return EXIT_USAGE;
+		}
+		diags_free(&d);
+		sp = &spec;
+	}
+	char *out = NULL;
+	struct strv errors = {0};
+	r = autoscaler_plan(text, len, sp, &out, &errors);
+	if (r < 0) {
+		for (size_t i = 0; i < errors.n; i++)
+			fprintf(stderr, "%s: %s\n", c->input, errors.v[i]);
+	} else {
+		fputs(out, stdout);
+	}
+	free(out);
+	strv_free(&errors);
+	spec_free(&spec);
+	free(text);
+	return r < 0 ? EXIT_USAGE : 0;
+}
+
 static int cmd_export(struct cli *c)
 {
 	if (!c->to || strcmp(c->to, "flinkdeployment")) {
@@ -401,6 +452,8 @@ int main(int argc, char **argv)
 		code = cmd_run(&c);
 	} else if (!strcmp(c.command, "status")) {
 		code = cmd_status(&c);
+	} else if (!strcmp(c.command, "autoscaler")) {
+		code = cmd_autoscaler_plan(&c);
 	} else if (!strcmp(c.command, "export")) {
 		code = cmd_export(&c);
 	} else if (!strcmp(c.command, "savepoint") || !strcmp(c.command, "checkpoint") ||

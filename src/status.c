@@ -78,6 +78,7 @@ void status_free(struct status *st)
 	free(st->restored_location);
 	free(st->flink_version);
 	free(st->intent);
+	free(st->autoscaler_overrides);
 	free(st->http_address);
 	free(st->token_file);
 	free(st->error);
@@ -169,7 +170,10 @@ cJSON *status_to_json(const struct status *st)
 	cJSON_AddNumberToObject(fl, "restPort", st->rest_port);
 
 	cJSON *as = cJSON_AddObjectToObject(root, "autoscaler");
-	cJSON_AddObjectToObject(as, "parallelismOverrides");
+	cJSON *ov = st->autoscaler_overrides ? cJSON_Parse(st->autoscaler_overrides) : NULL;
+	cJSON_AddItemToObject(as, "parallelismOverrides", cJSON_IsObject(ov) ? ov : cJSON_CreateObject());
+	if (ov && !cJSON_IsObject(ov))
+		cJSON_Delete(ov);
 	cJSON *sv = cJSON_AddObjectToObject(root, "supervisor");
 	cJSON_AddNumberToObject(sv, "pid", st->supervisor_pid);
 	cJSON_AddItemToObject(sv, "httpAddress", str_or_null(st->http_address));
@@ -275,6 +279,13 @@ int status_parse(const char *text, struct status *st)
 	status_set_string(&st->flink_version, get_str(fl, "version"));
 	st->rest_port = (int)get_num(fl, "restPort", 0);
 	status_set_string(&st->intent, get_str(root, "intent"));
+	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "autoscaler"),
+	                                                   "parallelismOverrides");
+	if (cJSON_IsObject(ov)) {
+		char *t = cJSON_PrintUnformatted(ov);
+		status_set_string(&st->autoscaler_overrides, t);
+		free(t);
+	}
 	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "supervisor");
 	st->supervisor_pid = (pid_t)get_num(sv, "pid", 0);
 	status_set_string(&st->http_address, get_str(sv, "httpAddress"));

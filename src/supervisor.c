@@ -619,6 +619,7 @@ static void sup_free(struct supervisor *s)
 {
 	sup_http_stop(s);
 	sup_notify_free(s);
+	sup_autoscaler_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);
 	for (size_t i = 0; i < s->vertices.n; i++)
@@ -697,6 +698,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		return 3;
 	}
 	sup_notify_setup(&s);
+	sup_autoscaler_setup(&s);
 	sup_event(&s, "SupervisorStarted", "flinklet %s (pid %d%s) supervising %s in %s", FLINKLET_VERSION,
 	          (int)getpid(), getpid() == 1 ? ", PID 1" : ", subreaper", spec->name, s.state_dir);
 	if (s.fresh_start)

@@ -28,7 +28,8 @@ import org.apache.flink.util.Collector;
  * for each key the counts are exactly 1..n.
  *
  * <p>Arguments: --output DIR (required, path or file: URI), --rate N (records/s total, default
- * 100), --work N (busy-loop iterations per record, default 0), --keys N (default 16), --count N
+ * 100), --work N (busy-loop iterations per record, default 0), --work-file PATH (the iterations, re-read
+ * from that file every second), --keys N (default 16), --count N
  * (bounded: the job finishes after N records; default unbounded), --fail-on-record (the Count
  * function throws on its first record, so the job fails at run time), --exit-at-start (main()
  * throws before building the pipeline).
@@ -48,6 +49,7 @@ public final class StatefulCounter {
         String output = args.getRequired("output");
         long rate = args.getLong("rate", 100);
         long work = args.getLong("work", 0);
+        String workFile = args.get("work-file", null);
         long keys = args.getLong("keys", 16);
         long count = args.getLong("count", Long.MAX_VALUE);
         boolean failOnRecord = args.getFlag("fail-on-record");
@@ -75,7 +77,7 @@ public final class StatefulCounter {
 
         DataStream<String> lines =
                 seqs.keyBy(new ModKey(keys))
-                        .process(new Count(work, failOnRecord))
+                        .process(new Count(work, workFile, failOnRecord))
                         .name("Count")
                         .uid("count");
 
@@ -122,13 +124,37 @@ public final class StatefulCounter {
     static final class Count extends KeyedProcessFunction<Long, Long, String> {
         private static final long serialVersionUID = 1L;
         private final long work;
+        private final String workFile;
         private final boolean failOnRecord;
         private transient ValueState<Long> counter;
         private transient long sink; // keeps the busy loop from being optimised away
+        private transient long currentWork;
+        private transient long workReadAt;
 
-        Count(long work, boolean failOnRecord) {
+        /** workFile, when given, holds the busy-loop iterations per record, re-read every second: a test
+         * raises and lowers the load of a running job without restarting it. */
+        Count(long work, String workFile, boolean failOnRecord) {
             this.work = work;
+            this.workFile = workFile;
             this.failOnRecord = failOnRecord;
+        }
+
+        private long work() {
+            if (workFile == null) {
+                return work;
+            }
+            long now = System.currentTimeMillis();
+            if (now - workReadAt >= 1000) {
+                workReadAt = now;
+                try {
+                    currentWork = Long.parseLong(
+                            new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(workFile)),
+                                    java.nio.charset.StandardCharsets.UTF_8).trim());
+                } catch (Exception e) {
+                    currentWork = work;
+                }
+            }
+            return currentWork;
         }
 
         @Override
@@ -143,7 +169,8 @@ public final class StatefulCounter {
                         "StatefulCounter: --fail-on-record given, failing on record " + seq);
             }
             long x = sink;
-            for (long i = 0; i < work; i++) {
+            long iterations = work();
+            for (long i = 0; i < iterations; i++) {
                 x = x * 6364136223846793005L + 1442695040888963407L;
             }
             sink = x;

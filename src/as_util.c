@@ -1,0 +1,528 @@
+/* as_util: the autoscaler's small shared pieces: Java's numeric rules (Math.round, (int) casts, BigDecimal
+ * rounding of the shortest decimal form, Double.toString), JSON numbers that may be NaN or infinite,
+ * the metric name tables, and the window functions rate/avg of reference section 2.1.
+ * It is not for any decision logic: that is in as_eval.c and as_scale.c. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "autoscaler.h"
+
+/* ---- Java numerics (without libm, which the build does not link) ---- */
+
+double as_fabs(double x)
+{
+	return x < 0 ? -x : x;
+}
+
+double as_floor(double x)
+{
+	if (!(as_fabs(x) < 4503599627370496.0)) /* NaN, infinite, or already integral (>= 2^52) */
+		return x;
+	double t = (double)(int64_t)x;
+	return t > x ? t - 1 : t;
+}
+
+double as_ceil(double x)
+{
+	if (!(as_fabs(x) < 4503599627370496.0))
+		return x;
+	double t = (double)(int64_t)x;
+	return t < x ? t + 1 : t;
+}
+
+double as_jmax(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return NAN;
+	return a > b ? a : b;
+}
+
+double as_jmin(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return NAN;
+	return a < b ? a : b;
+}
+
+int64_t as_jround(double x)
+{
+	if (isnan(x))
+		return 0;
+	if (x >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (x <= -9223372036854775808.0)
+		return INT64_MIN;
+	double f = as_floor(x);
+	/* x - floor(x) is exact here, so this is floor(x + 1/2) without the rounding of x + 0.5 */
+	int64_t r = (int64_t)f;
+	if (x - f >= 0.5)
+		r++;
+	return r;
+}
+
+int32_t as_java_d2i(double x)
+{
+	if (isnan(x))
+		return 0;
+	if (x >= 2147483647.0)
+		return INT32_MAX;
+	if (x <= -2147483648.0)
+		return INT32_MIN;
+	return (int32_t)x;
+}
+
+/* The shortest decimal digits that read back as |x| (as Java's Double.toString picks them):
+ * |x| = d0.d1d2... x 10^exp10. x must be finite and non-zero. */
+static void shortest_digits(double x, char digits[24], int *exp10)
+{
+	char buf[40];
+	double a = as_fabs(x);
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, a);
+		if (strtod(buf, NULL) == a)
+			break;
+	}
+	size_t n = 0;
+	const char *p = buf;
+	for (; *p && *p != 'e'; p++)
+		if (isdigit((unsigned char)*p) && n < 23)
+			digits[n++] = *p;
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	*exp10 = *p == 'e' ? atoi(p + 1) : 0;
+}
+
+enum decimal_mode { HALF_UP, CEILING };
+
+/* new BigDecimal(Double.toString(x)).setScale(scale, mode).doubleValue() */
+static double decimal_round(double x, int scale, enum decimal_mode mode)
+{
+	if (!isfinite(x) || x == 0)
+		return x;
+	char d[24];
+	int e;
+	shortest_digits(x, d, &e);
+	int n = (int)strlen(d);
+	bool neg = x < 0;
+	if (n - 1 - e <= scale)
+		return x;      /* no more decimals than scale already */
+	int k = e + 1 + scale; /* digits kept */
+	char kept[48];
+	int nk = 0;
+	bool up;
+	if (k <= 0) {
+		kept[nk++] = '0';
+		if (mode == HALF_UP)
+			up = k == 0 && d[0] >= '5';
+		else
+			up = !neg;
+	} else {
+		for (int i = 0; i < k; i++)
+			kept[nk++] = d[i];
+		if (mode == HALF_UP)
+			up = d[k] >= '5';
+		else
+			up = !neg; /* the dropped digits are not all zero */
+	}
+	kept[nk] = '\0';
+	if (up) {
+		int i = nk - 1;
+		while (i >= 0 && kept[i] == '9')
+			kept[i--] = '0';
+		if (i >= 0) {
+			kept[i]++;
+		} else {
+			memmove(kept + 1, kept, (size_t)nk + 1);
+			kept[0] = '1';
+		}
+	}
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s%se-%d", neg ? "-" : "", kept, scale);
+	return strtod(buf, NULL);
+}
+
+double as_round3(double x)
+{
+	double r = decimal_round(x, 3, HALF_UP);
+	return r == 0 ? x : r;
+}
+
+double as_round_up2(double x)
+{
+	return decimal_round(x, 2, CEILING);
+}
+
+void as_java_double_str(double x, char *buf, size_t size)
+{
+	if (isnan(x)) {
+		snprintf(buf, size, "NaN");
+		return;
+	}
+	if (isinf(x)) {
+		snprintf(buf, size, x > 0 ? "Infinity" : "-Infinity");
+		return;
+	}
+	if (x == 0) {
+		snprintf(buf, size, signbit(x) ? "-0.0" : "0.0");
+		return;
+	}
+	char d[24];
+	int e;
+	shortest_digits(x, d, &e);
+	int n = (int)strlen(d);
+	struct strbuf b = {0};
+	if (x < 0)
+		strbuf_append(&b, "-");
+	double a = as_fabs(x);
+	if (a >= 1e-3 && a < 1e7) {
+		if (e >= 0) {
+			for (int i = 0; i <= e; i++)
+				strbuf_appendn(&b, i < n ? &d[i] : "0", 1);
+			strbuf_append(&b, ".");
+			if (n > e + 1)
+				strbuf_append(&b, d + e + 1);
+			else
+				strbuf_append(&b, "0");
+		} else {
+			strbuf_append(&b, "0.");
+			for (int i = 0; i < -e - 1; i++)
+				strbuf_append(&b, "0");
+			strbuf_append(&b, d);
+		}
+	} else {
+		strbuf_appendn(&b, d, 1);
+		strbuf_append(&b, ".");
+		strbuf_append(&b, n > 1 ? d + 1 : "0");
+		strbuf_appendf(&b, "E%d", e);
+	}
+	snprintf(buf, size, "%s", b.buf);
+	strbuf_free(&b);
+}
+
+/* ---- JSON numbers ---- */
+
+cJSON *as_json_number(double x)
+{
+	if (isnan(x))
+		return cJSON_CreateString("NaN");
+	if (isinf(x))
+		return cJSON_CreateString(x > 0 ? "Infinity" : "-Infinity");
+	return cJSON_CreateNumber(x);
+}
+
+int as_json_double(const cJSON *j, double *ret)
+{
+	if (!j)
+		return -EINVAL;
+	if (cJSON_IsNumber(j)) {
+		*ret = j->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsNull(j)) {
+		*ret = NAN;
+		return 0;
+	}
+	if (cJSON_IsString(j)) {
+		const char *s = j->valuestring;
+		if (!strcmp(s, "NaN")) {
+			*ret = NAN;
+			return 0;
+		}
+		if (!strcmp(s, "Infinity") || !strcmp(s, "+Infinity")) {
+			*ret = INFINITY;
+			return 0;
+		}
+		if (!strcmp(s, "-Infinity")) {
+			*ret = -INFINITY;
+			return 0;
+		}
+		/* Flink's REST API sends some values (e.g. JobManager metrics) as decimal strings */
+		char *end;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (*s && !isspace((unsigned char)*s) && *end == '\0' && errno == 0 && isfinite(v) &&
+		    !strpbrk(s, "xXnNiI")) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int as_json_int64(const cJSON *j, int64_t min, int64_t max, int64_t *ret)
+{
+	if (!cJSON_IsNumber(j))
+		return -EINVAL;
+	double v = j->valuedouble;
+	if (!isfinite(v) || v != as_floor(v) || v < (double)min || v > (double)max || as_fabs(v) > 9007199254740992.0)
+		return -EINVAL;
+	*ret = (int64_t)v;
+	return 0;
+}
+
+cJSON *as_eval_metric_to_json(const struct as_eval_metric *m, int fields)
+{
+	if (fields == 3) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "current", as_json_number(m->current));
+		cJSON_AddItemToObject(o, "average", as_json_number(m->average));
+		return o;
+	}
+	return as_json_number(fields == 2 ? m->average : m->current);
+}
+
+int as_eval_metric_from_json(const cJSON *j, int fields, struct as_eval_metric *ret)
+{
+	struct as_eval_metric m = {NAN, NAN};
+	if (cJSON_IsObject(j)) {
+		for (const cJSON *c = j->child; c; c = c->next) {
+			double *dst = !strcmp(c->string, "current")   ? &m.current
+			              : !strcmp(c->string, "average") ? &m.average
+			                                              : NULL;
+			if (!dst || as_json_double(c, dst) < 0)
+				return -EINVAL;
+		}
+		*ret = m;
+		return 0;
+	}
+	double v;
+	if (as_json_double(j, &v) < 0)
+		return -EINVAL;
+	if (fields & 1)
+		m.current = v;
+	if (fields & 2)
+		m.average = v;
+	*ret = m;
+	return 0;
+}
+
+const char *as_did_you_mean(const char *got, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(got, candidates[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+	}
+	size_t len = strlen(got);
+	size_t limit = len > 9 ? len / 3 : 2;
+	return best && best_d <= limit ? best : NULL;
+}
+
+/* ---- names ---- */
+
+static const char *const vmetric_names[AS_VM_COUNT] = {
+    "LAG",          "LOAD", "ACCUMULATED_BUSY_TIME", "NUM_RECORDS_IN", "NUM_RECORDS_OUT", "NUM_RECORDS_IN_PER_SECOND",
+    "OBSERVED_TPR",
+};
+static const char *const gmetric_names[AS_GM_COUNT] = {
+    "NUM_TASK_SLOTS_USED",  "GC_PRESSURE",         "HEAP_MEMORY_USED",
+    "HEAP_MAX_USAGE_RATIO", "MANAGED_MEMORY_USED", "METASPACE_MEMORY_USED",
+};
+static const char *const emetric_names[AS_EM_COUNT] = {
+    "LOAD",
+    "TRUE_PROCESSING_RATE",
+    "TARGET_DATA_RATE",
+    "CATCH_UP_DATA_RATE",
+    "LAG",
+    "PARALLELISM",
+    "RECOMMENDED_PARALLELISM",
+    "MAX_PARALLELISM",
+    "NUM_SOURCE_PARTITIONS",
+    "SCALE_UP_RATE_THRESHOLD",
+    "SCALE_DOWN_RATE_THRESHOLD",
+    "EXPECTED_PROCESSING_RATE",
+};
+/* 1: current, 2: average, 3: both (2.3 - 2.5) */
+static const int emetric_fields[AS_EM_COUNT] = {2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+static const char *const egmetric_names[AS_EG_COUNT] = {
+    "GC_PRESSURE",         "HEAP_MAX_USAGE_RATIO",  "HEAP_MEMORY_USED",
+    "MANAGED_MEMORY_USED", "METASPACE_MEMORY_USED", "NUM_TASK_SLOTS_USED",
+};
+static const int egmetric_fields[AS_EG_COUNT] = {1, 3, 3, 3, 3, 1};
+
+static int name_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; name && i < n; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
+const char *as_vmetric_name(enum as_vmetric m)
+{
+	return vmetric_names[m];
+}
+const char *as_gmetric_name(enum as_gmetric m)
+{
+	return gmetric_names[m];
+}
+const char *as_emetric_name(enum as_emetric m)
+{
+	return emetric_names[m];
+}
+const char *as_egmetric_name(enum as_egmetric m)
+{
+	return egmetric_names[m];
+}
+int as_vmetric_from_name(const char *name)
+{
+	return name_index(vmetric_names, AS_VM_COUNT, name);
+}
+int as_gmetric_from_name(const char *name)
+{
+	return name_index(gmetric_names, AS_GM_COUNT, name);
+}
+int as_emetric_from_name(const char *name)
+{
+	return name_index(emetric_names, AS_EM_COUNT, name);
+}
+int as_egmetric_from_name(const char *name)
+{
+	return name_index(egmetric_names, AS_EG_COUNT, name);
+}
+int as_emetric_fields(enum as_emetric m)
+{
+	return emetric_fields[m];
+}
+int as_egmetric_fields(enum as_egmetric m)
+{
+	return egmetric_fields[m];
+}
+
+static const char *const ship_names[] = {"HASH",      "REBALANCE", "RESCALE", "FORWARD", "CUSTOM",
+                                         "BROADCAST", "GLOBAL",    "SHUFFLE", "UNKNOWN"};
+
+enum as_ship as_ship_from_string(const char *s)
+{
+	for (int i = 0; s && i < AS_SHIP_UNKNOWN; i++)
+		if (!strcasecmp(s, ship_names[i]))
+			return (enum as_ship)i;
+	return AS_SHIP_UNKNOWN;
+}
+
+const char *as_ship_name(enum as_ship s)
+{
+	return ship_names[s];
+}
+
+const char *as_event_type_name(enum as_event_type t)
+{
+	return t == AS_EVENT_WARNING ? "Warning" : "Normal";
+}
+
+/* ---- window functions (2.1) ---- */
+
+static double sample_value(const struct as_sample *s, const char *vertex, int m)
+{
+	if (!vertex)
+		return s->g[m];
+	const double *v = as_sample_vertex_get(s, vertex);
+	return v ? v[m] : NAN;
+}
+
+double as_rate(const struct as_samples *h, const char *vertex, int m)
+{
+	int64_t first_ts = 0, last_ts = 0;
+	double first = NAN, last = NAN;
+	size_t count = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		double v = sample_value(&h->s[i], vertex, m);
+		if (isnan(v))
+			continue;
+		if (count++ == 0) {
+			first = v;
+			first_ts = h->s[i].ts;
+		} else {
+			last = v;
+			last_ts = h->s[i].ts;
+		}
+	}
+	if (count < 2)
+		return NAN;
+	int64_t dt = last_ts - first_ts;
+	return 1000.0 * (last - first) / (double)(dt > 1 ? dt : 1);
+}
+
+double as_avg(const struct as_samples *h, const char *vertex, int m, int min_n)
+{
+	double sum = 0;
+	int finite = 0;
+	bool infinite = false;
+	for (size_t i = 0; i < h->n; i++) {
+		double v = sample_value(&h->s[i], vertex, m);
+		if (isnan(v))
+			continue;
+		if (isinf(v)) {
+			infinite = true;
+			continue;
+		}
+		sum += v;
+		finite++;
+	}
+	if (finite == 0)
+		return infinite ? INFINITY : NAN;
+	if (finite < min_n)
+		return NAN;
+	return sum / finite;
+}
+
+double as_avg_or_rate(const struct as_samples *h, const char *vertex, int per_sec, int accumulated)
+{
+	double a = as_avg(h, vertex, per_sec, 1);
+	return isfinite(a) ? a : as_rate(h, vertex, accumulated);
+}
+
+double as_latest(const struct as_samples *h, const char *vertex, int m)
+{
+	return h->n ? sample_value(&h->s[h->n - 1], vertex, m) : NAN;
+}
+
+/* ---- output ---- */
+
+static void pretty(struct strbuf *b, const cJSON *j, int depth)
+{
+	bool obj = cJSON_IsObject(j), arr = cJSON_IsArray(j);
+	if (!obj && !arr) {
+		char *leaf = cJSON_PrintUnformatted(j);
+		strbuf_append(b, leaf ? leaf : "null");
+		free(leaf);
+		return;
+	}
+	if (!j->child) {
+		strbuf_append(b, obj ? "{}" : "[]");
+		return;
+	}
+	strbuf_append(b, obj ? "{\n" : "[\n");
+	for (const cJSON *c = j->child; c; c = c->next) {
+		strbuf_appendf(b, "%*s", (depth + 1) * 2, "");
+		if (obj) {
+			cJSON *key = cJSON_CreateString(c->string);
+			char *k = cJSON_PrintUnformatted(key);
+			strbuf_appendf(b, "%s: ", k);
+			free(k);
+			cJSON_Delete(key);
+		}
+		pretty(b, c, depth + 1);
+		strbuf_append(b, c->next ? ",\n" : "\n");
+	}
+	strbuf_appendf(b, "%*s%s", depth * 2, "", obj ? "}" : "]");
+}
+
+char *as_json_pretty(const cJSON *j)
+{
+	struct strbuf b = {0};
+	pretty(&b, j, 0);
+	strbuf_append(&b, "\n");
+	return strbuf_steal(&b);
+}
