@@ -64,6 +64,8 @@ char *file_uri_from_path(const char *path);
 char *path_join(const char *dir, const char *name);
 
 size_t edit_distance(const char *a, const char *b);
+/* The closest of the candidates when it is near enough to be a likely typo, else NULL. */
+const char *did_you_mean(const char *got, const char *const *candidates, size_t n);
 bool str_has_prefix(const char *s, const char *prefix);
 bool str_empty(const char *s);
 

@@ -84,20 +84,9 @@ static void parse_evaluated(struct plan *pl, const cJSON *j, const char *path, s
 		err(pl, "%s: must be an object of metric names to numbers", path);
 		return;
 	}
-	static const char *const names[AS_EM_COUNT] = {
-	    "LOAD",
-	    "TRUE_PROCESSING_RATE",
-	    "TARGET_DATA_RATE",
-	    "CATCH_UP_DATA_RATE",
-	    "LAG",
-	    "PARALLELISM",
-	    "RECOMMENDED_PARALLELISM",
-	    "MAX_PARALLELISM",
-	    "NUM_SOURCE_PARTITIONS",
-	    "SCALE_UP_RATE_THRESHOLD",
-	    "SCALE_DOWN_RATE_THRESHOLD",
-	    "EXPECTED_PROCESSING_RATE",
-	};
+	const char *names[AS_EM_COUNT];
+	for (int k = 0; k < AS_EM_COUNT; k++)
+		names[k] = as_emetric_name((enum as_emetric)k);
 	for (const cJSON *c = j->child; c; c = c->next) {
 		int k = as_emetric_from_name(c->string);
 		if (k < 0) {

@@ -305,18 +305,7 @@ int as_eval_metric_from_json(const cJSON *j, int fields, struct as_eval_metric *
 
 const char *as_did_you_mean(const char *got, const char *const *candidates, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = SIZE_MAX;
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(got, candidates[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = candidates[i];
-		}
-	}
-	size_t len = strlen(got);
-	size_t limit = len > 9 ? len / 3 : 2;
-	return best && best_d <= limit ? best : NULL;
+	return did_you_mean(got, candidates, n);
 }
 
 /* ---- names ---- */

@@ -312,23 +312,6 @@ static bool walk_budget(struct walker *w, const yaml_node_t *n)
 	return false;
 }
 
-/* Offers the closest of the candidates when it is near enough to be a likely typo. */
-static const char *did_you_mean(const char *got, const char *const *candidates, size_t n)
-{
-	const char *best = NULL;
-	size_t best_d = SIZE_MAX;
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(got, candidates[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = candidates[i];
-		}
-	}
-	size_t len = strlen(got);
-	size_t limit = len > 9 ? len / 3 : 2;
-	return best && best_d <= limit ? best : NULL;
-}
-
 static void unknown_field(struct walker *w, const yaml_node_t *key, const char *parent, const char *const *known,
                           size_t nknown)
 {

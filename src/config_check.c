@@ -154,16 +154,8 @@ static void check_flinklet_keys(struct spec *s, struct diags *d)
 		if (!str_has_prefix(e->key, "flinklet."))
 			continue;
 		char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
-		const char *best = NULL;
-		size_t best_d = SIZE_MAX;
-		for (size_t i = 0; i < n; i++) {
-			size_t dist = edit_distance(e->key, names[i]);
-			if (dist < best_d) {
-				best_d = dist;
-				best = names[i];
-			}
-		}
-		if (best && best_d <= strlen(e->key) / 3)
+		const char *best = did_you_mean(e->key, names, n);
+		if (best)
 			diags_add(d, &e->loc, field, "unknown flinklet option (did you mean \"%s\"?)", best);
 		else
 			diags_add(d, &e->loc, field, "unknown flinklet option (see docs/configuration.md)");

@@ -228,27 +228,53 @@ unsigned rest_in_flight(const struct rest *r)
 	return r ? r->in_flight : 0;
 }
 
-int rest_download(struct rest *r, const struct download *d, FILE *out, rest_download_cb cb, void *userdata)
+/* A request with what every request has: the URL, the response sink, the error buffer, timeouts. */
+static struct req *req_new(struct rest *r, const char *url, usec_t timeout, void *userdata)
 {
 	struct req *q = xcalloc(1, sizeof(*q));
 	q->rest = r;
-	q->dcb = cb;
 	q->userdata = userdata;
-	q->out = out;
-	q->max_bytes = d->max_bytes ? d->max_bytes : (1ULL << 31);
 	q->easy = curl_easy_init();
 	if (!q->easy) {
 		free(q);
-		return -ENOMEM;
+		return NULL;
 	}
-	curl_easy_setopt(q->easy, CURLOPT_URL, d->url);
+	curl_easy_setopt(q->easy, CURLOPT_URL, url);
 	curl_easy_setopt(q->easy, CURLOPT_PRIVATE, q);
 	curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(q->easy, CURLOPT_WRITEDATA, q);
 	curl_easy_setopt(q->easy, CURLOPT_ERRORBUFFER, q->error);
-	curl_easy_setopt(q->easy, CURLOPT_TIMEOUT_MS, (long)(d->timeout / USEC_PER_MSEC));
-	curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(d->timeout / USEC_PER_MSEC));
+	curl_easy_setopt(q->easy, CURLOPT_TIMEOUT_MS, (long)(timeout / USEC_PER_MSEC));
+	curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout / USEC_PER_MSEC));
 	curl_easy_setopt(q->easy, CURLOPT_NOSIGNAL, 1L);
+	return q;
+}
+
+/* Hands the request to the multi handle; it is tracked so that rest_free can abandon it. */
+static int req_start(struct rest *r, struct req *q)
+{
+	if (q->headers)
+		curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
+	q->next = r->reqs;
+	if (r->reqs)
+		r->reqs->prev = q;
+	r->reqs = q;
+	if (curl_multi_add_handle(r->multi, q->easy) != CURLM_OK) {
+		req_free(q);
+		return -EIO;
+	}
+	r->in_flight++;
+	return 0;
+}
+
+int rest_download(struct rest *r, const struct download *d, FILE *out, rest_download_cb cb, void *userdata)
+{
+	struct req *q = req_new(r, d->url, d->timeout, userdata);
+	if (!q)
+		return -ENOMEM;
+	q->dcb = cb;
+	q->out = out;
+	q->max_bytes = d->max_bytes ? d->max_bytes : (1ULL << 31);
 	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(q->easy, CURLOPT_REDIR_PROTOCOLS_STR, "https");
 	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 1L);
@@ -264,41 +290,17 @@ int rest_download(struct rest *r, const struct download *d, FILE *out, rest_down
 	}
 	for (size_t i = 0; d->headers && d->headers[i]; i++)
 		q->headers = curl_slist_append(q->headers, d->headers[i]);
-	if (q->headers)
-		curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
-	q->next = r->reqs;
-	if (r->reqs)
-		r->reqs->prev = q;
-	r->reqs = q;
-	if (curl_multi_add_handle(r->multi, q->easy) != CURLM_OK) {
-		req_free(q);
-		return -EIO;
-	}
-	r->in_flight++;
-	return 0;
+	return req_start(r, q);
 }
 
 int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata)
 {
-	struct req *q = xcalloc(1, sizeof(*q));
-	q->rest = r;
-	q->cb = cb;
-	q->userdata = userdata;
-	q->easy = curl_easy_init();
-	if (!q->easy) {
-		free(q);
-		return -ENOMEM;
-	}
 	char *url = xasprintf("%s%s", r->base_url, path);
-	curl_easy_setopt(q->easy, CURLOPT_URL, url);
+	struct req *q = req_new(r, url, r->timeout, userdata);
 	free(url);
-	curl_easy_setopt(q->easy, CURLOPT_PRIVATE, q);
-	curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(q->easy, CURLOPT_WRITEDATA, q);
-	curl_easy_setopt(q->easy, CURLOPT_ERRORBUFFER, q->error);
-	curl_easy_setopt(q->easy, CURLOPT_TIMEOUT_MS, (long)(r->timeout / USEC_PER_MSEC));
-	curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->timeout / USEC_PER_MSEC));
-	curl_easy_setopt(q->easy, CURLOPT_NOSIGNAL, 1L);
+	if (!q)
+		return -ENOMEM;
+	q->cb = cb;
 	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(q->easy, CURLOPT_CUSTOMREQUEST, method);
 	q->headers = curl_slist_append(q->headers, "Accept: application/json");
@@ -308,15 +310,5 @@ int rest_request(struct rest *r, const char *method, const char *path, const cha
 		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body);
 		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body));
 	}
-	curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
-	q->next = r->reqs;
-	if (r->reqs)
-		r->reqs->prev = q;
-	r->reqs = q;
-	if (curl_multi_add_handle(r->multi, q->easy) != CURLM_OK) {
-		req_free(q);
-		return -EIO;
-	}
-	r->in_flight++;
-	return 0;
+	return req_start(r, q);
 }

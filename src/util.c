@@ -374,6 +374,22 @@ size_t edit_distance(const char *a, const char *b)
 	return d;
 }
 
+const char *did_you_mean(const char *got, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(got, candidates[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+	}
+	size_t len = strlen(got);
+	size_t limit = len > 9 ? len / 3 : 2;
+	return best && best_d <= limit ? best : NULL;
+}
+
 bool str_has_prefix(const char *s, const char *prefix)
 {
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
