@@ -10,6 +10,8 @@
 int mkdir_p(const char *path);
 /* Replaces path with data atomically and durably. Returns 0 or -errno. */
 int write_file_atomic(const char *path, const char *data, size_t len);
+/* The same, with the file's permission bits (write_file_atomic uses 0640). */
+int write_file_atomic_mode(const char *path, const char *data, size_t len, unsigned mode);
 /* Reads a whole (small) file into a NUL-terminated buffer. Returns 0 or -errno (-EFBIG over max). */
 int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
 /* Removes a directory tree (no symlinks followed). Returns 0 or -errno. */

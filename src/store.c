@@ -71,10 +71,15 @@ static int fsync_parent(const char *path)
 
 int write_file_atomic(const char *path, const char *data, size_t len)
 {
+	return write_file_atomic_mode(path, data, len, 0640);
+}
+
+int write_file_atomic_mode(const char *path, const char *data, size_t len, unsigned mode)
+{
 	const char *slash = strrchr(path, '/');
 	char *tmp = slash ? xasprintf("%.*s/.%s.tmp.%ld", (int)(slash - path), path, slash + 1, (long)getpid())
 	                  : xasprintf(".%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
 	if (fd < 0) {
 		int r = -errno;
 		free(tmp);

@@ -140,12 +140,7 @@ static int load_token(struct supervisor *s, char **ret_path)
 		for (size_t i = 0; i < sizeof(raw); i++)
 			strbuf_appendf(&b, "%02x", raw[i]);
 		strbuf_append(&b, "\n");
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		r = fd < 0 ? -errno : 0;
-		if (fd >= 0) {
-			close(fd);
-			r = write_file_atomic(path, b.buf, b.len);
-		}
+		r = write_file_atomic_mode(path, b.buf, b.len, 0600);
 		strbuf_free(&b);
 		if (r == 0)
 			r = read_file(path, 4096, &text, NULL);
