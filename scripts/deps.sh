@@ -18,10 +18,21 @@ command -v cc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
 command -v clang-format >/dev/null || need+=(clang-format)
 command -v cppcheck >/dev/null || need+=(cppcheck)
+# clang with its libFuzzer runtime (make fuzz, fuzz-smoke); Debian 12's clang only recommends the runtime
+fuzz_ok() { echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+	clang -x c - -fsanitize=fuzzer,address,undefined -o /dev/null >/dev/null 2>&1; }
+command -v clang >/dev/null || need+=(clang)
+if ! command -v clang >/dev/null || ! fuzz_ok; then
+	apt-cache show libclang-rt-dev >/dev/null 2>&1 && need+=(libclang-rt-dev)
+fi
 command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v python3 >/dev/null || need+=(python3)
 command -v unshare >/dev/null || need+=(util-linux)
+# the container test: podman (with runc), and debootstrap for the locally built base image
+command -v podman >/dev/null || need+=(podman)
+command -v runc >/dev/null || need+=(runc)
+command -v debootstrap >/dev/null || need+=(debootstrap)
 
 if [ ${#need[@]} -gt 0 ]; then
 	echo "deps: installing ${need[*]}"
@@ -45,6 +56,14 @@ if ! python3 -c 'import prometheus_client' 2>/dev/null; then
 		sudo=""
 		[ "$(id -u)" -eq 0 ] || sudo="sudo"
 		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-prometheus-client
+	}
+fi
+if ! python3 -c 'import yaml' 2>/dev/null; then
+	echo "deps: installing pyyaml (the e2e tests read the Kubernetes manifests with it)"
+	python3 -m pip install -q pyyaml 2>/dev/null || {
+		sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo="sudo"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-yaml
 	}
 fi
 echo "deps: all present"

@@ -1,0 +1,160 @@
+"""5. The HTTP endpoint: requests per second for GET /metrics and GET /status from a load generator on loopback
+(wrk, 1 thread, 8 connections; a small Python generator when wrk is not installed), and, in the same run, kill -9 of
+the JVM while the load runs, next to the same kill without load: from the JVM gone (its pidfd readable) to flinklet's
+JvmExited event (noticed), to RestartScheduled (decided) and to JvmStarted (handled: a new JVM after the 1 s backoff)."""
+import http.client
+import os
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import Flinklet, log, now_ms, print_rows, row, wait_for  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_HTTP_ROUNDS", "3"))
+LOAD_S = int(os.environ.get("BENCH_HTTP_SECONDS", "10"))
+CONNS = 8
+WRK = shutil.which("wrk")
+
+
+class Load:
+    """wrk (or the Python fallback) against one path for `seconds`, in the background."""
+
+    def __init__(self, port, path, seconds):
+        self.port, self.path, self.seconds = port, path, seconds
+        self.rps = None
+        self.errors = 0
+        if WRK:
+            self.proc = subprocess.Popen([WRK, "-t1", f"-c{CONNS}", f"-d{seconds}s", f"http://127.0.0.1:{port}{path}"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        else:
+            self.proc = None
+            self.thread = threading.Thread(target=self.python_load, daemon=True)
+            self.thread.start()
+
+    def python_load(self):
+        counts = [0] * CONNS
+        errors = [0] * CONNS
+        deadline = time.monotonic() + self.seconds
+
+        def one(i):
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+            while time.monotonic() < deadline:
+                try:
+                    c.request("GET", self.path)
+                    r = c.getresponse()
+                    r.read()
+                    counts[i] += 1
+                    if r.status != 200:
+                        errors[i] += 1
+                except (OSError, http.client.HTTPException):
+                    errors[i] += 1
+                    c.close()
+                    c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        t0 = time.monotonic()
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(CONNS)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.rps = sum(counts) / (time.monotonic() - t0)
+        self.errors = sum(errors)
+
+    def wait(self):
+        if self.proc:
+            out = self.proc.communicate(timeout=self.seconds + 30)[0]
+            m = re.search(r"Requests/sec:\s*([\d.]+)", out)
+            self.rps = float(m.group(1)) if m else 0.0
+            e = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out)
+            s = re.search(r"Socket errors:.*", out)
+            self.errors = int(e.group(1)) if e else 0
+            if s:
+                self.errors += sum(int(x) for x in re.findall(r"\d+", s.group(0)))
+        else:
+            self.thread.join()
+        return self.rps
+
+
+def wait_ready(f, stable_wait=6.0):
+    """The job RUNNING for stable_wait s: past flinklet.restart.stable-period (5 s), so every kill is a first crash
+    with the 1 s backoff."""
+    st = f.wait_stable()
+    running_at = max(e["timeMs"] for e in f.events() if e["type"] == "JobRunning")
+    time.sleep(max(0.0, (running_at + stable_wait * 1000 - now_ms()) / 1000))
+    return st
+
+
+def kill_round(f, st):
+    """kill -9 of the JVM; the latencies in ms."""
+    pid = st["jvm"]["pid"]
+    pidfd = os.pidfd_open(pid)
+    t0 = now_ms()
+    os.kill(pid, signal.SIGKILL)
+    select.select([pidfd], [], [], 10)
+    t_gone = now_ms()
+    os.close(pidfd)
+    wait_for(lambda: f.first_event(t0, "JvmStarted"), 30, "the new JVM", interval=0.05)
+    ev = {t: f.first_event(t0, t) for t in ("JvmExited", "RestartScheduled", "JvmStarted")}
+    return {"gone": t_gone - t0, "noticed": ev["JvmExited"] - t_gone, "decided": ev["RestartScheduled"] - t_gone,
+            "started": ev["JvmStarted"] - t_gone}
+
+
+def med(rounds, k):
+    v = [r[k] for r in rounds]
+    return f"{statistics.median(v):.1f} ms (max {max(v):.1f})"
+
+
+def run():
+    f = Flinklet("http", conf={"flinklet.restart.stable-period": "5 s"}, job={"upgradeMode": "last-state"})
+    rps = {}
+    idle, loaded = [], []
+    loaded_rps = []
+    try:
+        f.start()
+        f.wait_stable()
+        time.sleep(3)
+        for path in ("/status", "/metrics"):
+            log(f"http: {'wrk' if WRK else 'python load'} on {path} for {LOAD_S} s")
+            ld = Load(f.http_port, path, LOAD_S)
+            rps[path] = (ld.wait(), ld.errors)
+        for i in range(ROUNDS):
+            idle.append(kill_round(f, wait_ready(f)))
+            log(f"http: kill without load: {idle[-1]}")
+            path = ("/metrics", "/status")[i % 2]
+            st = wait_ready(f)
+            ld = Load(f.http_port, path, LOAD_S + 6)
+            time.sleep(1)
+            r = kill_round(f, st)
+            r["path"] = path
+            loaded_rps.append((path, ld.wait(), ld.errors))
+            loaded.append(r)
+            log(f"http: kill under load on {path}: {r}, {loaded_rps[-1][1]:.0f} req/s")
+    finally:
+        f.stop()
+    gen = f"wrk -t1 -c{CONNS} -d{LOAD_S}s" if WRK else f"Python keep-alive generator, {CONNS} connections, {LOAD_S} s"
+    rows = [
+        row("GET /status throughput", f"{rps['/status'][0]:,.0f} req/s ({rps['/status'][1]} errors)",
+            f"{gen} on loopback, job RUNNING"),
+        row("GET /metrics throughput", f"{rps['/metrics'][0]:,.0f} req/s ({rps['/metrics'][1]} errors)",
+            f"{gen} on loopback, job RUNNING"),
+        row("throughput while the JVM is killed and restarted",
+            "; ".join(f"{p} {v:,.0f} req/s ({e} errors)" for p, v, e in loaded_rps),
+            f"the same generator for {LOAD_S + 6} s with a kill -9 of the JVM after about 1 s"),
+        row("JVM gone -> JvmExited, no load / under load", f"{med(idle, 'noticed')} / {med(loaded, 'noticed')}",
+            f"flinklet's event timeMs - the JVM's pidfd readable; {ROUNDS} kills each, alternating"),
+        row("JVM gone -> restart decision, no load / under load", f"{med(idle, 'decided')} / {med(loaded, 'decided')}",
+            "RestartScheduled event timeMs - the JVM's pidfd readable"),
+        row("JVM gone -> new JVM launched, no load / under load", f"{med(idle, 'started')} / {med(loaded, 'started')}",
+            "JvmStarted event timeMs - the JVM's pidfd readable (1 s backoff included)"),
+    ]
+    return rows
+
+
+if __name__ == "__main__":
+    print_rows("http", run())

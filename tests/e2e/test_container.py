@@ -1,0 +1,296 @@
+"""flinklet in its container image (container/Containerfile), run by podman with no registry and no network.
+
+The base is a local stand-in for the official Flink image, built once by scripts/container-base.sh (Debian
+bookworm minbase, a JRE, the Maven-fetched Flink jars under /opt/flink/lib) and cached by the hash of its inputs;
+the image is the Containerfile's runtime-prebuilt stage with the flinklet built on the host. One test follows a
+job through the life of a container on a named volume: flinklet is PID 1, a `kill -9` of the JVM resumes from
+a checkpoint, `podman stop` leaves a savepoint on the volume, and a fresh container on the same volume resumes
+from exactly that savepoint, with the job's exactly-once output intact across all of it."""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+
+import pytest
+import yaml
+
+from conftest import BIN, FLINK_HOME, JOBS_JAR, check_output, wait_for
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CONTAINERFILE = os.path.join(ROOT, "container", "Containerfile")
+BASE_SCRIPT = os.path.join(ROOT, "scripts", "container-base.sh")
+CONFIGMAP = os.path.join(ROOT, "conf", "kubernetes", "configmap.yaml")
+# what podman on a machine without systemd and a registry needs: runc, cgroupfs, no network, bounded ulimits
+RUN_OPTS = ["--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
+# the pod's securityContext in conf/kubernetes/statefulset.yaml, as podman options
+POD_SECURITY = ["--user", "9999:9999", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+                "--security-opt", "no-new-privileges"]
+STATE = "/var/lib/flinklet"
+TOKEN_FILE = "/var/run/secrets/flinklet/token"
+JAR_IN_IMAGE = "/opt/flink/usrlib/flinklet-test-jobs.jar"
+SHUTDOWN_BUDGET = 25  # flinklet.shutdown.timeout, seconds
+
+pytestmark = pytest.mark.skipif(shutil.which("podman") is None,
+                                reason="podman is not installed: the container image can be neither built nor run")
+
+
+def podman_cmd():
+    """The podman command with its global options: $PODMAN, else runc and cgroupfs where runc is installed
+    (the same default as scripts/container-base.sh)."""
+    if os.environ.get("PODMAN"):
+        return shlex.split(os.environ["PODMAN"])
+    if shutil.which("runc"):
+        return ["podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs"]
+    return ["podman"]
+
+
+PODMAN = podman_cmd()
+
+
+def podman(*args, check=True, timeout=120):
+    r = subprocess.run([*PODMAN, *args], capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"podman {' '.join(args)} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+    return r
+
+
+def flink_version():
+    """The Flink version of FLINK_HOME's jars (flink-core-<version>.jar)."""
+    for name in os.listdir(os.path.join(FLINK_HOME, "lib")):
+        m = re.fullmatch(r"flink-core-(\d[\w.\-]*)\.jar", name)
+        if m:
+            return m.group(1)
+    raise AssertionError(f"no flink-core jar in {FLINK_HOME}/lib")
+
+
+def say(capsys, msg):
+    with capsys.disabled():
+        print(f"\n[container] {msg}", flush=True)
+
+
+def build_base(capsys):
+    t0 = time.monotonic()
+    env = {**os.environ, "PODMAN": shlex.join(PODMAN), "FLINK_VERSION": flink_version(),
+           "FLINK_LIB": os.path.join(FLINK_HOME, "lib")}
+    r = subprocess.run([BASE_SCRIPT], capture_output=True, text=True, env=env, timeout=1800)
+    assert r.returncode == 0, f"container-base.sh exited {r.returncode}:\n{r.stderr[-4000:]}"
+    tag = r.stdout.strip().splitlines()[-1]
+    cached = "cached" in r.stderr
+    say(capsys, f"base image {tag}: {'cached' if cached else 'built'} in {time.monotonic() - t0:.1f} s")
+    return tag
+
+
+def build_image(capsys, base):
+    """The Containerfile's runtime-prebuilt target with the host's flinklet, from a context holding only it."""
+    t0 = time.monotonic()
+    tag = f"localhost/flinklet:e2e-{flink_version()}"
+    before = podman("image", "inspect", "--format", "{{.Id}}", tag, check=False).stdout.strip()
+    with tempfile.TemporaryDirectory() as ctx:
+        shutil.copy(BIN, os.path.join(ctx, "flinklet"))
+        podman("build", "--format", "docker", *RUN_OPTS, "-f", CONTAINERFILE, "--target", "runtime-prebuilt",
+               "--build-arg", f"FLINK_IMAGE={base}", "--build-arg", "FLINKLET_BINARY=flinklet", "-t", tag, ctx,
+               timeout=600)
+    after = podman("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
+    if before and before != after:
+        podman("rmi", before, check=False)  # the image of an earlier flinklet binary, untagged now
+    say(capsys, f"image {tag} built in {time.monotonic() - t0:.1f} s")
+    cfg = json.loads(podman("image", "inspect", tag).stdout)[0]
+    assert cfg["Config"]["Entrypoint"] == ["/usr/local/bin/flinklet", "run"]
+    assert cfg["Config"]["User"] == "flink"
+    assert cfg["Config"]["StopSignal"] == "SIGTERM"
+    assert STATE in cfg["Config"]["Volumes"]
+    health = cfg.get("Healthcheck") or cfg.get("HealthCheck") or cfg["Config"].get("Healthcheck") or {}
+    assert health.get("Test") == ["CMD", "/usr/local/bin/flinklet", "status", "--live"]
+    return tag
+
+
+def config_dir(tmp_path):
+    """/etc/flinklet for the containers: the Kubernetes ConfigMap's document (conf/kubernetes/configmap.yaml) with
+    the test job, 1 s checkpoints and podman's default budget; readable by the image's user."""
+    with open(CONFIGMAP) as f:
+        doc = yaml.safe_load(yaml.safe_load(f)["data"]["flinklet.yaml"])
+    doc["metadata"]["name"] = "container-counter"
+    doc["spec"]["flinkConfiguration"].update({
+        "execution.checkpointing.interval": "1s",
+        "flinklet.shutdown.timeout": f"{SHUTDOWN_BUDGET} s",
+    })
+    doc["spec"]["job"].update({
+        "jarURI": f"local://{JAR_IN_IMAGE}",
+        "entryClass": "dev.flinklet.jobs.StatefulCounter",
+        "args": ["--rate", "100", "--keys", "8", "--output", f"{STATE}/output"],
+        "parallelism": 2,
+    })
+    assert doc["spec"]["flinkConfiguration"]["flinklet.state.dir"] == STATE
+    assert doc["spec"]["flinkConfiguration"]["flinklet.http.token-file"] == TOKEN_FILE
+    d = tmp_path / "etc-flinklet"
+    d.mkdir()
+    (d / "flinklet.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    token = tmp_path / "token"
+    token.write_text(uuid.uuid4().hex + "\n")
+    for path, mode in ((tmp_path, 0o755), (d, 0o755), (d / "flinklet.yaml", 0o644), (token, 0o644)):
+        os.chmod(path, mode)
+    return str(d), str(token)
+
+
+class Container:
+    def __init__(self, image, volume, conf):
+        self.image, self.volume = image, volume
+        self.conf, self.token = conf
+        self.name = f"flinklet-e2e-{uuid.uuid4().hex[:8]}"
+
+    def run(self):
+        """As the StatefulSet runs it: the volume, the ConfigMap directory, the Secret, the job's jar, a read-only
+        root file system with /tmp, no capabilities, no privilege escalation, uid 9999."""
+        podman("run", "-d", "--name", self.name, *RUN_OPTS, *POD_SECURITY,
+               "-v", f"{self.volume}:{STATE}",
+               "-v", f"{self.conf}:/etc/flinklet:ro",
+               "-v", f"{self.token}:{TOKEN_FILE}:ro",
+               "-v", f"{JOBS_JAR}:{JAR_IN_IMAGE}:ro",
+               self.image, "-c", "/etc/flinklet/flinklet.yaml")
+        return self
+
+    def exec(self, *args, check=True):
+        return podman("exec", self.name, *args, check=check, timeout=60)
+
+    def state(self):
+        return json.loads(podman("inspect", self.name).stdout)[0]["State"]
+
+    def status(self):
+        """The status document through `flinklet status --json` inside the container."""
+        if not self.state()["Running"]:
+            raise AssertionError(f"the container {self.name} is not running:\n{self.logs()}")
+        r = self.exec("flinklet", "status", "--json", check=False)
+        return json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+
+    def logs(self, lines=60):
+        r = podman("logs", self.name, check=False)
+        out = (r.stdout + r.stderr).splitlines()
+        return "\n".join(out[-lines:])
+
+    def wait_stable(self, timeout=150, pred=lambda st: True, what="lifecycle STABLE with the job RUNNING"):
+        def stable():
+            st = self.status()
+            return (st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING"
+                    and st["jvm"]["pid"] > 0 and pred(st) else None)
+        return wait_for(stable, timeout, what, interval=1)
+
+    def wait_checkpoint(self, above, timeout=60):
+        def ckpt():
+            st = self.status()
+            lc = st and st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]
+            return st if lc and lc["id"] > above else None
+        return wait_for(ckpt, timeout, f"a checkpoint after {above}", interval=1)
+
+    def remove(self):
+        podman("rm", "-f", "-t", "0", self.name, check=False)
+
+
+def volume_path(volume, location):
+    """The host path of a file:// location under the state directory inside the container."""
+    mount = podman("volume", "inspect", "--format", "{{.Mountpoint}}", volume).stdout.strip()
+    path = re.sub(r"^file:(//)?", "", location)
+    assert path.startswith(STATE + "/"), location
+    return os.path.join(mount, path[len(STATE) + 1:])
+
+
+def volume_status(volume):
+    with open(volume_path(volume, f"file://{STATE}/status.json")) as f:
+        return json.load(f)
+
+
+def same_location(a, b):
+    return re.sub(r"^file:/+", "/", a or "") == re.sub(r"^file:/+", "/", b or "")
+
+
+def test_container_pid1_crash_restore_stop_savepoint_and_restore(tmp_path, capsys):
+    base = build_base(capsys)
+    image = build_image(capsys, base)
+    conf = config_dir(tmp_path)
+    volume = f"flinklet-e2e-{uuid.uuid4().hex[:8]}"
+    podman("volume", "create", volume)
+    containers = []
+    t0 = time.monotonic()
+    try:
+        # ---- first container: flinklet is PID 1 and the job runs as the image's non-root user
+        c1 = Container(image, volume, conf).run()
+        containers.append(c1)
+        st = c1.wait_stable()
+        cmdline = c1.exec("cat", "/proc/1/cmdline").stdout.split("\0")
+        assert cmdline[:2] == ["/usr/local/bin/flinklet", "run"], cmdline
+        assert c1.exec("cat", "/proc/1/comm").stdout.strip() == "flinklet"
+        jvm = st["jvm"]["pid"]
+        jvm_status = dict(line.split(":\t", 1) for line in c1.exec("cat", f"/proc/{jvm}/status").stdout.splitlines()
+                          if ":\t" in line)
+        assert jvm_status["PPid"].strip() == "1", "the JVM must be a child of flinklet, PID 1"
+        assert jvm_status["Uid"].split()[0] == "9999", "the JVM must run as the image's user flink"
+        assert c1.exec("flinklet", "status", "--live", check=False).returncode == 0
+        assert c1.exec("flinklet", "status", "--ready", check=False).returncode == 0
+        # the image's HEALTHCHECK (flinklet status --live), run on demand: podman's timers need systemd
+        assert podman("healthcheck", "run", c1.name, check=False).returncode == 0
+        say(capsys, f"RUNNING in the container after {time.monotonic() - t0:.1f} s")
+
+        # ---- kill -9 of the JVM: flinklet (and so the container) stays, the job resumes from a checkpoint
+        st = c1.wait_checkpoint(1)
+        before = st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"]
+        started = c1.state()["StartedAt"]
+        c1.exec("sh", "-c", f"kill -9 {jvm}")
+        st = c1.wait_stable(pred=lambda s: s["jvm"]["restarts"] == 1 and s["jvm"]["pid"] != jvm,
+                            what="the JVM restarted once and the job RUNNING again")
+        assert st["restoredFrom"]["kind"] == "checkpoint", st["restoredFrom"]
+        m = re.search(r"/chk-(\d+)$", st["restoredFrom"]["location"].rstrip("/"))
+        assert m and int(m.group(1)) >= before, st["restoredFrom"]
+        assert st["jvm"]["lastExitSignal"] == 9
+        state = c1.state()
+        assert state["Running"] and state["StartedAt"] == started, "the container must not have restarted"
+        assert volume_status(volume)["restoredFrom"]["kind"] == "checkpoint"
+        st = c1.wait_checkpoint(int(m.group(1)))
+
+        # ---- the control API with the token of the mounted secret (status.json names the token file)
+        r = c1.exec("flinklet", "savepoint", "--wait", check=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert volume_status(volume)["supervisor"]["tokenFile"] == TOKEN_FILE
+
+        # ---- podman stop: SIGTERM -> stop-with-savepoint inside the shutdown budget, exit 0
+        t_stop = time.monotonic()
+        podman("stop", "-t", "40", c1.name, timeout=90)
+        took = time.monotonic() - t_stop
+        say(capsys, f"podman stop took {took:.1f} s")
+        assert took < SHUTDOWN_BUDGET + 5, f"stop took {took:.1f} s, the budget is {SHUTDOWN_BUDGET} s"
+        assert c1.state()["ExitCode"] == 0, c1.logs()
+        st = volume_status(volume)
+        assert st["lifecycleState"] == "SUSPENDED", st
+        assert st["jvm"]["pid"] == 0
+        savepoint = st["jobStatus"]["savepointInfo"]["lastSavepoint"]
+        assert savepoint and savepoint["triggerType"] == "UPGRADE", st["jobStatus"]["savepointInfo"]
+        assert os.path.isfile(os.path.join(volume_path(volume, savepoint["location"]), "_metadata"))
+
+        # ---- a fresh container on the same volume restores from exactly that savepoint
+        c2 = Container(image, volume, conf).run()
+        containers.append(c2)
+        st = c2.wait_stable()
+        assert st["restoredFrom"]["kind"] == "savepoint", st["restoredFrom"]
+        assert same_location(st["restoredFrom"]["location"], savepoint["location"]), \
+            (st["restoredFrom"], savepoint)
+        assert st["jobStatus"]["jobId"] == volume_status(volume)["jobStatus"]["jobId"]
+        c2.wait_checkpoint(0)
+        podman("stop", "-t", "40", c2.name, timeout=90)
+        assert c2.state()["ExitCode"] == 0, c2.logs()
+
+        # the job's output across the crash, the stop and the new container: no loss, no duplicates
+        rc, summary = check_output(volume_path(volume, f"file://{STATE}/output"))
+        assert rc == 0, summary
+        assert summary.get("records", 0) > 0, summary
+        say(capsys, f"container test body took {time.monotonic() - t0:.1f} s; output {summary}")
+    except BaseException:
+        for c in containers:
+            print(f"---- podman logs {c.name}\n{c.logs(120)}")
+        raise
+    finally:
+        for c in containers:
+            c.remove()
+        podman("volume", "rm", "-f", volume, check=False)
