@@ -77,7 +77,9 @@ lint:
 
 check: deps
 	$(MAKE) all unit unit-asan lint
+	$(MAKE) fuzz-smoke
 	$(MAKE) e2e
+	$(MAKE) faults
 
 demo: deps
 	$(MAKE) all flink-lib jobs

@@ -64,6 +64,7 @@ struct supervisor {
 
 	/* health */
 	usec_t last_rest_ok;
+	char *last_rest_problem; /* what Flink's REST API last answered instead of a job's details */
 	int zero_slot_polls;
 	int64_t completed_checkpoints;
 	usec_t last_checkpoint_progress;

@@ -63,6 +63,10 @@ char *file_uri_from_path(const char *path);
 /* Joins a directory and a name with exactly one '/'. */
 char *path_join(const char *dir, const char *name);
 
+/* A number from outside (JSON, a REST answer) as an integer: its integral part when it is finite and within
+ * [lo, hi], else def. Never the undefined behaviour of a plain cast. */
+int64_t double_to_i64(double v, int64_t lo, int64_t hi, int64_t def);
+
 size_t edit_distance(const char *a, const char *b);
 /* The closest of the candidates when it is near enough to be a likely typo, else NULL. */
 const char *did_you_mean(const char *got, const char *const *candidates, size_t n);

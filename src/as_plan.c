@@ -135,6 +135,7 @@ static void parse_vertex(struct plan *pl, const cJSON *j, size_t idx, const cJSO
 	emetrics_init(given);
 	if (!cJSON_IsObject(j)) {
 		err(pl, "%s: must be an object", path);
+		v->id = xstrdup(""); /* counted like the others: later checks compare ids */
 		free(path);
 		return;
 	}

@@ -2,6 +2,7 @@
 #include "status.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,11 +206,22 @@ static double get_num(const cJSON *o, const char *key, double def)
 	return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
 
+/* Numbers from status.json as integers, out-of-range values as the default (a file is outside input). */
+static int64_t get_i64(const cJSON *o, const char *key, double def)
+{
+	return double_to_i64(get_num(o, key, def), -(INT64_C(1) << 53), INT64_C(1) << 53, (int64_t)def);
+}
+
+static int get_int(const cJSON *o, const char *key, double def)
+{
+	return (int)double_to_i64(get_num(o, key, def), INT_MIN, INT_MAX, (int64_t)def);
+}
+
 static void parse_savepoint(const cJSON *o, struct snapshot_ref *r)
 {
 	if (!cJSON_IsObject(o) || !get_str(o, "location"))
 		return;
-	snapshot_ref_set(r, get_str(o, "location"), -1, (int64_t)get_num(o, "timeStamp", 0), get_str(o, "triggerType"));
+	snapshot_ref_set(r, get_str(o, "location"), -1, get_i64(o, "timeStamp", 0), get_str(o, "triggerType"));
 }
 
 int status_parse(const char *text, struct status *st)
@@ -229,12 +241,12 @@ int status_parse(const char *text, struct status *st)
 	if (jid && strlen(jid) == 32)
 		memcpy(st->job_id, jid, 33);
 	status_set_string(&st->job_state, get_str(js, "state"));
-	st->start_time_ms = (int64_t)get_num(js, "startTime", 0);
-	st->update_time_ms = (int64_t)get_num(js, "updateTime", 0);
+	st->start_time_ms = get_i64(js, "startTime", 0);
+	st->update_time_ms = get_i64(js, "updateTime", 0);
 	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(js, "tasks");
-	st->tasks_total = (int)get_num(tasks, "total", 0);
-	st->tasks_running = (int)get_num(tasks, "running", 0);
-	st->tasks_finished = (int)get_num(tasks, "finished", 0);
+	st->tasks_total = get_int(tasks, "total", 0);
+	st->tasks_running = get_int(tasks, "running", 0);
+	st->tasks_finished = get_int(tasks, "finished", 0);
 	const cJSON *spi = cJSON_GetObjectItemCaseSensitive(js, "savepointInfo");
 	parse_savepoint(cJSON_GetObjectItemCaseSensitive(spi, "lastSavepoint"), &st->last_savepoint);
 	const cJSON *h;
@@ -259,25 +271,24 @@ int status_parse(const char *text, struct status *st)
 			break;
 		if (!cJSON_IsObject(ch))
 			continue;
-		snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL,
-		                 (int64_t)get_num(ch, "id", -1), (int64_t)get_num(ch, "timeStamp", 0),
-		                 get_str(ch, "triggerType"));
+		snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL, get_i64(ch, "id", -1),
+		                 get_i64(ch, "timeStamp", 0), get_str(ch, "triggerType"));
 	}
 	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(cpi, "lastCheckpoint");
 	if (cJSON_IsObject(lc) && get_str(lc, "location"))
-		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), (int64_t)get_num(lc, "id", -1),
-		                 (int64_t)get_num(lc, "timeStamp", 0), NULL);
+		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), get_i64(lc, "id", -1),
+		                 get_i64(lc, "timeStamp", 0), NULL);
 	const cJSON *rf = cJSON_GetObjectItemCaseSensitive(root, "restoredFrom");
 	status_set_string(&st->restored_kind, get_str(rf, "kind"));
 	status_set_string(&st->restored_location, get_str(rf, "location"));
 	const cJSON *jvm = cJSON_GetObjectItemCaseSensitive(root, "jvm");
-	st->jvm_pid = (pid_t)get_num(jvm, "pid", 0);
-	st->jvm_restarts = (int)get_num(jvm, "restarts", 0);
-	st->last_exit_code = (int)get_num(jvm, "lastExitCode", -1);
-	st->last_exit_signal = (int)get_num(jvm, "lastExitSignal", -1);
+	st->jvm_pid = (pid_t)get_int(jvm, "pid", 0);
+	st->jvm_restarts = get_int(jvm, "restarts", 0);
+	st->last_exit_code = get_int(jvm, "lastExitCode", -1);
+	st->last_exit_signal = get_int(jvm, "lastExitSignal", -1);
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "flink");
 	status_set_string(&st->flink_version, get_str(fl, "version"));
-	st->rest_port = (int)get_num(fl, "restPort", 0);
+	st->rest_port = get_int(fl, "restPort", 0);
 	status_set_string(&st->intent, get_str(root, "intent"));
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "autoscaler"),
 	                                                   "parallelismOverrides");
@@ -287,7 +298,7 @@ int status_parse(const char *text, struct status *st)
 		free(t);
 	}
 	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "supervisor");
-	st->supervisor_pid = (pid_t)get_num(sv, "pid", 0);
+	st->supervisor_pid = (pid_t)get_int(sv, "pid", 0);
 	status_set_string(&st->http_address, get_str(sv, "httpAddress"));
 	status_set_string(&st->token_file, get_str(sv, "tokenFile"));
 	status_set_string(&st->error, get_str(root, "error"));

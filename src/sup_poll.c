@@ -9,6 +9,12 @@
 
 #include "sup.h"
 
+/* A count or id from Flink's answer: -1 when it is not a sane non-negative integer. */
+static int64_t count_of(const cJSON *j)
+{
+	return cJSON_IsNumber(j) ? double_to_i64(j->valuedouble, 0, INT64_C(1) << 53, -1) : -1;
+}
+
 static bool poll_current(struct supervisor *s)
 {
 	return s->poll_gen == s->launch_gen && s->jvm_pid > 0;
@@ -136,12 +142,13 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		const cJSON *counts = cJSON_GetObjectItemCaseSensitive(body, "counts");
 		const cJSON *completed_n = cJSON_GetObjectItemCaseSensitive(counts, "completed");
 		const cJSON *failed_n = cJSON_GetObjectItemCaseSensitive(counts, "failed");
-		if (cJSON_IsNumber(completed_n))
-			s->counters.flink_completed = (int64_t)completed_n->valuedouble;
-		if (cJSON_IsNumber(failed_n))
-			s->counters.flink_failed = (int64_t)failed_n->valuedouble;
-		if (cJSON_IsNumber(completed_n) && (int64_t)completed_n->valuedouble != s->completed_checkpoints) {
-			s->completed_checkpoints = (int64_t)completed_n->valuedouble;
+		int64_t completed_count = count_of(completed_n), failed_count = count_of(failed_n);
+		if (completed_count >= 0)
+			s->counters.flink_completed = completed_count;
+		if (failed_count >= 0)
+			s->counters.flink_failed = failed_count;
+		if (completed_count >= 0 && completed_count != s->completed_checkpoints) {
+			s->completed_checkpoints = completed_count;
 			s->last_checkpoint_progress = now_monotonic();
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
@@ -151,13 +158,11 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 			const cJSON *id = cJSON_GetObjectItemCaseSensitive(completed, "id");
 			const cJSON *ts = cJSON_GetObjectItemCaseSensitive(completed, "latest_ack_timestamp");
 			const cJSON *sp = cJSON_GetObjectItemCaseSensitive(completed, "is_savepoint");
-			if (cJSON_IsString(path) && cJSON_IsNumber(id) && !cJSON_IsTrue(sp) &&
-			    (int64_t)id->valuedouble != s->status.last_checkpoint.id) {
-				snapshot_ref_set(&s->status.last_checkpoint, path->valuestring,
-				                 (int64_t)id->valuedouble,
-				                 cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0, NULL);
-				log_info("checkpoint %lld completed: %s", (long long)id->valuedouble,
-				         path->valuestring);
+			if (cJSON_IsString(path) && count_of(id) >= 0 && !cJSON_IsTrue(sp) &&
+			    count_of(id) != s->status.last_checkpoint.id) {
+				snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, count_of(id),
+				                 count_of(ts) > 0 ? count_of(ts) : 0, NULL);
+				log_info("checkpoint %lld completed: %s", (long long)count_of(id), path->valuestring);
 			}
 		}
 		sup_write_status(s);
@@ -188,9 +193,33 @@ static void record_vertices(struct supervisor *s, const cJSON *vertices)
 		struct vertex_info *vi = &s->vertices.v[s->vertices.n++];
 		memcpy(vi->id, id->valuestring, 33);
 		vi->name = xstrdup(cJSON_IsString(name) ? name->valuestring : "");
-		vi->parallelism = cJSON_IsNumber(par) ? (int)par->valuedouble : 0;
-		vi->max_parallelism = cJSON_IsNumber(maxp) ? (int)maxp->valuedouble : 0;
+		vi->parallelism = (int)double_to_i64(cJSON_IsNumber(par) ? par->valuedouble : 0, 0, 1 << 20, 0);
+		vi->max_parallelism = (int)double_to_i64(cJSON_IsNumber(maxp) ? maxp->valuedouble : 0, 0, 1 << 20, 0);
 	}
+}
+
+/* Says what Flink's REST API answered when it was not a job's details, once per distinct problem. A refused
+ * connection while the JVM starts is expected (its REST server is not up yet) and only logged at debug. */
+static void report_rest_problem(struct supervisor *s, long code, const char *error)
+{
+	if (code == 404)
+		return; /* the job is not submitted yet */
+	char *what =
+	    code ? xasprintf("GET /jobs/%s answered %ld%s%s", s->job_id, code, error ? ": " : "", error ? error : "")
+	         : xasprintf("GET /jobs/%s: %s", s->job_id, error ? error : "no answer");
+	bool refused = !code && error &&
+	               (strstr(error, "Connection refused") || strstr(error, "Couldn't connect") ||
+	                strstr(error, "Failed to connect"));
+	if (s->last_rest_problem && !strcmp(s->last_rest_problem, what)) {
+		free(what);
+		return;
+	}
+	status_set_string(&s->last_rest_problem, what);
+	if (refused && s->state == SUP_STARTING)
+		log_debug("Flink REST not reachable yet: %s", what);
+	else
+		log_warn("Flink's REST API: %s", what);
+	free(what);
 }
 
 static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
@@ -198,40 +227,46 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	struct supervisor *s = userdata;
 	if (!poll_current(s) || code != 200 || !body) {
 		s->poll_in_flight = false;
-		if (code == 0)
-			log_debug("Flink REST not reachable: %s", error ? error : "no response");
-		else if (code != 404 && poll_current(s))
-			log_warn("GET /jobs/%s answered %ld", s->job_id, code);
+		if (poll_current(s))
+			report_rest_problem(s, code, error);
 		if (code != 0)
 			s->last_rest_ok = now_monotonic();
 		return;
 	}
 	s->last_rest_ok = now_monotonic();
+	status_set_string(&s->last_rest_problem, NULL);
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(body, "state");
 	const cJSON *start = cJSON_GetObjectItemCaseSensitive(body, "start-time");
 	int total = 0, running = 0, finished = 0;
+	bool consistent = true;
 	const cJSON *v;
 	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(body, "vertices")) {
 		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
 		const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(v, "tasks");
 		const cJSON *run = cJSON_GetObjectItemCaseSensitive(tasks, "RUNNING");
 		const cJSON *fin = cJSON_GetObjectItemCaseSensitive(tasks, "FINISHED");
-		total += cJSON_IsNumber(par) ? (int)par->valuedouble : 0;
-		running += cJSON_IsNumber(run) ? (int)run->valuedouble : 0;
-		finished += cJSON_IsNumber(fin) ? (int)fin->valuedouble : 0;
+		/* a vertex whose counts do not add up is not believed: no "every task running" from it */
+		int64_t p = count_of(par), r = run ? count_of(run) : 0, f = fin ? count_of(fin) : 0;
+		if (p < 1 || p > (1 << 20) || r < 0 || f < 0 || r + f > p) {
+			consistent = false;
+			continue;
+		}
+		total += (int)p;
+		running += (int)r;
+		finished += (int)f;
 	}
 	record_vertices(s, cJSON_GetObjectItemCaseSensitive(body, "vertices"));
 	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
 	if (s->state == SUP_STARTING || s->state == SUP_RUNNING)
 		sup_set_job_state(s, st);
-	if (cJSON_IsNumber(start) && start->valuedouble > 0)
-		s->status.start_time_ms = (int64_t)start->valuedouble;
+	if (count_of(start) > 0)
+		s->status.start_time_ms = count_of(start);
 	s->status.tasks_total = total;
 	s->status.tasks_running = running;
 	s->status.tasks_finished = finished;
 	sup_write_status(s);
 	/* every task running; a source subtask that got no split (or a bounded one) is FINISHED, not missing */
-	if (st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
+	if (consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
 		sup_dispatch(s, EV_JOB_RUNNING);
 	if (job_state_terminal(st) || !poll_current(s)) {
 		/* a terminal job ends its JVM by itself; it is never restarted by a health check */

@@ -642,6 +642,7 @@ static void sup_free(struct supervisor *s)
 	strv_free(&s->failed_restore_points);
 	strv_free(&s->reported_skips);
 	free(s->restore_path);
+	free(s->last_rest_problem);
 	free(s->savepoint_request);
 	free(s->launch_fingerprint);
 	free(s->last_written);

@@ -374,6 +374,13 @@ size_t edit_distance(const char *a, const char *b)
 	return d;
 }
 
+int64_t double_to_i64(double v, int64_t lo, int64_t hi, int64_t def)
+{
+	if (!isfinite(v) || v < (double)lo || v > (double)hi)
+		return def;
+	return (int64_t)v;
+}
+
 const char *did_you_mean(const char *got, const char *const *candidates, size_t n)
 {
 	const char *best = NULL;

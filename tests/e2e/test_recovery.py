@@ -38,8 +38,12 @@ def wait_restarted(f, old_pid, timeout=120):
 
 
 def restored(f, job_id):
-    return wait_for(lambda: f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"], 30,
-                    "Flink to report the restore")
+    def ask():
+        try:
+            return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
+        except OSError:  # a job still initializing answers 500 for a moment
+            return None
+    return wait_for(ask, 30, "Flink to report the restore")
 
 
 def test_kill9_jvm_resumes_from_newest_checkpoint(flinklets):

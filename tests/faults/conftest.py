@@ -1,0 +1,163 @@
+"""Fixtures of the fault-injection tests: the real build/flinklet, a fake "java" that only stays up, and the
+misbehaving Flink REST server of fakeflink.py on rest.port. No real JVM, no real Flink: these tests are
+about what flinklet does with what it is told (tests/e2e stays mock-free)."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from fakeflink import FakeFlink, write_fake_java
+
+BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred, timeout, what, interval=0.1):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class Supervisor:
+    """One `flinklet run` against the fake REST server, with the fake java."""
+
+    def __init__(self, tmp_path, server, state_dir=None, conf=None, upgrade_mode="last-state"):
+        self.tmp = tmp_path
+        self.server = server
+        self.state = state_dir or str(tmp_path / "state")
+        self.stop_file = str(tmp_path / "java.stop")
+        self.java = write_fake_java(str(tmp_path), self.stop_file)
+        self.flink_home = tmp_path / "flink"
+        (self.flink_home / "lib").mkdir(parents=True, exist_ok=True)
+        (self.flink_home / "lib" / "flink-dist-2.2.1.jar").write_bytes(b"")
+        self.jar = tmp_path / "job.jar"
+        self.jar.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip
+        self.log_path = str(tmp_path / f"flinklet-{time.monotonic_ns()}.log")
+        self.conf = {
+            "rest.port": str(server.port),
+            "flinklet.java.bin": self.java,
+            "flinklet.rest.poll-interval": "200 ms",
+            "kubernetes.operator.flink.client.timeout": "1 s",
+            "flinklet.health.rest-timeout": "1 h",
+            "flinklet.restart.backoff.initial": "100 ms",
+            "flinklet.http.address": f"127.0.0.1:{free_port()}",
+            "flinklet.shutdown.timeout": "6 s",
+            "flinklet.jvm.stop-grace-period": "2 s",
+            "execution.checkpointing.interval": "1 s",
+        }
+        self.conf.update(conf or {})
+        self.config = tmp_path / "flinklet.yaml"
+        lines = ["apiVersion: flink.apache.org/v1beta1", "kind: FlinkMiniCluster", "metadata:",
+                 "  name: faults", "spec:", "  flinkConfiguration:"]
+        lines += [f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in self.conf.items()]
+        lines += ["  job:", f"    jarURI: local://{self.jar}", "    entryClass: dev.flinklet.Fake",
+                  "    parallelism: 2", f"    upgradeMode: {upgrade_mode}"]
+        self.config.write_text("\n".join(lines) + "\n")
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([BIN, "run", "-c", str(self.config), "--state-dir", self.state,
+                                      "--flink-home", str(self.flink_home)],
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def status(self):
+        """status.json, which must always parse (None only before the first write)."""
+        path = os.path.join(self.state, "status.json")
+        try:
+            with open(path) as f:
+                text = f.read()
+        except FileNotFoundError:
+            return None
+        return json.loads(text)
+
+    def events(self):
+        path = os.path.join(self.state, "events.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def logs(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def jvm_pid(self):
+        st = self.status()
+        return st["jvm"]["pid"] if st else 0
+
+    def stop(self, timeout=30):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+                raise AssertionError(f"flinklet did not stop within {timeout}s:\n{self.logs()[-3000:]}")
+        return self.proc.returncode if self.proc else None
+
+    def cleanup(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        # the fake java is in flinklet's session; make sure none outlives the test
+        pid = 0
+        try:
+            pid = self.jvm_pid()
+        except (ValueError, TypeError, KeyError):
+            pass
+        if pid > 0:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if getattr(self, "log", None):
+            self.log.close()
+
+
+@pytest.fixture
+def server():
+    s = FakeFlink().start()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def supervisors(tmp_path):
+    made = []
+
+    def make(server, **kw):
+        s = Supervisor(tmp_path, server, **kw)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.cleanup()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def real_binary():
+    assert os.access(BIN, os.X_OK), f"{BIN} is not built (make)"

@@ -1,0 +1,179 @@
+"""A stand-in for Flink's REST API that misbehaves on purpose (issue 8, item 3): the real build/flinklet is
+pointed at it (rest.port) with a fake "java" that only stays up, so flinklet believes a JVM is running and
+everything it learns about the job comes from here. A test sets `server.fault` to one of FAULTS (or a
+callable) and reads `server.requests` to see what flinklet asked."""
+import json
+import os
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+VERTEX = "cbc357ccb763df2852fee8c4fc7d55f2"
+
+
+def good_job(job_id):
+    return {"jid": job_id, "name": "fake", "state": "RUNNING", "start-time": int(time.time() * 1000) - 5000,
+            "vertices": [{"id": VERTEX, "name": "Source: fake", "parallelism": 2, "maxParallelism": 128,
+                          "status": "RUNNING", "tasks": {"RUNNING": 2, "FINISHED": 0}}],
+            "timestamps": {"RUNNING": int(time.time() * 1000) - 4000},
+            "plan": {"jid": job_id, "nodes": [{"id": VERTEX, "parallelism": 2}]}}
+
+
+def good_checkpoints(job_id):
+    return {"counts": {"completed": 0, "failed": 0, "in_progress": 0},
+            "latest": {"completed": None, "savepoint": None, "failed": None, "restored": None}}
+
+
+OVERVIEW = {"taskmanagers": 1, "slots-total": 2, "slots-available": 0, "jobs-running": 1}
+
+# What each fault answers to every GET (the bodies are what a broken or hostile Flink could send).
+FAULTS = {
+    "http-500": (500, b'{"errors": ["Internal server error."]}'),
+    "http-503-html": (503, b"<html><body>Service Unavailable</body></html>"),
+    "truncated-json": (200, b'{"jid": "x", "state": "RUNNING", "vertices": [{"id": "cbc3'),
+    "malformed-json": (200, b'{"state": "RUNNING",, "vertices": [}'),
+    "nan-literal": (200, b'{"state": "RUNNING", "start-time": NaN, "vertices": [{"parallelism": NaN, '
+                         b'"tasks": {"RUNNING": NaN}}]}'),
+    "nan-strings-and-huge-numbers": (200, json.dumps({
+        "state": "RUNNING", "start-time": 1e300,
+        "vertices": [{"id": VERTEX, "parallelism": "NaN", "tasks": {"RUNNING": 1e400, "FINISHED": -1e400}},
+                     {"id": 7, "parallelism": 1e300, "tasks": {"RUNNING": "2"}}],
+        "counts": {"completed": 1e308}, "latest": {"completed": {"id": "NaN", "external_path": 5}},
+    }).replace("Infinity", "1e400").encode()),
+    "missing-fields": (200, b"{}"),
+    "running-without-vertices": (200, b'{"state": "RUNNING"}'),
+    "wrong-types": (200, b'{"state": ["RUNNING"], "vertices": {"a": 1}, "start-time": "yesterday", '
+                         b'"latest": [], "counts": "many"}'),
+    "empty-body": (200, b""),
+    "json-array": (200, b"[1, 2, 3]"),
+    "deeply-nested": (200, b"[" * 50000 + b"]" * 50000),
+    "huge-body-over-limit": (200, b'{"state": "RUNNING", "pad": "' + b"x" * (17 << 20) + b'"}'),
+    "huge-body-under-limit": (200, b'{"state": "CREATED", "pad": "' + b"x" * (8 << 20) + b'"}'),
+    "timeout": "timeout",
+    "close-without-answer": "close",
+}
+
+
+class FakeFlink(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port=0):
+        super().__init__(("127.0.0.1", port), Handler)
+        self.fault = None          # a FAULTS key, a callable (method, path) -> (code, bytes), or None: a good job
+        self.checkpoint = None     # a made-up latest completed checkpoint {"id", "external_path"}
+        self.savepoint_location = None  # what a savepoint operation reports as its location
+        self.on_stop = None        # called when flinklet asks for stop-with-savepoint
+        self.requests = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def port(self):
+        return self.server_address[1]
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def close(self):
+        self.shutdown()
+        self.server_close()
+
+    def answer(self, method, path):
+        """(code, body bytes) or "timeout" / "close"."""
+        if callable(self.fault):
+            r = self.fault(method, path)
+            if r is not None:
+                return r
+        elif self.fault:
+            return FAULTS[self.fault]
+        m = re.match(r"^/jobs/([0-9a-f]{32})(/.*)?$", path.split("?")[0])
+        if path.startswith("/overview"):
+            return 200, json.dumps(OVERVIEW).encode()
+        if not m:
+            return 404, b'{"errors": ["Not found."]}'
+        job_id, rest = m.group(1), m.group(2) or ""
+        if rest == "" and method == "GET":
+            return 200, json.dumps(good_job(job_id)).encode()
+        if rest == "/checkpoints":
+            body = good_checkpoints(job_id)
+            if self.checkpoint:
+                cp = dict(self.checkpoint)
+                cp.setdefault("is_savepoint", False)
+                cp.setdefault("latest_ack_timestamp", int(time.time() * 1000))
+                body["counts"]["completed"] = cp["id"]
+                body["latest"]["completed"] = cp
+            return 200, json.dumps(body).encode()
+        if rest == "/stop" and method == "POST":
+            if self.on_stop:
+                self.on_stop()
+            return 202, b'{"request-id": "0123456789abcdef0123456789abcdef"}'
+        if rest.startswith("/savepoints") or rest.startswith("/checkpoints/"):
+            if method == "POST":
+                return 202, b'{"request-id": "0123456789abcdef0123456789abcdef"}'
+            if self.savepoint_location:
+                return 200, json.dumps({"status": {"id": "COMPLETED"},
+                                        "operation": {"location": self.savepoint_location}}).encode()
+            return 200, b'{"status": {"id": "IN_PROGRESS"}}'
+        return 404, b'{"errors": ["Not found."]}'
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def handle_any(self, method):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        with self.server.lock:
+            self.server.requests.append((time.monotonic(), method, self.path))
+        r = self.server.answer(method, self.path)
+        if r == "timeout":
+            time.sleep(30)  # longer than the client timeout the tests configure
+            return
+        if r == "close":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        code, body = r
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json; charset=UTF-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_GET(self):
+        self.handle_any("GET")
+
+    def do_POST(self):
+        self.handle_any("POST")
+
+    def do_PUT(self):
+        self.handle_any("PUT")
+
+    def do_PATCH(self):
+        self.handle_any("PATCH")
+
+
+def write_fake_java(directory, stop_file):
+    """A "java" that stays up like a JVM (until killed, or until stop_file exists: the job ended)."""
+    path = os.path.join(directory, "java")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n"
+                "# stands in for the MiniCluster JVM: up until killed or until the stop file appears\n"
+                f"while [ ! -e '{stop_file}' ]; do sleep 0.1; done\n"
+                "exit 0\n")
+    os.chmod(path, 0o755)
+    return path

@@ -1,0 +1,147 @@
+"""Fault injection on Flink's side (issue 8, item 3): the real flinklet against a REST server that times
+out, answers 500, sends truncated or malformed JSON, huge bodies, NaN and missing fields. flinklet must not
+crash, must not act on garbage (no JobRunning from a bad answer, no restore from a made-up checkpoint or
+savepoint), must keep status.json readable, and must say what it saw."""
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import wait_for
+from fakeflink import FAULTS
+
+
+def watch(sup, seconds):
+    """Samples flinklet for `seconds`: it stays up and status.json always parses. Returns the samples."""
+    seen = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert sup.alive(), f"flinklet exited {sup.proc.returncode}:\n{sup.logs()[-3000:]}"
+        seen.append(sup.status())  # raises if status.json does not parse
+        time.sleep(0.1)
+    return seen
+
+
+def test_baseline_a_well_formed_answer_makes_the_job_running(server, supervisors):
+    sup = supervisors(server).start()
+    st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE")
+    assert st["jobStatus"]["state"] == "RUNNING" and st["jobStatus"]["tasks"]["running"] == 2
+    assert "JobRunning" in [e["type"] for e in sup.events()]
+    assert sup.stop() == 0
+
+
+# what flinklet is expected to say about each fault (a substring of its log, case-insensitive)
+SAYS = {
+    "http-500": "500",
+    "http-503-html": "503",
+    "truncated-json": "not JSON",
+    "malformed-json": "not JSON",
+    "nan-literal": "not JSON",
+    "empty-body": None,  # an empty 200 is not an error in itself
+    "huge-body-over-limit": "too large",
+    "timeout": "timed out",
+    "close-without-answer": ("empty reply", "returned nothing"),  # curl 7: "Empty reply from server", 8: "Server returned nothing"
+}
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_garbage_from_flink_is_not_acted_on(server, supervisors, fault):
+    server.fault = fault
+    sup = supervisors(server).start()
+    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started")
+    seen = watch(sup, 6)
+    asked = len(server.requests)
+    assert asked >= 3, f"flinklet asked the REST API only {asked} times"
+    st = seen[-1]
+    types = [e["type"] for e in sup.events()]
+    assert "JobRunning" not in types, f"{fault}: JobRunning from a bad answer"
+    assert st["lifecycleState"] == "DEPLOYED", st["lifecycleState"]
+    assert st["jvm"]["restarts"] == 0, "a bad answer must not restart the JVM"
+    assert st["restoredFrom"]["kind"] == "none"
+    # the same JVM is still up
+    assert all(s["jvm"]["pid"] == st["jvm"]["pid"] for s in seen if s and s["jvm"]["pid"] > 0)
+    # then the garbage stops: flinklet follows the job normally
+    server.fault = None
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE after the fault ended")
+    assert sup.stop() == 0
+    says = SAYS.get(fault)
+    if says:
+        said = any(w.lower() in sup.logs().lower() for w in ((says,) if isinstance(says, str) else says))
+        assert said, f"{fault}: flinklet did not say what it saw:\n{sup.logs()[-3000:]}"
+
+
+def test_inconsistent_task_counts_are_not_running(server, supervisors):
+    # a negative parallelism makes the sums add up: total 1 = running 1, with a vertex of 2 tasks not running
+    def fault(method, path):
+        if method == "GET" and path.startswith("/jobs/") and path.count("/") == 2:
+            return 200, (b'{"state": "RUNNING", "vertices": [{"parallelism": -1, "tasks": {"RUNNING": 1}},'
+                         b' {"parallelism": 2, "tasks": {"RUNNING": 0}}]}')
+        return None
+    server.fault = fault
+    sup = supervisors(server).start()
+    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started")
+    watch(sup, 4)
+    assert "JobRunning" not in [e["type"] for e in sup.events()]
+
+
+def norm(location):
+    for prefix in ("file://", "file:"):
+        if location.startswith(prefix):
+            location = location[len(prefix):]
+            break
+    while location.startswith("//"):
+        location = location[1:]
+    return location.rstrip("/")
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "in-checkpoint-dir"])
+def test_made_up_checkpoint_is_never_restored(server, supervisors, tmp_path, where):
+    sup = supervisors(server)
+    job_dir = None
+    sup.start()
+    st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE")
+    job_id = st["jobStatus"]["jobId"]
+    if where == "elsewhere":
+        made_up = f"file:{tmp_path}/nowhere/{job_id}/chk-42"
+    else:
+        job_dir = os.path.join(sup.state, "checkpoints", job_id)
+        os.makedirs(os.path.join(job_dir, "chk-42"), exist_ok=True)  # a directory, but no _metadata
+        made_up = f"file:{job_dir}/chk-42"
+    server.checkpoint = {"id": 42, "external_path": made_up}
+    wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"]["lastCheckpoint"] or {}).get("id") == 42, 10,
+             "the reported checkpoint")
+    pid = sup.jvm_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: (s := sup.status()) and s["jvm"]["pid"] not in (0, pid) and s["jvm"]["restarts"] == 1, 20,
+             "a new fake JVM")
+    restoring = [e for e in sup.events() if e["type"] == "Restoring"]
+    assert not any("chk-42" in e["message"] for e in restoring), restoring
+    st = sup.status()
+    assert st["restoredFrom"]["kind"] == "none", st["restoredFrom"]
+    assert sup.stop() == 0
+
+
+def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp_path):
+    made_up = f"file:{tmp_path}/nowhere/savepoint-000000-000000000000"
+    sup = supervisors(server, upgrade_mode="savepoint")
+    server.savepoint_location = made_up
+    server.on_stop = lambda: open(sup.stop_file, "w").close()  # the job ends after stop-with-savepoint
+    sup.start()
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    assert sup.stop() == 0
+    st = sup.status()
+    # flinklet may record what Flink reported, but the next start must not restore from it
+    os.unlink(sup.stop_file)
+    server.savepoint_location = None
+    server.on_stop = None
+    again = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
+    wait_for(lambda: (s := again.status()) and s["lifecycleState"] == "STABLE" and s["jvm"]["pid"] > 0, 20,
+             "STABLE again")
+    st = again.status()
+    assert st["restoredFrom"]["kind"] == "none", st["restoredFrom"]
+    restoring = [e for e in again.events() if e["type"] == "Restoring"]
+    assert not any(norm(made_up) in e["message"] for e in restoring), restoring
+    skipped = [e for e in again.events() if e["type"] == "RestorePointSkipped"]
+    if (sp := st["jobStatus"]["savepointInfo"]["lastSavepoint"]) and norm(sp["location"]) == norm(made_up):
+        assert skipped, "a recorded savepoint that does not exist must be skipped with an event"
+    again.stop()
