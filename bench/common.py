@@ -16,6 +16,9 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import testkit  # noqa: E402
+from testkit import JAVA17, LOG4J, free_port  # noqa: E402,F401
 FLINK_VERSION = os.environ.get("FLINK_VERSION", "2.2.1")
 BIN = os.environ.get("FLINKLET_BIN", os.path.join(ROOT, "build", "flinklet"))
 FLINK_HOME = os.environ.get("FLINK_HOME", os.path.join(ROOT, "build", f"flink-{FLINK_VERSION}"))
@@ -42,21 +45,8 @@ def now_ms():
     return time.time() * 1000.0
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for(pred, timeout, what, interval=0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise RuntimeError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+    return testkit.wait_for(pred, timeout, what, interval, error=RuntimeError)
 
 
 def get_json(port, path, timeout=3, method="GET"):
@@ -269,24 +259,6 @@ class Flinklet:
         return rc
 
 
-JAVA17 = [
-    "--add-exports=java.base/sun.net.util=ALL-UNNAMED", "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
-    "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-    "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-    "--add-opens=java.base/java.text=ALL-UNNAMED", "--add-opens=java.base/java.time=ALL-UNNAMED",
-    "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
-]
-LOG4J = """rootLogger.level = INFO
-rootLogger.appenderRef.console.ref = C
-appender.console.name = C
-appender.console.type = CONSOLE
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d %-5p %c{1} - %m%n
-"""
 
 
 class StandaloneCluster:

@@ -3,7 +3,7 @@ Maven-fetched jars (FLINK_HOME), and the real test jobs jar. Nothing here imitat
 import json
 import os
 import signal
-import socket
+import sys
 import subprocess
 import time
 import urllib.error
@@ -11,27 +11,13 @@ import urllib.request
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from testkit import free_port, wait_for  # noqa: E402,F401  (re-exported to the tests)
+
 BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
 FLINK_HOME = os.environ.get("FLINK_HOME", "")
 JOBS_JAR = os.environ.get("FLINKLET_JOBS_JAR", os.path.abspath("build/jobs-2.2.1/flinklet-test-jobs.jar"))
 CHECK_OUTPUT = os.path.join(os.path.dirname(__file__), "..", "jobs", "check_output.py")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(pred, timeout, what, interval=0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
 class Flinklet:

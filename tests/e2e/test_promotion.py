@@ -11,28 +11,9 @@ import urllib.request
 
 import yaml
 
+from testkit import JAVA17, LOG4J
 from conftest import BIN, FLINK_HOME, JOBS_JAR, check_output, free_port, wait_for
 from test_recovery import norm
-
-JAVA17 = [
-    "--add-exports=java.base/sun.net.util=ALL-UNNAMED", "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
-    "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-    "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-    "--add-opens=java.base/java.text=ALL-UNNAMED", "--add-opens=java.base/java.time=ALL-UNNAMED",
-    "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-    "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
-]
-LOG4J = """rootLogger.level = INFO
-rootLogger.appenderRef.console.ref = C
-appender.console.name = C
-appender.console.type = CONSOLE
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d %-5p %c{1} - %m%n
-"""
-
 
 def rest(port, path, method="GET"):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)

@@ -4,32 +4,23 @@ about what flinklet does with what it is told (tests/e2e stays mock-free)."""
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import time
 
 import pytest
 
 from fakeflink import FakeFlink, write_fake_java
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import testkit  # noqa: E402
+from testkit import free_port  # noqa: E402,F401
+
 BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for(pred, timeout, what, interval=0.1):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+    return testkit.wait_for(pred, timeout, what, interval)
 
 
 class Supervisor:
