@@ -33,6 +33,10 @@ struct http_server;
 int http_start(sd_event *event, const char *address, http_handler handler, void *userdata, struct http_server **ret);
 /* The port actually bound. */
 int http_port(const struct http_server *h);
+/* Serves fd, a connected stream socket (e.g. one end of a socketpair), as if it had been accepted on the
+ * listening socket: the same parsing, limits and handler. The server owns fd from then on and closes it, also
+ * when this fails. For tests without TCP (tests/fuzz/fuzz_http.c). Returns 0, or -errno. */
+int http_add_connection(struct http_server *h, int fd);
 void http_stop(struct http_server *h);
 
 #endif

@@ -12,6 +12,12 @@ int mkdir_p(const char *path);
 int write_file_atomic(const char *path, const char *data, size_t len);
 /* The same, with the file's permission bits (write_file_atomic uses 0640). */
 int write_file_atomic_mode(const char *path, const char *data, size_t len, unsigned mode);
+/* write_file_atomic, but nothing is written when the file already holds exactly data (so that a full or
+ * read-only volume does not stop what needs no change). */
+int write_file_if_changed(const char *path, const char *data, size_t len);
+/* Removes the temp files a crash between write and rename left in dir (.<name>.tmp.<pid>).
+ * Returns how many, or -errno. */
+int store_clean_temps(const char *dir);
 /* Reads a whole (small) file into a NUL-terminated buffer. Returns 0 or -errno (-EFBIG over max). */
 int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
 /* Removes a directory tree (no symlinks followed). Returns 0 or -errno. */
@@ -26,7 +32,8 @@ int store_lock(const char *state_dir, long *ret_owner);
  * Returns 0 or -errno. */
 int store_job_id(const char *state_dir, char ret[33]);
 
-/* Appends one line (a JSON object without the newline) to <state_dir>/events.jsonl and fsyncs it. */
+/* Appends one line (a JSON object without the newline) to <state_dir>/events.jsonl and fsyncs it; a
+ * failed append leaves the file as it was (a partial line is cut off again). */
 int store_append_event(const char *state_dir, const char *json_line);
 /* Cuts a torn last line (a crash in mid-append) off events.jsonl. */
 int store_repair_events(const char *state_dir);

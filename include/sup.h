@@ -74,6 +74,13 @@ struct supervisor {
 	} restart_samples[RESTART_SAMPLES];
 	unsigned n_restart_samples;
 	bool volume_low;
+	/* writes to the volume: the errno of the failing one (0: they work), what it was, how many failed, and
+	 * the events that could not be appended yet (bounded; appended first once the volume takes writes) */
+	int volume_errno;
+	char *volume_failed_file;
+	uint64_t volume_write_errors;
+	struct strv pending_events;
+	uint64_t events_dropped;
 
 	/* stop-with-savepoint */
 	enum stop_purpose stop_purpose;
@@ -179,6 +186,9 @@ void sup_snapshot_cancel(struct supervisor *s);
 void sup_arm_periodic(struct supervisor *s);
 void sup_retention(struct supervisor *s);
 void sup_check_volume(struct supervisor *s);
+/* Records the result of a write to the state volume (file: its name there): the first failure of a kind
+ * is said once (log, status error, metric), the first success after failures says the volume works again. */
+void sup_volume_write(struct supervisor *s, const char *file, int r);
 void sup_check_nonces(struct supervisor *s);
 
 /* sup_http.c */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deps: installs what flinklet's build and tests need on a fresh Debian-like machine, only when it is
-# missing: the C libraries' -dev packages, cmocka, the linters, a JDK and Maven, pytest. The Flink jars
+# missing: the C libraries' -dev packages, cmocka, the linters, valgrind, a JDK and Maven, pytest. The Flink jars
 # themselves come through Maven (make flink-lib).
 set -euo pipefail
 
@@ -29,6 +29,8 @@ command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v python3 >/dev/null || need+=(python3)
 command -v unshare >/dev/null || need+=(util-linux)
+# make valgrind: one e2e test with flinklet under memcheck
+command -v valgrind >/dev/null || need+=(valgrind)
 # the container test: podman (with runc), and debootstrap for the locally built base image
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || need+=(runc)

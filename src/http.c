@@ -4,13 +4,16 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
+#include "log.h"
 #include "util.h"
 
 #define MAX_CONNECTIONS 32
@@ -59,6 +62,18 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* libmicrohttpd's own messages (a broken request, the connection limit, a socket option it could not set) as
+ * lines of the supervisor's log, instead of bare lines on stderr. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct strbuf b = {0};
+	strbuf_vappendf(&b, fmt, ap);
+	while (b.len && (b.buf[b.len - 1] == '\n' || b.buf[b.len - 1] == '\r'))
+		b.buf[--b.len] = '\0';
+	log_warn("http: %s", b.buf ? b.buf : "");
+	strbuf_free(&b);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, int code, const char *type, const char *body, size_t len)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -81,6 +96,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		/* the first call carries only the headers */
 		p = xcalloc(1, sizeof(*p));
 		*con_cls = p;
+		/* a body announced too large is refused before it is read (and before any 100 Continue): a client
+		 * that keeps sending would otherwise hold a connection */
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		int64_t n;
+		if (cl && parse_int64(cl, &n) == 0 && n > HTTP_MAX_BODY) {
+			static const char msg[] = "{\"error\":\"request body too large\"}\n";
+			return reply(c, 413, "application/json", msg, sizeof(msg) - 1);
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -148,12 +171,12 @@ int http_start(sd_event *event, const char *address, http_handler handler, void 
 	h->handler = handler;
 	h->userdata = userdata;
 	errno = 0;
-	h->mhd =
-	    MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
-	                     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-	                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
-	                     on_completed, h, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+	h->mhd = MHD_start_daemon(
+	    MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
+	    NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
 	if (!h->mhd) {
 		r = errno ? -errno : -EADDRINUSE;
 		http_stop(h);
@@ -178,6 +201,21 @@ int http_start(sd_event *event, const char *address, http_handler handler, void 
 int http_port(const struct http_server *h)
 {
 	return h ? h->port : 0;
+}
+
+int http_add_connection(struct http_server *h, int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	memset(&peer, 0, sizeof(peer));
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
+		len = 0;
+	errno = 0;
+	if (MHD_add_connection(h->mhd, fd, (struct sockaddr *)&peer, len) != MHD_YES)
+		return errno ? -errno : -EIO;
+	/* the new connection may want a turn before its socket signals anything: MHD's timeout says when */
+	rearm_timer(h);
+	return 0;
 }
 
 void http_stop(struct http_server *h)

@@ -39,7 +39,11 @@ int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **wh
 	unsigned char hdr[16];
 	if (fd < 0) {
 		r = -errno;
-		*why = xasprintf("%s: %s", meta, errno == ENOENT ? "no _metadata (incomplete)" : strerror(errno));
+		struct stat dst;
+		if (errno == ENOENT && stat(dir, &dst) < 0 && errno == ENOENT)
+			*why = xasprintf("%s: does not exist (removed?)", dir);
+		else
+			*why = xasprintf("%s: %s", meta, r == -ENOENT ? "no _metadata (incomplete)" : strerror(-r));
 	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		r = -EBADMSG;
 		*why = xasprintf("%s: not a regular file", meta);
@@ -76,9 +80,9 @@ static void consider(struct restore_list *list, enum restore_kind kind, const ch
 	char *why = NULL;
 	int r = snapshot_check(path, &id, &time, &why);
 	if (r < 0) {
-		/* an incomplete checkpoint (a crash mid-way) is normal; anything else is worth saying */
-		if (r != -ENOENT || kind != RESTORE_CHECKPOINT)
-			strv_push_take(&list->skipped, xasprintf("skipped %s %s", restore_kind_to_string(kind), why));
+		/* said, incomplete checkpoints too: scans run while no JVM writes, so one is what a crash in the
+		 * middle of a checkpoint left (the JVM may write a new checkpoint of that id into it later) */
+		strv_push_take(&list->skipped, xasprintf("skipped %s %s", restore_kind_to_string(kind), why));
 		free(why);
 		return;
 	}

@@ -164,11 +164,15 @@ int rm_rf(const char *path)
 
 int store_lock(const char *state_dir, long *ret_owner)
 {
+	/* read-only: a file held open for writing would keep the volume from being remounted read-only (by an
+	 * administrator, or by the kernel on I/O errors) */
 	char *path = path_join(state_dir, "lock");
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-	free(path);
-	if (fd < 0)
-		return -errno;
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		int r = -errno;
+		free(path);
+		return r;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		char buf[32] = {0};
@@ -177,15 +181,22 @@ int store_lock(const char *state_dir, long *ret_owner)
 			*ret_owner = n > 0 ? strtol(buf, NULL, 10) : 0;
 		}
 		close(fd);
+		free(path);
 		return r;
 	}
+	/* who holds it, for the message of the next one (written once, closed at once) */
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
-		int r = -errno;
+	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	free(path);
+	if (w < 0 || write(w, buf, (size_t)n) != n) {
+		int r = w < 0 ? -errno : -EIO;
+		if (w >= 0)
+			close(w);
 		close(fd);
 		return r;
 	}
+	close(w);
 	return fd;
 }
 
@@ -240,6 +251,12 @@ int store_append_event(const char *state_dir, const char *json_line)
 	free(path);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
 	size_t n = strlen(json_line);
 	char *line = xmalloc(n + 1);
 	memcpy(line, json_line, n);
@@ -248,8 +265,61 @@ int store_append_event(const char *state_dir, const char *json_line)
 	free(line);
 	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
+	/* a full volume can take half a line: cut it off again, so that the next line starts a line of its own
+	 * (a crash before this is what store_repair_events handles) */
+	if (r < 0 && ftruncate(fd, st.st_size) == 0)
+		(void)fdatasync(fd);
 	close(fd);
 	return r;
+}
+
+static bool is_temp_name(const char *name)
+{
+	/* what write_file_atomic_mode makes: .<name>.tmp.<pid> */
+	if (name[0] != '.')
+		return false;
+	const char *t = strstr(name, ".tmp.");
+	if (!t || t == name)
+		return false;
+	const char *d = t + 5;
+	if (!*d)
+		return false;
+	for (; *d; d++)
+		if (*d < '0' || *d > '9')
+			return false;
+	return true;
+}
+
+int store_clean_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!is_temp_name(de->d_name))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+int write_file_if_changed(const char *path, const char *data, size_t len)
+{
+	char *old = NULL;
+	size_t old_len = 0;
+	if (read_file(path, len + 1, &old, &old_len) == 0) {
+		bool same = old_len == len && memcmp(old, data, len) == 0;
+		free(old);
+		if (same)
+			return 0;
+	}
+	return write_file_atomic(path, data, len);
 }
 
 int store_repair_events(const char *state_dir)

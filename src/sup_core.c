@@ -11,6 +11,9 @@
 #include "store.h"
 #include "sup.h"
 
+/* events kept in memory while the volume does not take them */
+#define PENDING_EVENTS_MAX 256
+
 static void sup_event_v(struct supervisor *s, enum log_level level, const char *type, const char *fmt, va_list ap)
 {
 	struct strbuf msg = {0};
@@ -36,12 +39,64 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	cJSON_AddStringToObject(o, "level", level >= LOG_LEVEL_ERROR ? "Warning" : "Normal");
 	cJSON_AddStringToObject(o, "message", msg.buf);
 	char *line = cJSON_PrintUnformatted(o);
-	int r = store_append_event(s->state_dir, line);
-	if (r < 0)
-		log_error("unable to append to events.jsonl: %s", strerror(-r));
-	free(line);
 	cJSON_Delete(o);
 	strbuf_free(&msg);
+	/* events the volume did not take yet go first, in order */
+	strv_push_take(&s->pending_events, line);
+	size_t done = 0;
+	int r = 0;
+	while (done < s->pending_events.n && (r = store_append_event(s->state_dir, s->pending_events.v[done])) == 0)
+		done++;
+	for (size_t i = 0; i < done; i++)
+		free(s->pending_events.v[i]);
+	memmove(s->pending_events.v, s->pending_events.v + done, (s->pending_events.n - done) * sizeof(char *));
+	s->pending_events.n -= done;
+	s->pending_events.v[s->pending_events.n] = NULL;
+	if (s->pending_events.n > PENDING_EVENTS_MAX) {
+		free(s->pending_events.v[0]);
+		memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
+		s->pending_events.n--;
+		s->events_dropped++;
+	}
+	sup_volume_write(s, "events.jsonl", r);
+}
+
+void sup_volume_write(struct supervisor *s, const char *file, int r)
+{
+	if (r < 0) {
+		s->volume_write_errors++;
+		if (s->volume_errno == -r)
+			return; /* said already */
+		s->volume_errno = -r;
+		status_set_string(&s->volume_failed_file, file);
+		char *why = xasprintf("unable to write %s on the state volume %s: %s; the last good copy stays, the "
+		                      "job keeps running, and flinklet tries again",
+		                      file, s->state_dir, strerror(-r));
+		/* not an event: events.jsonl is on the same volume (it gets one once the volume works again) */
+		if (s->journald)
+			sd_journal_send("MESSAGE=%s", why, "PRIORITY=3", "SYSLOG_IDENTIFIER=flinklet",
+			                "FLINKLET_EVENT=VolumeWriteFailed", "FLINKLET_JOB_ID=%s", s->job_id, NULL);
+		else
+			log_error("%s", why);
+		status_set_string(&s->status.error, why);
+		free(why);
+		return;
+	}
+	if (s->volume_errno == 0)
+		return;
+	int was = s->volume_errno;
+	char *what = s->volume_failed_file;
+	s->volume_errno = 0;
+	s->volume_failed_file = NULL;
+	if (s->status.error && str_has_prefix(s->status.error, "unable to write ") &&
+	    strstr(s->status.error, "on the state volume"))
+		status_set_string(&s->status.error, NULL);
+	sup_event(s, "VolumeWritable",
+	          "the state volume %s takes writes again (%llu failed since %s could not be written: %s%s)",
+	          s->state_dir, (unsigned long long)s->volume_write_errors, what ? what : "a file", strerror(was),
+	          s->events_dropped ? "; some events were dropped" : "");
+	s->events_dropped = 0;
+	free(what);
 }
 
 void sup_event(struct supervisor *s, const char *type, const char *fmt, ...)
@@ -70,8 +125,9 @@ void sup_write_status(struct supervisor *s)
 	char *path = path_join(s->state_dir, "status.json");
 	int r = write_file_atomic(path, text, strlen(text));
 	free(path);
+	sup_volume_write(s, "status.json", r);
 	if (r < 0) {
-		log_error("unable to write status.json: %s", strerror(-r));
+		/* the status error changed: the next write tries again with it */
 		free(text);
 		return;
 	}

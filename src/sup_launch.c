@@ -85,9 +85,9 @@ static int write_launch_files(struct supervisor *s, const struct launch *l)
 	char *log_path = path_join(s->conf_dir, "log4j-console.properties");
 	int r = mkdir_p(s->conf_dir);
 	if (r == 0)
-		r = write_file_atomic(conf_path, conf, strlen(conf));
+		r = write_file_if_changed(conf_path, conf, strlen(conf));
 	if (r == 0)
-		r = write_file_atomic(log_path, log4j, strlen(log4j));
+		r = write_file_if_changed(log_path, log4j, strlen(log4j));
 	free(conf);
 	free(log4j);
 	free(conf_path);
@@ -165,7 +165,8 @@ static int launch_jvm(struct supervisor *s)
 	};
 	r = write_launch_files(s, &l);
 	if (r < 0) {
-		log_error("unable to write the Flink configuration in %s: %s", s->conf_dir, strerror(-r));
+		/* (a success is not news: an unchanged file is not written) */
+		sup_volume_write(s, "the Flink configuration (conf/, tmp/)", r);
 		free(uri);
 		return r;
 	}

@@ -68,6 +68,12 @@ char *sup_metrics(struct supervisor *s)
 	metric(&b, "flinklet_jvm_restarts_total", "counter", "JVM starts after the first, on this state volume.");
 	strbuf_appendf(&b, "flinklet_jvm_restarts_total %d\n", st->jvm_restarts);
 
+	metric(&b, "flinklet_volume_writable", "gauge",
+	       "0 while writes to the state volume fail (full, read-only, I/O errors); 1 otherwise.");
+	strbuf_appendf(&b, "flinklet_volume_writable %d\n", s->volume_errno ? 0 : 1);
+	metric(&b, "flinklet_volume_write_errors_total", "counter", "Writes to the state volume that failed.");
+	strbuf_appendf(&b, "flinklet_volume_write_errors_total %llu\n", (unsigned long long)s->volume_write_errors);
+
 	metric(&b, "flinklet_lifecycle_state", "gauge", "The lifecycle state: 1 for the current one.");
 	static const char *const states[] = {"CREATED",   "DEPLOYED",     "STABLE",      "UPGRADING",
 	                                     "SUSPENDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED"};

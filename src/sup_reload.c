@@ -100,8 +100,7 @@ void sup_keep_stable_spec(struct supervisor *s)
 	char *yaml = spec_to_yaml(s->spec);
 	char *path = stable_spec_path(s);
 	int r = write_file_atomic(path, yaml, strlen(yaml));
-	if (r < 0)
-		log_warn("unable to keep the stable spec in %s: %s", path, strerror(-r));
+	sup_volume_write(s, "spec.stable.yaml", r);
 	free(path);
 	free(yaml);
 }
@@ -243,8 +242,7 @@ void sup_set_desired_state(struct supervisor *s, enum job_state state, const cha
 	char *line = xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->file_job_state));
 	int r = state == s->file_job_state ? (unlink(path) < 0 && errno != ENOENT ? -errno : 0)
 	                                   : write_file_atomic(path, line, strlen(line));
-	if (r < 0)
-		log_warn("unable to keep the desired job state in %s: %s", path, strerror(-r));
+	sup_volume_write(s, "the desired job state", r);
 	free(line);
 	free(path);
 	if (s->spec->job.state == state && (state == JOB_STATE_RUNNING) == (s->state != SUP_SUSPENDED))

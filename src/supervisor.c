@@ -222,6 +222,15 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 	}
 	if (sup_launch(s) < 0) {
 		s->status.last_exit_code = 127;
+		if (s->volume_errno) {
+			/* a full or read-only volume is not a crash loop: wait for it as long as it takes */
+			usec_t delay = spec_duration(s->spec, "flinklet.restart.backoff.max");
+			sup_event(s, "RestartScheduled",
+			          "the state volume does not take writes (%s): starting the JVM again in %.1f s",
+			          strerror(s->volume_errno), (double)delay / USEC_PER_SEC);
+			sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
+			return SUP_BACKOFF;
+		}
 		return act_restart(s, SUP_BACKOFF);
 	}
 	if (s->upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
@@ -270,7 +279,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		s->stable_since = now_monotonic();
 		s->first_start = false;
 		s->upgrading = false;
-		if (!s->volume_low) /* a full volume is still a problem once the job runs */
+		if (!s->volume_low && !s->volume_errno) /* a full volume is still a problem once the job runs */
 			status_set_string(&s->status.error, NULL);
 		status_set_string(&s->status.intent, NULL);
 		if (s->status.tasks_finished)
@@ -538,6 +547,20 @@ static int open_state_dir(struct supervisor *s)
 	store_repair_events(s->state_dir);
 	s->conf_dir = path_join(s->state_dir, "conf");
 	s->tmp_dir = path_join(s->state_dir, "tmp");
+	{
+		/* what a crash between a write and its rename left behind (the files themselves are intact) */
+		char *as_dir = path_join(s->state_dir, "autoscaler");
+		const char *dirs[] = {s->state_dir, s->conf_dir, as_dir};
+		int removed = 0;
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+			int q = store_clean_temps(dirs[i]);
+			removed += q > 0 ? q : 0;
+		}
+		if (removed > 0)
+			log_info("removed %d temporary file%s an interrupted write left in %s", removed,
+			         removed == 1 ? "" : "s", s->state_dir);
+		free(as_dir);
+	}
 	s->ckpt_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.dir"));
 	s->sp_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.savepoint-dir"));
 	if (!s->ckpt_dir || !s->sp_dir) {
@@ -641,6 +664,8 @@ static void sup_free(struct supervisor *s)
 	status_free(&s->status);
 	strv_free(&s->failed_restore_points);
 	strv_free(&s->reported_skips);
+	strv_free(&s->pending_events);
+	free(s->volume_failed_file);
 	free(s->restore_path);
 	free(s->last_rest_problem);
 	free(s->savepoint_request);

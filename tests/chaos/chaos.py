@@ -212,10 +212,14 @@ def main():
             # Flink's own word on the restore, against the Restoring event
             rf = st["restoredFrom"]
             restored = None
+            def flink_restored():
+                try:
+                    return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
+                except OSError:  # a job that has just restored answers 500 for a moment: ask again
+                    return None
             if rf["location"]:
                 try:
-                    restored = wait_for(lambda: f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"], 30,
-                                        "Flink to report the restore")
+                    restored = wait_for(flink_restored, 30, "Flink to report the restore")
                 except Exception as e:  # noqa: BLE001
                     if f.status()["jvm"]["pid"] == st["jvm"]["pid"]:
                         failures.append(f"round {rnd_i}: flinklet says restored from {rf}, Flink reports none: {e}")

@@ -1,7 +1,10 @@
 """End-to-end fixtures: the real build/flinklet binary, the real Flink MiniCluster JVM from the
 Maven-fetched jars (FLINK_HOME), and the real test jobs jar. Nothing here imitates Flink."""
+import glob
 import json
 import os
+import re
+import shlex
 import signal
 import sys
 import subprocess
@@ -18,6 +21,13 @@ BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
 FLINK_HOME = os.environ.get("FLINK_HOME", "")
 JOBS_JAR = os.environ.get("FLINKLET_JOBS_JAR", os.path.abspath("build/jobs-2.2.1/flinklet-test-jobs.jar"))
 CHECK_OUTPUT = os.path.join(os.path.dirname(__file__), "..", "jobs", "check_output.py")
+# make e2e-asan: BIN is built with ASan and UBSan, whose reports land under this directory (one per process);
+# a test during which one appeared fails. The sanitizer runtimes are in the binary, not in a container image.
+SANITIZER_LOGS = os.environ.get("FLINKLET_SANITIZER_LOGS", "")
+# make valgrind: every Flinklet.start() runs BIN under this command (e.g. valgrind), whose logs land in
+# FLINKLET_VALGRIND_LOGS; a test during which one reported an error or a definite or indirect leak fails.
+WRAPPER = shlex.split(os.environ.get("FLINKLET_WRAPPER", ""))
+VALGRIND_LOGS = os.environ.get("FLINKLET_VALGRIND_LOGS", "")
 
 
 class Flinklet:
@@ -86,7 +96,7 @@ class Flinklet:
     def start(self, wrapper=(), env=None):
         self.log = open(self.log_path, "ab")
         self.pidns = "unshare" in " ".join(wrapper)
-        self.proc = subprocess.Popen([*wrapper, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen([*wrapper, *WRAPPER, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True, env={**os.environ, **(env or {})})
         return self
 
@@ -206,3 +216,107 @@ def real_components():
     assert os.access(BIN, os.X_OK), f"{BIN} is not built (make)"
     assert os.path.isdir(os.path.join(FLINK_HOME, "lib")), "FLINK_HOME must hold the Flink jars (make flink-lib)"
     assert os.path.exists(JOBS_JAR), f"{JOBS_JAR} is not built (make jobs)"
+
+
+# ---- sanitizer and valgrind reports (make e2e-asan, make valgrind) -------------------------------------------
+
+_reported = set()  # report files already attributed to a test
+
+
+def _sanitizer_env(logdir):
+    """ASAN_OPTIONS and UBSAN_OPTIONS as given, with their log_path in logdir."""
+    env = {}
+    for var, prefix in (("ASAN_OPTIONS", "asan"), ("UBSAN_OPTIONS", "ubsan")):
+        opts = [o for o in os.environ.get(var, "").split(":") if o and not o.startswith("log_path=")]
+        env[var] = ":".join([*opts, f"log_path={os.path.join(logdir, prefix)}"])
+    return env
+
+
+def _new_files(pattern):
+    """Files matching pattern not attributed yet (keyed by name, size and mtime: a PID 1 reuses asan.1)."""
+    out = []
+    for path in sorted(glob.glob(pattern, recursive=True)):
+        st = os.stat(path)
+        key = (path, st.st_size, st.st_mtime_ns)
+        if key not in _reported:
+            _reported.add(key)
+            out.append(path)
+    return out
+
+
+def _read(path, limit=20000):
+    with open(path, errors="replace") as f:
+        text = f.read()
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters)"
+
+
+def valgrind_problems(text):
+    """What a valgrind memcheck log reports: errors, definite and indirect leaks ([] when clean). A log without
+    its summaries (the process was killed, or exec'd the JVM) counts only the errors it shows."""
+    problems = []
+    m = re.search(r"ERROR SUMMARY: ([\d,]+) errors", text)
+    if m and int(m.group(1).replace(",", "")) > 0:
+        problems.append(m.group(0))
+    for kind in ("definitely lost", "indirectly lost"):
+        m = re.search(kind + r": ([\d,]+) bytes in ([\d,]+) blocks", text)
+        if m and int(m.group(1).replace(",", "")) > 0:
+            problems.append(m.group(0))
+    if not re.search(r"ERROR SUMMARY", text):
+        shown = re.findall(r"^==\d+== (Invalid (?:read|write|free)|Conditional jump|Use of uninitialised|"
+                           r"Syscall param|Mismatched free|Source and destination overlap)", text, re.M)
+        problems += sorted(set(shown))
+    return problems
+
+
+@pytest.fixture(autouse=True)
+def sanitizer_and_valgrind_reports(request):
+    """Under make e2e-asan or make valgrind: fails the test during which flinklet reported a problem. Runs
+    after the test's other fixtures have stopped their flinklets (autouse fixtures are set up first)."""
+    if not SANITIZER_LOGS and not VALGRIND_LOGS:
+        yield
+        return
+    saved = {}
+    if SANITIZER_LOGS:
+        logdir = os.path.join(SANITIZER_LOGS, re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid))
+        os.makedirs(logdir, exist_ok=True)
+        env = _sanitizer_env(logdir)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+    if VALGRIND_LOGS:
+        _new_files(os.path.join(VALGRIND_LOGS, "**", "*"))  # earlier ones are not this test's
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    failures = []
+    if SANITIZER_LOGS:
+        for path in _new_files(os.path.join(SANITIZER_LOGS, "**", "*san.*")):
+            failures.append(f"---- sanitizer report {path}\n{_read(path)}")
+    if VALGRIND_LOGS:
+        for path in _new_files(os.path.join(VALGRIND_LOGS, "**", "*")):
+            if os.path.isfile(path):
+                text = _read(path, limit=10**7)
+                problems = valgrind_problems(text)
+                if problems:
+                    failures.append(f"---- valgrind {path}: {'; '.join(problems)}\n{_read(path)}")
+    if failures:
+        pytest.fail("flinklet's sanitizers or valgrind reported problems during this test:\n" + "\n".join(failures),
+                    pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Reports no test was there to see (a flinklet that outlived its test) fail the run too."""
+    stray = []
+    if SANITIZER_LOGS:
+        stray += [p for p in _new_files(os.path.join(SANITIZER_LOGS, "**", "*san.*"))]
+    if VALGRIND_LOGS:
+        stray += [p for p in _new_files(os.path.join(VALGRIND_LOGS, "**", "*"))
+                  if os.path.isfile(p) and valgrind_problems(_read(p, limit=10**7))]
+    for path in stray:
+        print(f"\n---- report outside any test: {path}\n{_read(path)}")
+    if stray:
+        session.exitstatus = 1

@@ -171,7 +171,7 @@ def test_bad_metadata_header_is_skipped_and_said(flinklets):
     g.wait_stable()
     assert restored(g, job_id)["id"] == previous
     skipped = [e for e in g.events() if e["type"] == "RestorePointSkipped"]
-    assert skipped and f"chk-{newest}" in skipped[0]["message"] and "magic" in skipped[0]["message"]
+    assert any(f"chk-{newest}" in e["message"] and "magic" in e["message"] for e in skipped), skipped
 
 
 def test_exactly_once_output_survives_five_random_jvm_kills(flinklets):
@@ -291,3 +291,56 @@ def test_initial_savepoint_path_is_used_on_first_start_only(tmp_path, flinklets)
     r = restored(g, job_id)
     assert r["is_savepoint"] is False
     assert st["restoredFrom"]["kind"] == "checkpoint"
+
+
+def test_every_kind_of_broken_snapshot_is_skipped_with_an_event(flinklets):
+    """Issue 8, item 4: a truncated _metadata, an empty chk-N, a savepoint directory without _metadata and a
+    recorded savepoint that vanished are each skipped with an event, and the restore uses the next good point."""
+    f = flinklets(job={"upgradeMode": "last-state"}).start()
+    job_id = f.wait_stable()["jobStatus"]["jobId"]
+    f.wait_checkpoint(2)
+    token = f.token()
+    savepoints = []
+    for _ in range(2):
+        n = len(savepoints)
+        assert f.http("/api/v1/savepoint", method="POST", token=token, body=b"")[0] == 202
+        st = wait_for(lambda: len(f.status()["jobStatus"]["savepointInfo"]["savepointHistory"]) > n and f.status(),
+                      60, "a manual savepoint")
+        savepoints.append(norm(st["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]))
+    last = f.status()["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"]
+    f.wait_checkpoint(last + 2)
+    os.killpg(f.proc.pid, signal.SIGKILL)  # flinklet and its JVM at once: nothing is tidied up
+    f.proc.wait()
+    wait_for(lambda: not pid_alive(f.status()["jvm"]["pid"]), 30, "the JVM gone")
+    jobdir = os.path.join(f.state, "checkpoints", job_id)
+    ids = sorted(int(d[4:]) for d in os.listdir(jobdir)
+                 if d.startswith("chk-") and os.path.exists(os.path.join(jobdir, d, "_metadata")))
+    newest, previous = ids[-1], ids[-2]
+    # 1. the newest checkpoint's _metadata cut short
+    meta = os.path.join(jobdir, f"chk-{newest}", "_metadata")
+    with open(meta, "r+b") as fh:
+        fh.truncate(10)
+    # 2. an empty chk-N, newer than everything
+    empty = os.path.join(jobdir, f"chk-{newest + 1}")
+    os.makedirs(empty, exist_ok=True)
+    # 3. the newest savepoint without its _metadata, 4. the older one gone altogether (both are recorded)
+    os.unlink(os.path.join(savepoints[1], "_metadata"))
+    subprocess.run(["rm", "-rf", savepoints[0]], check=True)
+    later = time.time() + 5  # the broken ones are the newest by time, so each is tried before the good one
+    for p in (meta, empty, savepoints[1]):
+        os.utime(p, (later, later))
+
+    g = flinklets(state_dir=f.state, job={"upgradeMode": "last-state"}).start()
+    g.wait_stable()
+    r = restored(g, job_id)
+    assert r["id"] == previous and r["is_savepoint"] is False, r
+    assert norm(g.status()["restoredFrom"]["location"]).endswith(f"chk-{previous}")
+    said = [e["message"] for e in g.events() if e["type"] == "RestorePointSkipped"]
+    expect = {
+        "truncated _metadata": (f"chk-{newest}/_metadata", "truncated"),
+        "empty chk-N": (f"chk-{newest + 1}/_metadata", "no _metadata"),
+        "savepoint without _metadata": (savepoints[1] + "/_metadata", "no _metadata"),
+        "vanished savepoint": (savepoints[0], "No such file or directory"),
+    }
+    for what, (where, why) in expect.items():
+        assert any(where in m and why in m for m in said), f"{what}: no event in {said}"

@@ -73,6 +73,11 @@ def test_malformed_and_oversized_authorization_is_refused(flinklets):
     many = b"".join(b"X-H%d: v\r\n" % i for i in range(5000))
     code = raw_request(port, b"GET /status HTTP/1.1\r\nHost: x\r\n" + many + b"Connection: close\r\n\r\n")
     assert code != 200
+    # a body announced too large is refused at once, before it is sent (no 100 Continue, no read to the end)
+    t0 = time.monotonic()
+    code = raw_request(port, b"POST /api/v1/checkpoint HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                       token.encode() + b"\r\nContent-Length: 1000000000\r\nExpect: 100-continue\r\n\r\n")
+    assert code == 413 and time.monotonic() - t0 < 5, code
     time.sleep(2)
     st = f.status()
     assert st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0, "nothing changed"

@@ -59,12 +59,14 @@ class Supervisor:
                   "    parallelism: 2", f"    upgradeMode: {upgrade_mode}"]
         self.config.write_text("\n".join(lines) + "\n")
         self.proc = None
+        self.start_env = {}  # more environment for flinklet (the volume fault shim)
 
     def start(self):
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([BIN, "run", "-c", str(self.config), "--state-dir", self.state,
                                       "--flink-home", str(self.flink_home)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     env=dict(os.environ, **self.start_env))
         return self
 
     def alive(self):

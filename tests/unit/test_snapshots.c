@@ -234,7 +234,7 @@ static void test_scan_unreadable_dir(void **state)
 	tree_free(&t);
 }
 
-static void test_scan_incomplete_checkpoint_is_silent(void **state)
+static void test_scan_incomplete_checkpoint_is_skipped_and_said(void **state)
 {
 	(void)state;
 	struct tree t;
@@ -248,7 +248,8 @@ static void test_scan_incomplete_checkpoint_is_silent(void **state)
 
 	struct restore_list list;
 	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
-	assert_count(&list, 1, 0);
+	assert_count(&list, 1, 1);
+	assert_non_null(strstr(list.skipped.v[0], "chk-7/_metadata: no _metadata (incomplete)"));
 	assert_point(&list, 0, RESTORE_CHECKPOINT, good, 6);
 	assert_int_equal(list.v[0].time, usec_at(T0 + 60, 0));
 	assert_false(list.v[0].initial);
@@ -613,7 +614,7 @@ static void test_scan_initial_savepoint(void **state)
 	char *rec = make_savepoint(seed_dir, "savepoint-" JOB6 "-888888888888", 88, T0 + 20);
 	const char *const recorded[] = {rec, NULL};
 	assert_int_equal(scan_tree(&t, recorded, initial, true, &list), 0);
-	assert_count(&list, 1, 1);
+	assert_count(&list, 1, 2); /* chk-1's bad header, and chk-2 now incomplete */
 	assert_point(&list, 0, RESTORE_SAVEPOINT, rec, 88);
 	assert_false(list.v[0].initial);
 	restore_list_free(&list);
@@ -806,7 +807,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_scan_missing_and_empty),
 	    cmocka_unit_test(test_scan_unreadable_dir),
-	    cmocka_unit_test(test_scan_incomplete_checkpoint_is_silent),
+	    cmocka_unit_test(test_scan_incomplete_checkpoint_is_skipped_and_said),
 	    cmocka_unit_test(test_scan_corrupt_metadata_is_skipped),
 	    cmocka_unit_test(test_scan_newest_first_by_mtime),
 	    cmocka_unit_test(test_scan_same_mtime_tie_break),

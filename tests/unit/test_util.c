@@ -6,7 +6,9 @@
 #include "unit.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 
 #include <cjson/cJSON.h>
 
@@ -604,6 +606,84 @@ static void test_events_append_and_repair(void **state)
 	remove_tree(dir);
 }
 
+/* a volume that fills up in mid-line (RLIMIT_FSIZE takes part of the write, then fails it): the append
+ * fails and the file is as it was, so the next line starts a line of its own */
+static void test_events_append_on_a_full_volume(void **state)
+{
+	(void)state;
+	char *dir = make_tempdir();
+	assert_int_equal(store_append_event(dir, "{\"event\":\"a\"}"), 0);
+	struct rlimit old;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+	struct rlimit small = {16, old.rlim_max}; /* the file holds 14 bytes: 2 more fit */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	int r = store_append_event(dir, "{\"event\":\"b-that-does-not-fit\"}");
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, was);
+	assert_int_equal(r, -EFBIG);
+	char *text = read_events(dir);
+	assert_string_equal(text, "{\"event\":\"a\"}\n");
+	free(text);
+	assert_int_equal(store_append_event(dir, "{\"event\":\"c\"}"), 0);
+	text = read_events(dir);
+	assert_string_equal(text, "{\"event\":\"a\"}\n{\"event\":\"c\"}\n");
+	free(text);
+	remove_tree(dir);
+}
+
+static void test_clean_temps_and_write_if_changed(void **state)
+{
+	(void)state;
+	char *dir = make_tempdir();
+	/* what a kill between write and rename leaves, next to files that only look alike */
+	free(write_text(dir, ".status.json.tmp.4242", "{\"half"));
+	free(write_text(dir, ".spec.stable.yaml.tmp.1", "a: "));
+	free(write_text(dir, "status.json", "{}\n"));
+	free(write_text(dir, ".status.json.tmp.", "keep"));
+	free(write_text(dir, ".tmp.12", "keep"));
+	free(write_text(dir, "x.tmp.12", "keep"));
+	free(write_text(dir, ".x.tmp.12a", "keep"));
+	char *sub = path_join(dir, ".d.tmp.7");
+	assert_int_equal(mkdir(sub, 0700), 0); /* not a regular file: kept */
+	assert_int_equal(store_clean_temps(dir), 2);
+	assert_int_equal(store_clean_temps(dir), 0);
+	const char *kept[] = {"status.json", ".status.json.tmp.", ".tmp.12", "x.tmp.12", ".x.tmp.12a", ".d.tmp.7"};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		char *p = path_join(dir, kept[i]);
+		assert_int_equal(access(p, F_OK), 0);
+		free(p);
+	}
+	char *gone = path_join(dir, ".status.json.tmp.4242");
+	assert_int_equal(access(gone, F_OK), -1);
+	free(gone);
+	char *missing = path_join(dir, "missing");
+	assert_int_equal(store_clean_temps(missing), 0);
+	free(missing);
+
+	/* unchanged content is not written again (its inode stays), changed content is */
+	char *path = path_join(dir, "status.json");
+	struct stat a, b;
+	assert_int_equal(stat(path, &a), 0);
+	assert_int_equal(write_file_if_changed(path, "{}\n", 3), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_true(a.st_ino == b.st_ino);
+	assert_int_equal(write_file_if_changed(path, "{}\n\n", 4), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_true(a.st_ino != b.st_ino);
+	char *text = NULL;
+	assert_int_equal(read_file(path, 100, &text, NULL), 0);
+	assert_string_equal(text, "{}\n\n");
+	free(text);
+	char *fresh = path_join(dir, "fresh");
+	assert_int_equal(write_file_if_changed(fresh, "x", 1), 0);
+	assert_int_equal(access(fresh, F_OK), 0);
+	free(fresh);
+	free(path);
+	free(sub);
+	remove_tree(dir);
+}
+
 /* ---- status ---- */
 
 static void fill_status(struct status *st)
@@ -795,6 +875,8 @@ int main(void)
 	    cmocka_unit_test(test_store_lock),
 	    cmocka_unit_test(test_store_job_id),
 	    cmocka_unit_test(test_events_append_and_repair),
+	    cmocka_unit_test(test_events_append_on_a_full_volume),
+	    cmocka_unit_test(test_clean_temps_and_write_if_changed),
 	    cmocka_unit_test(test_status_roundtrip),
 	    cmocka_unit_test(test_status_roundtrip_tasks),
 	    cmocka_unit_test(test_status_empty_and_bad),

@@ -1,0 +1,289 @@
+"""Fault injection on the state volume (issue 8, item 2), below the e2e level: the real flinklet with the
+volshim LD_PRELOAD library (tests/faults/volshim.c) against the fake Flink of fakeflink.py.
+
+A scenario (start, the job RUNNING, a savepoint asked for over HTTP, SIGTERM with stop-with-savepoint) is run
+once to list every step that changes a file on the volume (open for writing, write, fsync, rename, unlink,
+mkdir, ...). Then, for every step:
+
+- kill:   flinklet is killed with SIGKILL at that step (a write is torn in half first). Every file on the
+          volume must still be readable, and a new flinklet on the volume must start, keep the job id, read
+          status.json and every line of events.jsonl, leave no temp file behind, and restore from the
+          savepoint whenever its directory exists.
+- enospc: that one step fails with ENOSPC (a write takes half its bytes first). flinklet must not crash,
+          must finish the scenario (the job keeps running, the stop still takes its savepoint), must say
+          what failed, and the volume must be as readable as after a kill.
+
+Both from an empty volume (first start) and from one that already holds every file (a restart)."""
+import concurrent.futures
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import Supervisor, wait_for
+from fakeflink import FakeFlink
+
+SHIM = os.environ.get("FLINKLET_VOLSHIM", os.path.abspath("build/volshim.so"))
+TEMP = re.compile(r"^\..+\.tmp\.\d+$")
+FAST = {"flinklet.rest.poll-interval": "50 ms"}
+
+
+def make_savepoint(state, job_id, n):
+    """What Flink leaves for a completed savepoint: a directory with a _metadata Flink can read."""
+    path = os.path.join(state, "savepoints", f"savepoint-{job_id[:6]}-{n:012x}")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "_metadata"), "wb") as f:
+        f.write(struct.pack(">IIQ", 0x4960672D, 4, 0) + b"\0" * 64)
+    return path
+
+
+def post(st, what):
+    with open(st["supervisor"]["tokenFile"]) as f:
+        token = f.read().strip()
+    req = urllib.request.Request(f"http://{st['supervisor']['httpAddress']}/api/v1/{what}", data=b"",
+                                 method="POST", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return r.status
+
+
+def stable(sup, st):
+    """STABLE as written by this flinklet (not a status.json an earlier one left)."""
+    return (st and st["supervisor"]["pid"] == sup.proc.pid and st["lifecycleState"] == "STABLE"
+            and st["jvm"]["pid"] > 0 and st)
+
+
+def scenario(sup, server, n):
+    """Start, RUNNING, a savepoint over HTTP, SIGTERM. Returns how flinklet ended (exit code, or -9)."""
+    server.savepoint_location = None
+    server.on_stop = lambda: open(sup.stop_file, "w").close()
+
+    def running():
+        if not sup.alive():
+            return True
+        try:
+            st = sup.status()
+        except ValueError:
+            return False  # caught mid-kill: judged below
+        return stable(sup, st)
+
+    wait_for(running, 20, "STABLE (or the injected kill)", interval=0.05)
+    if sup.alive():
+        st = sup.status()
+        job_id = st["jobStatus"]["jobId"]
+        try:
+            post(st, "savepoint")
+            server.savepoint_location = "file:" + make_savepoint(sup.state, job_id, n)
+
+            def recorded():
+                if not sup.alive():
+                    return True
+                s = sup.status()
+                sp = s["jobStatus"]["savepointInfo"]["lastSavepoint"]
+                return sp and sp["location"].endswith(f"{n:012x}")
+            wait_for(recorded, 20, "the savepoint recorded", interval=0.05)
+        except OSError as e:
+            # killed while answering: the socket closes a moment before the process can be reaped
+            try:
+                sup.proc.wait(2)
+            except subprocess.TimeoutExpired:
+                pass
+            assert not sup.alive(), f"the HTTP endpoint failed while flinklet was up: {e}\n{sup.logs()[-2000:]}"
+    if sup.alive():
+        sup.proc.send_signal(signal.SIGTERM)
+    try:
+        code = sup.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"flinklet did not stop:\n{sup.logs()[-3000:]}")
+    if os.path.exists(sup.stop_file):
+        os.unlink(sup.stop_file)
+    jvm = 0
+    try:
+        jvm = (sup.status() or {}).get("jvm", {}).get("pid", 0)
+    except ValueError:
+        pass
+    if jvm > 0:  # flinklet's JVM dies with it (PDEATHSIG); the fake one is a shell loop: make sure
+        try:
+            os.kill(jvm, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return code
+
+
+def volume_is_readable(state):
+    """Every file flinklet keeps parses; returns the job id (or None before it was written)."""
+    job_id = None
+    for root, _, files in os.walk(state):
+        if "/savepoints" in root or "/checkpoints" in root or "/tmp" in root:
+            continue
+        for name in files:
+            path = os.path.join(root, name)
+            data = open(path, "rb").read()
+            if TEMP.match(name):
+                continue  # left by the kill between write and rename; the next start removes it
+            if name == "status.json":
+                st = json.loads(data)
+                assert "lifecycleState" in st
+            elif name == "job-id":
+                assert re.fullmatch(rb"[0-9a-f]{32}\n", data), data
+                job_id = data.decode().strip()
+            elif name == "events.jsonl":
+                lines = data.split(b"\n")
+                for line in lines[:-1]:  # a torn last line is cut off at the next start; any other must parse
+                    json.loads(line)
+            elif name == "http.token":
+                assert re.fullmatch(rb"[0-9a-f]{64}\n", data), data
+            elif name.endswith(".yaml") and name != "config.yaml":
+                assert data.endswith(b"\n"), (path, data[-80:])
+            elif name == "config.yaml":
+                assert b"execution.checkpointing.dir" in data, path
+    return job_id
+
+
+def restart_and_check(supervisors, server, state, job_id, tag):
+    """A new flinklet (no shim) on the volume: starts, keeps the job id, reads everything, cleans up."""
+    sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST).start()
+    try:
+        st = wait_for(lambda: stable(sup, sup.status()), 20, f"{tag}: STABLE after the restart")
+    except AssertionError:
+        raise AssertionError(f"{tag}: the next start failed:\n{sup.logs()[-3000:]}")
+    if job_id:
+        assert st["jobStatus"]["jobId"] == job_id, f"{tag}: the job id changed"
+    events = sup.events()  # every line parses
+    assert events[-1]["type"] in ("JobRunning", "JvmStarted", "Restoring", "VolumeWritable") or events
+    leftovers = [n for d in (state, os.path.join(state, "conf"), os.path.join(state, "autoscaler"))
+                 if os.path.isdir(d) for n in os.listdir(d) if TEMP.match(n)]
+    assert not leftovers, f"{tag}: temp files left after the restart: {leftovers}"
+    sps = sorted(os.listdir(os.path.join(state, "savepoints"))) if os.path.isdir(
+        os.path.join(state, "savepoints")) else []
+    if sps:
+        assert st["restoredFrom"]["kind"] == "savepoint", f"{tag}: savepoints {sps} exist, restored {st['restoredFrom']}"
+    os.killpg(sup.proc.pid, signal.SIGKILL)
+    sup.proc.wait()
+    os.kill(st["jvm"]["pid"], signal.SIGKILL)
+    return st
+
+
+def steps_of(supervisors, server, tmp_path, state, tag):
+    log = str(tmp_path / f"steps-{tag}.log")
+    sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
+    sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": "0", "VOLSHIM_LOG": log}
+    sup.start()
+    code = scenario(sup, server, 1)
+    assert code == 0, f"the scenario failed without faults ({code}):\n{sup.logs()[-3000:]}"
+    with open(log) as f:
+        steps = [line.split(" ", 2) for line in f.read().splitlines()]
+    assert len(steps) > 20, steps
+    return steps
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shim():
+    if not os.path.exists(SHIM):
+        pytest.fail(f"{SHIM} is not built (make faults builds it)")
+
+
+def pick(steps, probe):
+    """The steps to fault: every one with FLINKLET_VOLUME_STEPS=all, else the first of each distinct (call,
+    file) and the last write of each file (a file written again later: the replacement of one that exists)."""
+    if os.environ.get("FLINKLET_VOLUME_STEPS") == "all":
+        return list(range(1, len(steps) + 1))
+    norm = [(call, re.sub(r"\.tmp\.\d+$", ".tmp", os.path.basename(path)) if path != probe else "<dir>")
+            for _, call, path in steps]
+    first, last = {}, {}
+    for i, key in enumerate(norm, start=1):
+        first.setdefault(key, i)
+        last[key] = i
+    return sorted(set(first.values()) | set(last.values()))
+
+
+def run_step(made, server, tmp_path, base, probe, steps, i, action, start):
+    call, path = steps[i - 1][1], steps[i - 1][2]
+    state = str(tmp_path / f"s{i}")
+    shutil.copytree(base, state, symlinks=True)
+    tag = f"{start}/{action} at step {i} (in the probe run: {call} {path.replace(probe, '<state>')})"
+    own = tmp_path / f"w{i}"  # its own config, fake java and stop file (two steps run at once)
+    own.mkdir()
+    sup = Supervisor(own, server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
+    made.append(sup)
+    sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": str(i), "VOLSHIM_ACTION": action}
+    sup.start()
+    code = scenario(sup, server, 1000 + i)
+    said = False
+    if action == "kill":
+        assert code in (-signal.SIGKILL, 0), f"{tag}: ended {code}:\n{sup.logs()[-3000:]}"
+    else:
+        # a failed write is said, never a crash; the stop still ends cleanly (3: refused to start, said why)
+        assert code in (0, 3), f"{tag}: ended {code}:\n{sup.logs()[-3000:]}"
+        said = "No space left on device" in sup.logs()
+    job_id = volume_is_readable(state)
+    restart_and_check(lambda srv, **kw: made.append(Supervisor(own, srv, **kw)) or made[-1], server, state,
+                      job_id, tag)
+    shutil.rmtree(state)
+    return said
+
+
+@pytest.mark.parametrize("start", ["empty", "existing"])
+@pytest.mark.parametrize("action", ["kill", "enospc"])
+def test_a_fault_at_every_write_leaves_the_volume_readable(server, supervisors, tmp_path, start, action):
+    base = str(tmp_path / "base")
+    if start == "existing":
+        # one whole run first: every file exists, and the scenario replaces them
+        steps_of(supervisors, server, tmp_path, base, "seed")
+    else:
+        os.makedirs(base)
+    probe = str(tmp_path / "probe")
+    shutil.copytree(base, probe, symlinks=True)
+    steps = steps_of(supervisors, server, tmp_path, probe, "probe")
+    chosen = pick(steps, probe)
+    kinds = sorted({s[1] for s in steps})
+    print(f"\n{start}/{action}: {len(steps)} steps ({', '.join(kinds)}); faulting {len(chosen)}")
+    # two at a time, each with a fake Flink of its own
+    made = []
+    servers = queue.Queue()
+    extra = FakeFlink().start()
+    servers.put(server)
+    servers.put(extra)
+
+    def one(i):
+        srv = servers.get()
+        try:
+            return run_step(made, srv, tmp_path, base, probe, steps, i, action, start)
+        finally:
+            servers.put(srv)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            said = list(pool.map(one, chosen))
+    finally:
+        for sup in made:
+            sup.cleanup()
+        extra.close()
+    if action == "enospc":
+        assert any(said), "flinklet never said that the volume was full"
+
+
+def test_events_the_volume_did_not_take_are_appended_later_in_order(server, supervisors, tmp_path):
+    probe = str(tmp_path / "probe")
+    steps = steps_of(supervisors, server, tmp_path, probe, "probe")
+    first = next(i for i, (_, call, path) in enumerate(steps, start=1)
+                 if call == "write" and path.endswith("/events.jsonl"))
+    state = str(tmp_path / "state")
+    sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
+    sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": str(first), "VOLSHIM_ACTION": "enospc"}
+    sup.start()
+    assert scenario(sup, server, 7) == 0, sup.logs()[-3000:]
+    logs = sup.logs()
+    assert "unable to write events.jsonl on the state volume" in logs and "No space left on device" in logs, logs
+    events = sup.events()  # every line parses: the half line the full volume took was cut off again
+    types = [e["type"] for e in events]
+    assert types[0] == "SupervisorStarted", types  # the event that failed, appended first once it could be
+    assert "VolumeWritable" in types, types
+    assert types.index("VolumeWritable") > types.index("SupervisorStarted")
+    assert types[-1] == "Stopped", types
+    assert sup.status()["error"] is None or "state volume" not in sup.status()["error"]

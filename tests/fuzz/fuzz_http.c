@@ -1,0 +1,286 @@
+/* fuzz_http: the supervisor's HTTP endpoint as a client meets it. The input is the raw bytes a client sends on
+ * one connection (one or more HTTP/1.1 requests, pipelined, possibly malformed). They go through the real
+ * server (src/http.c: libmicrohttpd on the sd-event loop, its limits, the request body handling) and the real
+ * routes and bearer-token check (src/sup_http.c, started by sup_http_start as `flinklet run` does), on a
+ * supervisor with a real spec and a state directory of its own.
+ *
+ * How: the server gets one end of a socketpair through http_add_connection (no TCP connection is made), the
+ * input is written to the other end and the loop runs until nothing more happens; then the client shuts down
+ * its write side and the loop runs until the server has closed the connection (or again nothing more happens:
+ * then the server is replaced, so that the next input does not meet the connection). The responses are read
+ * and dropped (FLINKLET_FUZZ_SHOW=1 prints them and the supervisor's log to stderr, to replay an input).
+ *
+ * The supervisor: set up once per process like supervisor_run's set-up, without a JVM, REST client, signals or
+ * lock: a state directory in a temp dir (removed at exit; in $TMPDIR, else /dev/shm, else /tmp),
+ * flinklet.http.address 127.0.0.1:0 and the API token in <state dir>/http.token (the token is in the seeds and
+ * in fuzz_http.dict, so authorized requests are found). Each input starts in one of six states, picked by its
+ * length (size % 6: RUNNING, STARTING, BACKOFF, SUSPENDED, FINISHED, FAILED), so every answer of /healthz,
+ * /readyz and /api/v1/ is reachable; its requests may then move the state machine (suspend, resume) through
+ * the real lifecycle table. Afterwards everything the input changed is put back, so that each input leaves the
+ * heap as it found it (libFuzzer's leak check runs when an input allocates more than it frees).
+ *
+ * Nothing is launched and nothing goes to the network (the listening socket sup_http_start binds on 127.0.0.1
+ * is never connected to): no JVM runs (jvm_pid 0), so a savepoint or checkpoint request is only noted
+ * (sup_snapshot_kick starts one only with a JVM) and a suspend stops nothing; upgradeMode is last-state, so a
+ * suspend sends no stop-with-savepoint (there is no REST client); and the one action that would start
+ * something, a resume, goes through sup_launch, whose first step (artifact_plan) refuses the jarURI this
+ * target puts into the validated spec (scheme "fuzz-no-launch:"): the launch fails before anything is fetched
+ * or spawned (ArtifactInvalid, a restart backoff). That swap of spec.job.jarURI is the only seam; should a
+ * launch ever get further, flinklet.java.bin names no program, and the target checks after each input that no
+ * JVM and no download was started. flinklet.restart.max-attempts is 0 (no limit), so repeated failed resumes
+ * never reach FAILED, whose sup_exit would end the shared event loop. */
+#include "fuzz.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "http.h"
+#include "store.h"
+#include "sup.h"
+
+/* the API token (at least 16 characters); also in the seeds and fuzz_http.dict */
+#define TOKEN "f1ac5e7f00d5eed0f1ac5e7f00d5eed0"
+#define JOB_ID "0000000000000000000000000000f022"
+#define MAX_ROUNDS 100000 /* event loop rounds per input */
+#define IDLE_ROUNDS 3     /* rounds without progress that count as "nothing more happens" */
+
+static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
+                           "kind: FlinkMiniCluster\n"
+                           "metadata:\n"
+                           "  name: fuzz-http\n"
+                           "spec:\n"
+                           "  flinkConfiguration:\n"
+                           "    flinklet.state.dir: %s\n"
+                           "    flinklet.http.address: 127.0.0.1:0\n"
+                           "    flinklet.restart.max-attempts: \"0\"\n"
+                           "    flinklet.java.bin: /nonexistent/flinklet-fuzz-no-java\n"
+                           "  job:\n"
+                           "    jarURI: local:///opt/flink/usrlib/job.jar\n"
+                           "    entryClass: com.example.Job\n"
+                           "    parallelism: 1\n"
+                           "    upgradeMode: last-state\n"
+                           "    state: running\n";
+
+static const struct {
+	enum sup_state state;
+	const char *job_state; /* what Flink (or the supervisor) last said */
+} STARTS[] = {
+    {SUP_RUNNING, "RUNNING"},     {SUP_STARTING, "CREATED"},  {SUP_BACKOFF, NULL},
+    {SUP_SUSPENDED, "SUSPENDED"}, {SUP_FINISHED, "FINISHED"}, {SUP_FAILED, "FAILED"},
+};
+
+static char dir[512];
+static struct supervisor sup;
+static struct run_options opts;
+static char *http_address, *token_file; /* what sup_http_start put into the status */
+static bool show;                       /* FLINKLET_FUZZ_SHOW=1: the responses go to stderr */
+
+static void remove_dir(void)
+{
+	if (dir[0])
+		rm_rf(dir);
+}
+
+/* The status as the set-up leaves it (every input starts from it again). */
+static void status_baseline(struct supervisor *s)
+{
+	status_init(&s->status);
+	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	status_set_string(&s->status.name, s->spec->name);
+	status_set_string(&s->status.flink_version, s->flink_version);
+	status_set_string(&s->status.http_address, http_address);
+	status_set_string(&s->status.token_file, token_file);
+	s->status.supervisor_pid = getpid();
+}
+
+static void setup(void)
+{
+	struct supervisor *s = &sup;
+	unsetenv("NOTIFY_SOCKET"); /* sup_notify_state would talk to systemd */
+	show = getenv("FLINKLET_FUZZ_SHOW") != NULL;
+	log_set_level(show ? LOG_LEVEL_DEBUG : LOG_LEVEL_FATAL);
+	signal(SIGPIPE, SIG_IGN); /* as supervisor_run: a client that went away is an EPIPE */
+
+	/* the state directory: in $TMPDIR, else on tmpfs when there is one (the supervisor fsyncs every event and
+	 * status), else in /tmp */
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	int n = snprintf(dir, sizeof(dir), "%s/flinklet-fuzz-http-XXXXXX", base);
+	if (n < 0 || (size_t)n >= sizeof(dir) || !mkdtemp(dir))
+		abort();
+	atexit(remove_dir);
+	char *path = path_join(dir, "http.token");
+	if (write_file_atomic_mode(path, TOKEN "\n", strlen(TOKEN) + 1, 0600) < 0)
+		abort();
+	free(path);
+
+	char *yaml = xasprintf(SPEC, dir);
+	struct spec *spec = xcalloc(1, sizeof(*spec));
+	struct diags d = {0};
+	if (config_parse("fuzz_http.yaml", yaml, strlen(yaml), spec, &d) < 0 || config_finalize(spec, &d) < 0) {
+		for (size_t i = 0; i < d.msgs.n; i++)
+			fprintf(stderr, "fuzz_http: %s\n", d.msgs.v[i]);
+		abort();
+	}
+	diags_free(&d);
+	free(yaml);
+	/* the seam (see the top): a jarURI artifact_plan refuses, so that no launch gets anywhere */
+	free(spec->job.jar_uri);
+	spec->job.jar_uri = xstrdup("fuzz-no-launch:job.jar");
+
+	s->spec = s->launched = spec;
+	s->opts = &opts;
+	s->lock_fd = s->inotify_fd = -1;
+	s->state_dir = xstrdup(dir);
+	s->conf_dir = path_join(dir, "conf");
+	s->tmp_dir = path_join(dir, "tmp");
+	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
+	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
+	s->flink_version = xstrdup("2.2.0");
+	memcpy(s->job_id, JOB_ID, sizeof(s->job_id));
+	if (!s->ckpt_dir || !s->sp_dir || sd_event_new(&s->event) < 0)
+		abort();
+	status_init(&s->status);
+	sup_apply_state_override(s, spec);
+	if (sup_http_start(s) < 0 || !s->http || !s->token || strcmp(s->token, TOKEN))
+		abort();
+	http_address = xstrdup(s->status.http_address);
+	token_file = xstrdup(s->status.token_file);
+	status_free(&s->status);
+	status_baseline(s);
+}
+
+/* Puts s in the input's starting state (only plain fields and the job state string, freed by finish). */
+static void start(struct supervisor *s, size_t size)
+{
+	size_t i = size % (sizeof(STARTS) / sizeof(STARTS[0]));
+	s->state = STARTS[i].state;
+	s->spec->job.state = s->state == SUP_SUSPENDED ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING;
+	s->file_job_state = JOB_STATE_RUNNING;
+	s->status.lifecycle = sup_lifecycle(s);
+	status_set_string(&s->status.job_state, STARTS[i].job_state);
+}
+
+/* Checks what no input may cause, then undoes what the input changed. */
+static void finish(struct supervisor *s)
+{
+	int code;
+	FUZZ_ASSERT(s->jvm_pid == 0 && !s->fetch.active && !s->op.active);
+	FUZZ_ASSERT(sd_event_get_exit_code(s->event, &code) == -ENODATA); /* nothing ended the loop */
+
+	s->backoff_timer = sup_disarm(s->backoff_timer);
+	s->startup_timer = sup_disarm(s->startup_timer);
+	s->kill_timer = sup_disarm(s->kill_timer);
+	s->deadline_timer = sup_disarm(s->deadline_timer);
+	s->readiness_timer = sup_disarm(s->readiness_timer);
+	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
+	s->fetch.retry = sup_disarm(s->fetch.retry);
+	artifact_free(&s->jar);
+	free(s->last_written);
+	s->last_written = NULL;
+	s->want_savepoint = s->want_checkpoint = false;
+	s->want_savepoint_trigger = s->want_checkpoint_trigger = NULL;
+	s->consecutive_failures = 0;
+	s->stable_since = 0;
+	s->stop_purpose = STOP_EXIT;
+	s->savepoint_recorded = s->next_fresh = false;
+	memset(&s->counters, 0, sizeof(s->counters));
+	status_free(&s->status);
+	status_baseline(s);
+	/* the files an input wrote (events.jsonl would grow without bound) */
+	static const char *const files[] = {"events.jsonl", "status.json", "job-state.override"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *path = path_join(s->state_dir, files[i]);
+		unlink(path);
+		free(path);
+	}
+}
+
+/* Moves bytes between the client's end and the input/the void. Returns whether any moved; sets *closed when
+ * the server closed the connection. */
+static bool pump(int fd, const uint8_t *data, size_t size, size_t *off, bool *closed)
+{
+	bool moved = false;
+	while (*off < size) {
+		ssize_t n = send(fd, data + *off, size - *off, MSG_NOSIGNAL);
+		if (n <= 0) {
+			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+				*off = size; /* the server is gone: the rest is never read */
+			break;
+		}
+		*off += (size_t)n;
+		moved = true;
+	}
+	char buf[16384];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n > 0) {
+			if (show)
+				fwrite(buf, 1, (size_t)n, stderr);
+			moved = true;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			*closed = true;
+		break;
+	}
+	return moved;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!sup.event)
+		setup();
+	struct supervisor *s = &sup;
+	start(s, size);
+	enum sup_state initial = s->state;
+
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+		abort();
+	size_t off = 0;
+	bool closed = false, shut = false;
+	pump(sv[1], data, size, &off, &closed);
+	FUZZ_ASSERT(http_add_connection(s->http, sv[0]) == 0);
+	for (int round = 0, idle = 0; round < MAX_ROUNDS; round++) {
+		int r = sd_event_run(s->event, 0);
+		FUZZ_ASSERT(r >= 0);
+		if (r > 0 || (!closed && pump(sv[1], data, size, &off, &closed))) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < IDLE_ROUNDS)
+			continue;
+		if (closed || shut || off < size)
+			break;
+		/* everything sent and answered as far as it goes: the client shuts down its side only now, so
+		 * that the server sees that as an event of its own (MHD reads a socket again only after a new
+		 * epoll edge once a read came back short; data and EOF queued together would wait for the
+		 * 10 s connection timeout) */
+		shutdown(sv[1], SHUT_WR);
+		shut = true;
+		idle = 0;
+	}
+	close(sv[1]);
+	if (!closed) {
+		/* the server kept a connection open whose client has sent everything and shut down its side;
+		 * a new server, so that the next input starts without it */
+		sup_http_stop(s);
+		FUZZ_ASSERT(sup_http_start(s) == 0);
+		free(http_address);
+		http_address = xstrdup(s->status.http_address);
+	}
+
+	/* without the token, no control request was accepted */
+	if (!memmem(data, size, TOKEN, strlen(TOKEN)))
+		FUZZ_ASSERT(!s->want_savepoint && !s->want_checkpoint && s->state == initial &&
+		            s->spec->job.state == (initial == SUP_SUSPENDED ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING));
+	finish(s);
+	return 0;
+}
