@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -86,6 +87,17 @@ static enum MHD_Result reply(struct MHD_Connection *c, int code, const char *typ
 	return ret;
 }
 
+/* The path of a request target: the absolute form (http://host:port/path, RFC 9112 3.2.2, which a server
+ * must accept) names the same resource as its path. */
+static const char *origin_path(const char *url)
+{
+	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8))
+		return url;
+	const char *p = strchr(url, ':') + 3;
+	p = strchr(p, '/');
+	return p ? p : "/";
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
@@ -120,7 +132,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	struct http_request req = {
 	    .method = method,
-	    .path = url,
+	    .path = origin_path(url),
 	    .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
 	    .body = p->body.buf ? p->body.buf : "",
 	    .body_len = p->body.len,

@@ -78,6 +78,10 @@ def test_malformed_and_oversized_authorization_is_refused(flinklets):
     code = raw_request(port, b"POST /api/v1/checkpoint HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                        token.encode() + b"\r\nContent-Length: 1000000000\r\nExpect: 100-continue\r\n\r\n")
     assert code == 413 and time.monotonic() - t0 < 5, code
+    # the absolute form of a request target names the same resource (and needs the same token)
+    assert raw_request(port, b"GET http://x:1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") == 200
+    assert raw_request(port, b"POST http://x/api/v1/suspend HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                             b"Connection: close\r\n\r\n") == 401
     time.sleep(2)
     st = f.status()
     assert st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0, "nothing changed"
