@@ -41,3 +41,15 @@ def wait_for(pred, timeout, what, interval=0.5, error=AssertionError):
             return last
         time.sleep(interval)
     raise error(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def norm(location):
+    """A snapshot location as a path: file:/x, file:///x and /x name the same directory."""
+    p = location
+    for prefix in ("file://", "file:"):
+        if p.startswith(prefix):
+            p = p[len(prefix):]
+            break
+    while p.startswith("//"):
+        p = p[1:]
+    return p.rstrip("/")

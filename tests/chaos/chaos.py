@@ -33,19 +33,9 @@ import pathlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from conftest import Flinklet, check_output, pid_alive, wait_for  # noqa: E402  (the e2e harness, unchanged)
+from testkit import norm  # noqa: E402
 
 RESTORING = re.compile(r"from (checkpoint|savepoint) (\S+) \(")
-
-
-def norm(location):
-    p = location
-    for prefix in ("file://", "file:"):
-        if p.startswith(prefix):
-            p = p[len(prefix):]
-            break
-    while p.startswith("//"):
-        p = p[1:]
-    return p.rstrip("/")
 
 
 class Watcher(threading.Thread):

@@ -7,18 +7,7 @@ import subprocess
 import time
 
 from conftest import check_output, pid_alive, wait_for
-
-
-def norm(location):
-    """file:/x, file:///x and /x name the same snapshot directory."""
-    p = location
-    for prefix in ("file://", "file:"):
-        if p.startswith(prefix):
-            p = p[len(prefix):]
-            break
-    while p.startswith("//"):
-        p = p[1:]
-    return p.rstrip("/")
+from testkit import norm
 
 
 def latest_completed(f, job_id):

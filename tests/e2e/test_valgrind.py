@@ -18,13 +18,10 @@ import subprocess
 import pytest
 
 from conftest import BIN, VALGRIND_LOGS, WRAPPER, valgrind_problems, wait_for
+from testkit import norm
 
 pytestmark = pytest.mark.skipif(not (WRAPPER and "valgrind" in os.path.basename(WRAPPER[0]) and VALGRIND_LOGS),
                                 reason="runs flinklet under valgrind: make valgrind")
-
-
-def norm(location):
-    return re.sub(r"^file:(//)?", "", location).rstrip("/")
 
 
 def valgrind_log(pid):

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import wait_for
+from testkit import norm
 from fakeflink import FAULTS
 
 
@@ -82,16 +83,6 @@ def test_inconsistent_task_counts_are_not_running(server, supervisors):
     wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started")
     watch(sup, 4)
     assert "JobRunning" not in [e["type"] for e in sup.events()]
-
-
-def norm(location):
-    for prefix in ("file://", "file:"):
-        if location.startswith(prefix):
-            location = location[len(prefix):]
-            break
-    while location.startswith("//"):
-        location = location[1:]
-    return location.rstrip("/")
 
 
 @pytest.mark.parametrize("where", ["elsewhere", "in-checkpoint-dir"])
