@@ -10,8 +10,12 @@
 
 /* Spawns argv[0] (looked up in $PATH of envp when it has no '/'). Returns 0 with *ret_pid set, or
  * -errno when the program could not be executed (the exec error is reported through a close-on-exec
- * pipe, so -ENOENT means "no such program"). */
-int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid);
+ * pipe, so -ENOENT means "no such program"). With ret_out and ret_err, the child's stdout and stderr are
+ * pipes whose read ends are returned there (close-on-exec; the caller owns them); otherwise it inherits
+ * flinklet's. The child gets no descriptor of flinklet's but 0, 1 and 2. */
+int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_out, int *ret_err);
+/* SIGKILLs what is left of a process group whose leader has exited (leftovers that would hold ports). */
+int jvm_kill_group(pid_t pgid);
 /* Sends sig to the JVM's whole process group. */
 int jvm_signal(pid_t pid, int sig);
 

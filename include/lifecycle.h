@@ -5,7 +5,8 @@
  * the state they chose and the table holds the usual one: ACT_STOP (with or without a savepoint),
  * ACT_RESTART (back off, or FAILED at the crash-loop limit), ACT_STOPPED* (exit, stay SUSPENDED, or start
  * the new spec, by why the stop was asked), ACT_SAVEPOINT_ABANDON (keep running on the old spec when the
- * last-state fallback is off). Each state maps to the contract's lifecycleState. */
+ * last-state fallback is off). A stop while STARTING in savepoint mode waits in STOP_PENDING for RUNNING. Each state
+ * maps to the contract's lifecycleState. */
 #ifndef FLINKLET_LIFECYCLE_H
 #define FLINKLET_LIFECYCLE_H
 
@@ -19,6 +20,7 @@ enum sup_state {
 	SUP_BACKOFF,      /* JVM gone after a crash, waiting to start it again */
 	SUP_SAVEPOINTING, /* stop-with-savepoint in flight (shutdown, suspend or upgrade) */
 	SUP_STOPPING,     /* JVM told to terminate (SIGTERM, SIGKILL after the grace period) */
+	SUP_STOP_PENDING, /* a stop came while STARTING: wait (inside the budget) for RUNNING, then savepoint */
 	SUP_SUSPENDED,    /* job.state suspended: no JVM, on purpose; the supervisor stays up */
 	SUP_FINISHED,     /* the job FINISHED; nothing runs, and nothing is started again */
 	SUP_FAILED,       /* given up: crash-loop limit */
@@ -27,22 +29,24 @@ enum sup_state {
 };
 
 enum sup_event {
-	EV_JOB_RUNNING,      /* REST: RUNNING with every task running */
-	EV_JVM_EXITED_OK,    /* the JVM exited 0: the job finished (or a stop-with-savepoint ended it) */
-	EV_JVM_EXITED_ERROR, /* the JVM exited non-zero on its own (a failed job, a failed restore) */
-	EV_JVM_KILLED,       /* the JVM died from a signal (kill -9, OOM killer, health check) */
-	EV_STARTUP_TIMEOUT,  /* not RUNNING within flinklet.startup.timeout */
-	EV_UNHEALTHY,        /* a health check failed */
-	EV_BACKOFF_DONE,     /* the restart delay is over */
-	EV_STOP,             /* SIGTERM / SIGINT */
-	EV_SAVEPOINT_DONE,   /* the stop-with-savepoint's savepoint completed */
-	EV_SAVEPOINT_FAILED, /* it failed, or its share of the budget ran out */
-	EV_DEADLINE,         /* the shutdown budget ran out */
-	EV_SUSPEND,          /* job.state became suspended (file, API) */
-	EV_RESUME,           /* job.state became running again */
-	EV_UPGRADE,          /* the spec changed in a way the JVM must be restarted for */
-	EV_ROLLBACK,         /* an upgraded spec was not RUNNING within the readiness timeout */
-	EV_LAUNCH_FAILED,    /* the JVM could not be started (the jar could not be fetched, exec failed) */
+	EV_JOB_RUNNING,        /* REST: RUNNING with every task running */
+	EV_JVM_EXITED_OK,      /* the JVM exited 0: the job finished (or a stop-with-savepoint ended it) */
+	EV_JVM_EXITED_ERROR,   /* the JVM exited non-zero on its own (a failed job, a failed restore) */
+	EV_JVM_KILLED,         /* the JVM died from a signal (kill -9, OOM killer, health check) */
+	EV_STARTUP_TIMEOUT,    /* not RUNNING within flinklet.startup.timeout */
+	EV_UNHEALTHY,          /* a health check failed */
+	EV_BACKOFF_DONE,       /* the restart delay is over */
+	EV_STOP,               /* SIGTERM / SIGINT */
+	EV_SAVEPOINT_DONE,     /* the stop-with-savepoint's savepoint completed */
+	EV_SAVEPOINT_FAILED,   /* it failed, or its share of the budget ran out */
+	EV_DEADLINE,           /* the shutdown budget ran out */
+	EV_SUSPEND,            /* job.state became suspended (file, API) */
+	EV_RESUME,             /* job.state became running again */
+	EV_UPGRADE,            /* the spec changed in a way the JVM must be restarted for */
+	EV_ROLLBACK,           /* an upgraded spec was not RUNNING within the readiness timeout */
+	EV_LAUNCH_FAILED,      /* the JVM could not be started (the jar could not be fetched, exec failed) */
+	EV_STOP_WAIT_OVER,     /* STOP_PENDING: the share of the budget for waiting for RUNNING is spent */
+	EV_RESTORE_UNREADABLE, /* the JVM's output says Flink cannot read the restore point */
 	SUP_EVENT_MAX
 };
 
@@ -51,7 +55,8 @@ enum sup_action {
 	ACT_MARK_STABLE,       /* record RUNNING, disarm the startup timer, keep the spec as the last stable */
 	ACT_FINISHED,          /* record FINISHED; exit with --exit-on-finish */
 	ACT_RESTART,           /* back off and start again (or FAILED at the crash-loop limit) */
-	ACT_RESTORE_FAILED,    /* the restore point did not come up: next time use the next older one; restart */
+	ACT_START_FAILED,      /* the JVM died before RUNNING: the same restore point again, unless there is evidence
+	                          that Flink cannot read it (or it failed max-failures times): then demote it */
 	ACT_KILL_JVM,          /* SIGKILL the JVM; its exit brings the restart */
 	ACT_LAUNCH,            /* choose the restore point, persist the intent, start the JVM */
 	ACT_RELAUNCH,          /* cancel the backoff and launch now (a new spec) */
@@ -67,6 +72,7 @@ enum sup_action {
 	ACT_STOPPED_SAVEPOINT, /* the same, after finding the stop-with-savepoint's savepoint on disk */
 	ACT_GO_SUSPENDED,      /* no JVM runs: cancel the backoff and stay SUSPENDED */
 	ACT_EXIT,              /* nothing runs: record the stop and exit */
+	ACT_STOP_RUNNING,      /* STOP_PENDING and now RUNNING: record it and stop with a savepoint */
 	SUP_ACTION_MAX
 };
 

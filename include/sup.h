@@ -15,6 +15,8 @@
 #include "artifacts.h"
 #include "autoscaler.h"
 #include "http.h"
+#include "jvmout.h"
+#include "restorelog.h"
 #include "config.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -46,6 +48,7 @@ struct supervisor {
 	int exit_code;
 
 	pid_t jvm_pid;
+	struct jvmout *jvm_out; /* the JVM's stdout and stderr (sup_launch.c) */
 	unsigned launch_gen, poll_gen;
 	bool poll_in_flight;
 	struct rest *rest;
@@ -57,10 +60,33 @@ struct supervisor {
 	usec_t stable_since;
 	bool first_start, fresh_start, next_fresh;
 
-	/* restore points */
+	/* restore points: those given up on evidence (demoted), what this launch restores, whether it got as
+	 * far as restoring, the evidence that Flink cannot read it, how many launches in a row failed on it */
 	struct strv failed_restore_points, reported_skips;
 	char *restore_path;
 	enum restore_kind restore_kind;
+	bool restore_reached;
+	struct restorelog restore_scan;
+	char *restore_evidence;
+	char *restore_fail_path;
+	unsigned restore_fail_count;
+	char *demoted_note; /* said with the next launch: which point was given up, and why */
+	char *start_cause;  /* the cause the JVM printed when it failed to start (the first line of it) */
+	bool startup_timed_out;
+
+	/* the dispatch: events raised while an action runs wait here, in order */
+	bool dispatching;
+	enum sup_event current_event; /* the event whose action runs */
+	bool demotion_said;           /* status.error holds a demotion: kept once the job runs */
+	enum sup_event queue[16];
+	unsigned queue_head, queue_len;
+
+	/* the stop: when it was asked (a second signal within a second is the same stop), whether a JVM
+	 * ran then, whether it had to be killed, the timer of the wait for RUNNING (STOP_PENDING) */
+	usec_t stop_requested_at, stop_deadline;
+	int stop_signal;
+	bool stop_had_jvm, jvm_force_killed;
+	sd_event_source *stop_wait_timer;
 
 	/* health */
 	usec_t last_rest_ok;
@@ -164,7 +190,13 @@ int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_
 enum lifecycle_state sup_lifecycle(const struct supervisor *s);
 
 /* supervisor.c */
+/* Feeds one event to the lifecycle table. Raised while an action runs, it waits until that transition is
+ * complete (actions never re-enter the dispatch). */
 void sup_dispatch(struct supervisor *s, enum sup_event ev);
+/* The states in which a JVM of the current launch may run and its job is followed through REST. */
+bool sup_follows_job(const struct supervisor *s);
+/* What must hold in every state (a JVM, a timer or a fetch pending...): NULL, or what does not. */
+const char *sup_invariant_violation(const struct supervisor *s);
 usec_t sup_grace_period(struct supervisor *s);
 
 /* sup_launch.c */
@@ -174,6 +206,7 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 
 /* sup_poll.c */
 int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata);
+void sup_poll_now(struct supervisor *s); /* a job-details poll at once (a stop while STARTING asks Flink) */
 
 /* sup_snapshot.c */
 int sup_start_stop_with_savepoint(struct supervisor *s);

@@ -15,6 +15,11 @@ struct run_options {
 	const char *config_path;       /* the configuration file, NULL in quick mode */
 };
 
+/* Exit codes of `flinklet run` beyond the contract's 0-3 (docs/operations.md): a stop that should have
+ * taken a savepoint (upgradeMode savepoint, a JVM running) and did not; a stop that had to SIGKILL the JVM. */
+#define SUP_EXIT_NO_SAVEPOINT 4
+#define SUP_EXIT_KILLED 5
+
 /* Runs the job of spec until told to stop; takes ownership of spec (allocated with malloc). Returns the
  * process exit code (contract section 1). */
 int supervisor_run(struct spec *spec, const struct run_options *opts);

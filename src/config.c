@@ -46,6 +46,12 @@ const struct option_def flinklet_options[] = {
      "A job RUNNING this long resets the backoff and the crash-loop count."},
     {"flinklet.restart.max-attempts", OPT_INT, "10", 0, 1000000, NULL,
      "Consecutive failed starts before the supervisor gives up (lifecycle FAILED, exit 1); 0: never."},
+    {"flinklet.restore.fallback", OPT_ENUM, "previous", 0, 0, "previous,never",
+     "When Flink cannot read the newest restore point: previous (restore the next older one, loudly) or never "
+     "(stop with lifecycle FAILED instead of rewinding the job)."},
+    {"flinklet.restore.max-failures", OPT_INT, "3", 1, 1000, NULL,
+     "Consecutive launches that got as far as restoring the same point and failed before it is given up "
+     "(without evidence that Flink cannot read it)."},
     {"flinklet.health.rest-timeout", OPT_DURATION, "1 min", 0, 0, NULL,
      "A running JVM whose REST API has not answered for this long is hung: it is killed and restarted."},
     {"kubernetes.operator.cluster.health-check.enabled", OPT_BOOL, "false", 0, 0, NULL,

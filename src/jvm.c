@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 /* In the child, between fork and exec: only async-signal-safe calls. */
-static void child_exec(char *const argv[], char *const envp[], const char *cwd, pid_t parent, int errfd)
+static void child_exec(char *const argv[], char *const envp[], const char *cwd, pid_t parent, int errfd,
+                       const int out[2])
 {
 	sigset_t all;
 	sigemptyset(&all);
@@ -30,6 +31,16 @@ static void child_exec(char *const argv[], char *const envp[], const char *cwd, 
 		if (null != STDIN_FILENO)
 			close(null);
 	}
+	/* stdout and stderr into flinklet's pipes (dup2 clears close-on-exec on the copies) */
+	if (out[0] >= 0)
+		dup2(out[0], STDOUT_FILENO);
+	if (out[1] >= 0)
+		dup2(out[1], STDERR_FILENO);
+	/* nothing of flinklet's but 0, 1 and 2 reaches the JVM (its sockets, the lock, whatever it inherited);
+	 * close-on-exec rather than closed, so that errfd still reports a failed exec */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		for (int fd = 3; fd < 65536; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (cwd && chdir(cwd) < 0)
 		goto fail;
 	execvpe(argv[0], argv, envp);
@@ -40,24 +51,51 @@ fail:;
 	_exit(127);
 }
 
-int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid)
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+	p[0] = p[1] = -1;
+}
+
+int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_out, int *ret_err)
 {
 	int pipefd[2];
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
+	if (ret_out && ret_err) {
+		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+			int r = -errno;
+			close_pair(pipefd);
+			close_pair(outp);
+			close_pair(errp);
+			return r;
+		}
+		/* room for a burst of log lines while the supervisor is busy (best effort) */
+		fcntl(outp[1], F_SETPIPE_SZ, 1 << 20);
+		fcntl(errp[1], F_SETPIPE_SZ, 1 << 20);
+	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int r = -errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
+		close_pair(pipefd);
+		close_pair(outp);
+		close_pair(errp);
 		return r;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_exec(argv, envp, cwd, parent, pipefd[1]);
+		int out[2] = {outp[1], errp[1]};
+		child_exec(argv, envp, cwd, parent, pipefd[1], out);
 	}
 	close(pipefd[1]);
+	if (outp[1] >= 0)
+		close(outp[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
 	setpgid(pid, pid); /* also here: whichever runs first wins the race */
 	int child_errno = 0;
 	ssize_t n;
@@ -70,10 +108,25 @@ int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *re
 		int status;
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+		if (outp[0] >= 0)
+			close(outp[0]);
+		if (errp[0] >= 0)
+			close(errp[0]);
 		return -child_errno;
 	}
 	*ret_pid = pid;
+	if (ret_out && ret_err) {
+		*ret_out = outp[0];
+		*ret_err = errp[0];
+	}
 	return 0;
+}
+
+int jvm_kill_group(pid_t pgid)
+{
+	if (pgid <= 1)
+		return -ESRCH;
+	return kill(-pgid, SIGKILL) == 0 ? 0 : -errno;
 }
 
 int jvm_signal(pid_t pid, int sig)

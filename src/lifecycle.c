@@ -9,11 +9,12 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 	[SUP_STARTING] = {
 		[EV_JOB_RUNNING]      = T(MARK_STABLE, RUNNING),
 		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
-		[EV_JVM_EXITED_ERROR] = T(RESTORE_FAILED, BACKOFF),
-		[EV_JVM_KILLED]       = T(RESTART, BACKOFF),
+		[EV_JVM_EXITED_ERROR] = T(START_FAILED, BACKOFF),
+		[EV_JVM_KILLED]       = T(START_FAILED, BACKOFF),
 		[EV_STARTUP_TIMEOUT]  = T(KILL_JVM, SAME),
 		[EV_UNHEALTHY]        = T(KILL_JVM, SAME),
-		[EV_STOP]             = T(STOP, STOPPING),      /* not RUNNING: no savepoint possible */
+		[EV_RESTORE_UNREADABLE] = T(KILL_JVM, SAME),
+		[EV_STOP]             = T(STOP, STOPPING),      /* savepoint mode: STOP_PENDING */
 		[EV_SUSPEND]          = T(SUSPEND, STOPPING),
 		[EV_UPGRADE]          = T(UPGRADE, STOPPING),
 		[EV_ROLLBACK]         = T(ROLLBACK, STOPPING),
@@ -51,6 +52,18 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 		[EV_STOP]             = T(KILL_NOW, SAME),
 		[EV_DEADLINE]         = T(KILL_NOW, STOPPED),
 	},
+	[SUP_STOP_PENDING] = {
+		[EV_JOB_RUNNING]      = T(STOP_RUNNING, SAVEPOINTING),
+		[EV_JVM_EXITED_OK]    = T(STOPPED, STOPPED),
+		[EV_JVM_EXITED_ERROR] = T(STOPPED, STOPPED),
+		[EV_JVM_KILLED]       = T(STOPPED, STOPPED),
+		[EV_STARTUP_TIMEOUT]  = T(TERMINATE, STOPPING),
+		[EV_UNHEALTHY]        = T(TERMINATE, STOPPING),
+		[EV_RESTORE_UNREADABLE] = T(TERMINATE, STOPPING),
+		[EV_STOP_WAIT_OVER]   = T(TERMINATE, STOPPING),
+		[EV_STOP]             = T(KILL_NOW, STOPPING),
+		[EV_DEADLINE]         = T(KILL_NOW, STOPPING),
+	},
 	[SUP_SUSPENDED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
 		[EV_RESUME]           = T(LAUNCH, STARTING),
@@ -67,27 +80,29 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 
 const char *sup_state_name(enum sup_state s)
 {
-	static const char *const n[] = {"SAME",     "STARTING",  "RUNNING",  "BACKOFF", "SAVEPOINTING",
-	                                "STOPPING", "SUSPENDED", "FINISHED", "FAILED",  "STOPPED"};
+	static const char *const n[] = {"SAME",         "STARTING",  "RUNNING",  "BACKOFF", "SAVEPOINTING", "STOPPING",
+	                                "STOP_PENDING", "SUSPENDED", "FINISHED", "FAILED",  "STOPPED"};
 	return (size_t)s < SUP_STATE_MAX ? n[s] : "?";
 }
 
 const char *sup_event_name(enum sup_event e)
 {
-	static const char *const n[] = {"JOB_RUNNING",     "JVM_EXITED_OK",    "JVM_EXITED_ERROR", "JVM_KILLED",
-	                                "STARTUP_TIMEOUT", "UNHEALTHY",        "BACKOFF_DONE",     "STOP",
-	                                "SAVEPOINT_DONE",  "SAVEPOINT_FAILED", "DEADLINE",         "SUSPEND",
-	                                "RESUME",          "UPGRADE",          "ROLLBACK",         "LAUNCH_FAILED"};
+	static const char *const n[] = {"JOB_RUNNING",     "JVM_EXITED_OK",     "JVM_EXITED_ERROR", "JVM_KILLED",
+	                                "STARTUP_TIMEOUT", "UNHEALTHY",         "BACKOFF_DONE",     "STOP",
+	                                "SAVEPOINT_DONE",  "SAVEPOINT_FAILED",  "DEADLINE",         "SUSPEND",
+	                                "RESUME",          "UPGRADE",           "ROLLBACK",         "LAUNCH_FAILED",
+	                                "STOP_WAIT_OVER",  "RESTORE_UNREADABLE"};
 	return (size_t)e < SUP_EVENT_MAX ? n[e] : "?";
 }
 
 const char *sup_action_name(enum sup_action a)
 {
-	static const char *const n[] = {"NONE",           "MARK_STABLE",       "FINISHED",         "RESTART",
-	                                "RESTORE_FAILED", "KILL_JVM",          "LAUNCH",           "RELAUNCH",
-	                                "STOP",           "SUSPEND",           "UPGRADE",          "ROLLBACK",
-	                                "TERMINATE",      "KILL_NOW",          "SAVEPOINT_RECORD", "SAVEPOINT_ABANDON",
-	                                "STOPPED",        "STOPPED_SAVEPOINT", "GO_SUSPENDED",     "EXIT"};
+	static const char *const n[] = {"NONE",         "MARK_STABLE",       "FINISHED",         "RESTART",
+	                                "START_FAILED", "KILL_JVM",          "LAUNCH",           "RELAUNCH",
+	                                "STOP",         "SUSPEND",           "UPGRADE",          "ROLLBACK",
+	                                "TERMINATE",    "KILL_NOW",          "SAVEPOINT_RECORD", "SAVEPOINT_ABANDON",
+	                                "STOPPED",      "STOPPED_SAVEPOINT", "GO_SUSPENDED",     "EXIT",
+	                                "STOP_RUNNING"};
 	return (size_t)a < SUP_ACTION_MAX ? n[a] : "?";
 }
 
@@ -102,6 +117,7 @@ enum lifecycle_state sup_state_lifecycle(enum sup_state s)
 		return LIFECYCLE_STABLE;
 	case SUP_SAVEPOINTING:
 	case SUP_STOPPING:
+	case SUP_STOP_PENDING:
 		return LIFECYCLE_UPGRADING;
 	case SUP_FAILED:
 		return LIFECYCLE_FAILED;

@@ -2,6 +2,7 @@
  * status and version, and maps outcomes to the contract's exit codes (0 ok, 1 failed / not ready,
  * 2 bad usage or configuration, 3 unusable environment). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,19 @@ static int cmd_export(struct cli *c)
 
 int main(int argc, char **argv)
 {
+	/* first thing, before any I/O: the signals the supervisor handles wait in the mask until its event loop
+	 * takes them (as PID 1 a TERM during the set-up would be lost otherwise, and the JVM started anyway).
+	 * Other commands take them back at once (a pending one then acts as usual). */
+	sigset_t handled;
+	sigemptyset(&handled);
+	sigaddset(&handled, SIGCHLD);
+	sigaddset(&handled, SIGTERM);
+	sigaddset(&handled, SIGINT);
+	sigaddset(&handled, SIGQUIT);
+	sigaddset(&handled, SIGHUP);
+	sigprocmask(SIG_BLOCK, &handled, NULL);
+	if (argc < 2 || strcmp(argv[1], "run"))
+		sigprocmask(SIG_UNBLOCK, &handled, NULL);
 	struct cli c = {0};
 	if (parse_cli(argc, argv, &c) < 0)
 		return EXIT_USAGE;

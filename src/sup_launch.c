@@ -104,6 +104,7 @@ static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdat
 {
 	struct supervisor *s = userdata;
 	s->startup_timer = sup_disarm(s->startup_timer);
+	s->startup_timed_out = true;
 	sup_alert(s, "StartupTimeout", "the job was not RUNNING with every task running within %s",
 	          spec_get(s->spec, "flinklet.startup.timeout"));
 	sup_dispatch(s, EV_STARTUP_TIMEOUT);
@@ -132,11 +133,68 @@ static int rotate_job_id(struct supervisor *s)
 	return 0;
 }
 
+/* A line of the JVM's output: while the job starts, what it says about the restore point. */
+static void on_jvm_line(void *userdata, const char *line)
+{
+	struct supervisor *s = userdata;
+	if (!s->restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
+		return;
+	switch (restorelog_feed(&s->restore_scan, line)) {
+	case RESTORELOG_STARTED:
+		s->restore_reached = true;
+		break;
+	case RESTORELOG_UNREADABLE:
+		s->restore_reached = true;
+		if (s->restore_evidence)
+			break;
+		s->restore_evidence = xstrdup(s->restore_scan.evidence[0] ? s->restore_scan.evidence : line);
+		log_warn("Flink cannot read the restore point %s: %s", s->restore_path, s->restore_evidence);
+		sup_dispatch(s, EV_RESTORE_UNREADABLE);
+		break;
+	case RESTORELOG_NONE:
+		break;
+	}
+}
+
+/* Says, with the launch that follows it, which restore point was given up, why, and what it means. */
+static void say_demotion(struct supervisor *s, const char *uri)
+{
+	if (!s->demoted_note) {
+		if (s->demotion_said) {
+			s->demotion_said = false;
+			status_set_string(&s->status.error, NULL);
+		}
+		return;
+	}
+	char *msg = uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
+	                            "repeated",
+	                            s->demoted_note, s->job_id, restore_kind_to_string(s->restore_kind), uri)
+	                : xasprintf("%s; no other restore point is left", s->demoted_note);
+	status_set_string(&s->status.error, msg);
+	sup_alert(s, "RestorePointDemoted", "%s", msg);
+	free(msg);
+	free(s->demoted_note);
+	s->demoted_note = NULL;
+	s->demotion_said = true;
+}
+
 static int launch_jvm(struct supervisor *s)
 {
 	int r = choose_restore_point(s);
 	if (r < 0)
 		return r; /* never start empty because a directory could not be read */
+	s->restore_reached = false;
+	free(s->restore_evidence);
+	s->restore_evidence = NULL;
+	free(s->start_cause);
+	s->start_cause = NULL;
+	s->startup_timed_out = false;
+	free((char *)s->restore_scan.job_ckpt_dir);
+	s->restore_scan = (struct restorelog){
+	    .restore_path = s->restore_path,
+	    .kind = s->restore_kind,
+	    .job_ckpt_dir = path_join(s->ckpt_dir, s->job_id),
+	};
 	char *uri = s->restore_path ? file_uri_from_path(s->restore_path) : NULL;
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
 	status_set_string(&s->status.restored_location, uri);
@@ -145,6 +203,7 @@ static int launch_jvm(struct supervisor *s)
 	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore_kind), uri)
 	                   : xstrdup("start the job with empty state");
 	sup_set_intent(s, intent);
+	say_demotion(s, uri);
 	if (uri)
 		sup_event(s, "Restoring", "restoring job %s from %s %s (%s)", s->job_id,
 		          restore_kind_to_string(s->restore_kind), uri,
@@ -174,7 +233,8 @@ static int launch_jvm(struct supervisor *s)
 	flinkconf_build_argv(s->spec, &l, &argv);
 	flinkconf_build_envp(s->spec, &l, environ, &envp);
 	pid_t pid;
-	r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid);
+	int out_fd = -1, err_fd = -1;
+	r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid, &out_fd, &err_fd);
 	strv_free(&argv);
 	strv_free(&envp);
 	free(uri);
@@ -182,6 +242,8 @@ static int launch_jvm(struct supervisor *s)
 		log_error("unable to execute %s: %s", l.java, strerror(-r));
 		return r;
 	}
+	jvmout_free(s->jvm_out);
+	s->jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
 	s->jvm_pid = pid;
 	s->launch_gen++;
 	s->status.jvm_pid = pid;

@@ -257,7 +257,7 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	}
 	record_vertices(s, cJSON_GetObjectItemCaseSensitive(body, "vertices"));
 	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
-	if (s->state == SUP_STARTING || s->state == SUP_RUNNING)
+	if (sup_follows_job(s))
 		sup_set_job_state(s, st);
 	if (count_of(start) > 0)
 		s->status.start_time_ms = count_of(start);
@@ -286,7 +286,7 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	sd_event_source_set_time(src, now_monotonic() + interval);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 	sup_check_volume(s);
-	if (s->jvm_pid <= 0 || (s->state != SUP_STARTING && s->state != SUP_RUNNING))
+	if (s->jvm_pid <= 0 || !sup_follows_job(s))
 		return 0;
 	sup_snapshot_kick(s);
 	usec_t rest_timeout = spec_duration(s->spec, "flinklet.health.rest-timeout");
@@ -305,6 +305,14 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 		s->poll_in_flight = true;
 	free(path);
 	return 0;
+}
+
+void sup_poll_now(struct supervisor *s)
+{
+	if (s->poll_timer) {
+		sd_event_source_set_time(s->poll_timer, now_monotonic());
+		sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
+	}
 }
 
 /* ---- stop-with-savepoint ---- */

@@ -169,7 +169,10 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	cJSON_Delete(body);
 	usec_t limit;
 	if (s->stop_purpose == STOP_EXIT) {
-		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+		/* what is left of the budget (a stop that waited for RUNNING has used some), less the JVM's grace */
+		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout"), now = now_monotonic();
+		if (s->stop_deadline > now && s->stop_deadline - now < budget)
+			budget = s->stop_deadline - now;
 		limit = budget > sup_grace_period(s) ? budget - sup_grace_period(s) : budget / 2;
 	} else {
 		limit = spec_duration(s->spec, "flinklet.snapshot.timeout");

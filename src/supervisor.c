@@ -27,6 +27,7 @@ static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
 	if (s->jvm_pid > 0) {
 		log_warn("the JVM did not exit within %s; sending SIGKILL",
 		         spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
+		s->jvm_force_killed = true;
 		jvm_signal(s->jvm_pid, SIGKILL);
 	}
 	return 0;
@@ -90,8 +91,29 @@ usec_t sup_grace_period(struct supervisor *s)
 
 static void arm_deadline(struct supervisor *s)
 {
-	if (!s->deadline_timer)
-		sup_arm(s, &s->deadline_timer, spec_duration(s->spec, "flinklet.shutdown.timeout"), on_deadline);
+	if (!s->deadline_timer) {
+		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+		s->stop_deadline = now_monotonic() + budget;
+		sup_arm(s, &s->deadline_timer, budget, on_deadline);
+	}
+}
+
+static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+	sup_dispatch(s, EV_STOP_WAIT_OVER);
+	return 0;
+}
+
+/* How long a stop while STARTING waits for RUNNING: what the budget leaves once the JVM's grace period and
+ * a few seconds for the savepoint are set aside, and at least a third of it. */
+static usec_t stop_wait_share(struct supervisor *s)
+{
+	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+	usec_t reserve = sup_grace_period(s) + 5 * USEC_PER_SEC;
+	usec_t third = budget / 3;
+	return budget > reserve && budget - reserve > third ? budget - reserve : third;
 }
 
 /* ---- the actions ---- */
@@ -103,6 +125,21 @@ static enum sup_state act_terminate(struct supervisor *s)
 {
 	if (s->stop_purpose == STOP_EXIT)
 		arm_deadline(s);
+	if (s->state == SUP_STOP_PENDING) {
+		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		const char *reason = s->current_event == EV_STARTUP_TIMEOUT ? "the startup timeout ran out"
+		                     : s->current_event == EV_UNHEALTHY     ? "it was unhealthy"
+		                     : s->current_event == EV_RESTORE_UNREADABLE
+		                         ? "Flink cannot read its restore point"
+		                         : "the share of the shutdown budget ran out";
+		char *why =
+		    xasprintf("job %s did not become RUNNING after the stop request (%s, after waiting up to %.1f "
+		              "s): stopping without a savepoint; the newest checkpoint stays the restore point",
+		              s->job_id, reason, (double)stop_wait_share(s) / USEC_PER_SEC);
+		status_set_string(&s->status.error, why);
+		sup_alert(s, "SavepointSkipped", "%s", why);
+		free(why);
+	}
 	if (s->jvm_pid <= 0) {
 		/* nothing runs yet (the jar is still being fetched): the stop is done */
 		sup_fetch_cancel(s);
@@ -133,6 +170,22 @@ static enum sup_state act_stop(struct supervisor *s, enum stop_purpose purpose)
 		s->next_fresh = true;
 	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
 		return act_terminate(s);
+	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->jvm_pid > 0) {
+		/* Flink may have the job RUNNING already, or be about to: ask it now, and wait (inside the
+		 * budget) to take the savepoint rather than stop without one */
+		usec_t wait = stop_wait_share(s);
+		char *intent = xasprintf("wait up to %.1f s for job %s to be RUNNING, then stop it with a savepoint",
+		                         (double)wait / USEC_PER_SEC, s->job_id);
+		sup_set_intent(s, intent);
+		free(intent);
+		sup_event(s, "StopPending",
+		          "stop requested while job %s is starting: waiting up to %.1f s for it to be RUNNING to take "
+		          "the savepoint",
+		          s->job_id, (double)wait / USEC_PER_SEC);
+		sup_arm(s, &s->stop_wait_timer, wait, on_stop_wait_over);
+		sup_poll_now(s);
+		return SUP_STOP_PENDING;
+	}
 	if (s->state != SUP_RUNNING) {
 		sup_alert(
 		    s, "SavepointSkipped",
@@ -178,6 +231,7 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 static enum sup_state act_stopped(struct supervisor *s)
 {
 	s->kill_timer = sup_disarm(s->kill_timer);
+	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
 	s->savepoint_timer = sup_disarm(s->savepoint_timer);
 	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
 	status_set_string(&s->status.intent, NULL);
@@ -207,7 +261,20 @@ static enum sup_state act_stopped(struct supervisor *s)
 		sup_event(s, "Stopped", "stopped; upgradeMode stateless: the next start begins empty");
 	else
 		sup_event(s, "Stopped", "stopped; the newest retained checkpoint is the restore point");
-	sup_exit(s, 0);
+	/* 0 only when the job stopped as asked: a savepoint when one was due, and no SIGKILL */
+	int code = 0;
+	if (s->stop_had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->savepoint_recorded) {
+		code = SUP_EXIT_NO_SAVEPOINT;
+		if (!s->status.error)
+			status_set_string(&s->status.error,
+			                  "the stop took no savepoint; the newest checkpoint stays the "
+			                  "restore point");
+		log_error("exiting with code %d: the stop took no savepoint (%s)", code, s->status.error);
+	} else if (s->jvm_force_killed) {
+		code = SUP_EXIT_KILLED;
+		log_error("exiting with code %d: the JVM had to be killed", code);
+	}
+	sup_exit(s, code);
 	return SUP_STOPPED;
 }
 
@@ -238,6 +305,110 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
 		        on_readiness_timeout);
 	return next;
+}
+
+/* The job is RUNNING with every task running: what that settles. */
+static void mark_running(struct supervisor *s)
+{
+	s->startup_timer = sup_disarm(s->startup_timer);
+	s->readiness_timer = sup_disarm(s->readiness_timer);
+	s->stable_since = now_monotonic();
+	s->first_start = false;
+	s->upgrading = false;
+	/* the restore point came up: its failures so far were not its fault */
+	s->restore_fail_count = 0;
+	free(s->restore_fail_path);
+	s->restore_fail_path = NULL;
+	/* a full volume is still a problem once the job runs, and a demoted restore point stays said */
+	if (!s->volume_low && !s->volume_errno && !s->demotion_said)
+		status_set_string(&s->status.error, NULL);
+	status_set_string(&s->status.intent, NULL);
+	if (s->status.tasks_finished)
+		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)", s->job_id,
+		          s->status.tasks_running, s->status.tasks_finished);
+	else
+		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running", s->job_id,
+		          s->status.tasks_total);
+}
+
+/* The JVM is gone before the job was RUNNING. The restore point is given up only on evidence: Flink said it
+ * cannot read it, or flinklet.restore.max-failures launches in a row got as far as restoring it and failed
+ * on their own (an exit, or the startup timeout). Anything else (a port clash, a missing jar, a kill from
+ * outside) tries the same point again after the backoff. */
+static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next)
+{
+	bool timed_out = s->startup_timed_out;
+	s->startup_timed_out = false;
+	const char *point = s->restore_path;
+	if (!point)
+		return act_restart(s, next);
+	const char *kind = restore_kind_to_string(s->restore_kind);
+	const char *cause = s->start_cause ? s->start_cause : "no cause printed";
+	bool on_its_own = s->status.last_exit_signal < 0 || timed_out;
+	char *why = NULL;
+	if (s->restore_evidence) {
+		why = xasprintf("Flink cannot read it: %s", s->restore_evidence);
+	} else if (on_its_own && s->restore_reached) {
+		if (s->restore_fail_path && !strcmp(s->restore_fail_path, point)) {
+			s->restore_fail_count++;
+		} else {
+			free(s->restore_fail_path);
+			s->restore_fail_path = xstrdup(point);
+			s->restore_fail_count = 1;
+		}
+		int64_t max = spec_int(s->spec, "flinklet.restore.max-failures");
+		if (s->restore_fail_count >= (unsigned)max)
+			why = xasprintf(
+			    "%u launches in a row failed while restoring it (flinklet.restore.max-failures is "
+			    "%lld); the last one: %s",
+			    s->restore_fail_count, (long long)max, timed_out ? "startup timeout" : cause);
+		else
+			sup_event(s, "RestoreRetry",
+			          "the JVM %s while restoring job %s from %s %s (%s); restoring the same point again "
+			          "(%u of %lld failed launches before it is given up)",
+			          timed_out ? "was stopped by the startup timeout" : "failed", s->job_id, kind, point,
+			          timed_out ? "startup timeout" : cause, s->restore_fail_count, (long long)max);
+	} else {
+		sup_event(s, "RestoreRetry",
+		          "the JVM %s before job %s was RUNNING (%s); nothing says %s %s is unreadable: restoring the "
+		          "same point again",
+		          s->status.last_exit_signal >= 0 && !timed_out ? "was killed" : "failed", s->job_id,
+		          timed_out ? "startup timeout" : cause, kind, point);
+	}
+	if (!why)
+		return act_restart(s, next);
+	s->restore_fail_count = 0;
+	free(s->restore_fail_path);
+	s->restore_fail_path = NULL;
+	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
+	if (fallback && !strcmp(fallback, "never")) {
+		char *err =
+		    xasprintf("%s %s cannot be restored (%s); flinklet.restore.fallback is never: not rewinding "
+		              "job %s to an older restore point",
+		              kind, point, why, s->job_id);
+		status_set_string(&s->status.error, err);
+		sup_set_job_state(s, "FAILED");
+		sup_alert(s, "RestoreFailed", "%s", err);
+		free(err);
+		free(why);
+		return SUP_FAILED;
+	}
+	strv_push(&s->failed_restore_points, point);
+	if (s->restore_kind == RESTORE_CHECKPOINT) {
+		/* out of the way, kept for a look: Flink writes the next checkpoint of that id into its place */
+		char *aside = xasprintf("%s.unreadable", point);
+		if (rename(point, aside) < 0)
+			log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
+		free(aside);
+	}
+	free(s->demoted_note);
+	s->demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
+	sup_alert(s, "RestoreFailed",
+	          "job %s cannot restore from %s %s: %s; the next start uses the next older "
+	          "restore point",
+	          s->job_id, kind, point, why);
+	free(why);
+	return act_restart(s, next);
 }
 
 static enum sup_state act_savepoint_abandon(struct supervisor *s)
@@ -274,20 +445,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_NONE:
 		return next;
 	case ACT_MARK_STABLE:
-		s->startup_timer = sup_disarm(s->startup_timer);
-		s->readiness_timer = sup_disarm(s->readiness_timer);
-		s->stable_since = now_monotonic();
-		s->first_start = false;
-		s->upgrading = false;
-		if (!s->volume_low && !s->volume_errno) /* a full volume is still a problem once the job runs */
-			status_set_string(&s->status.error, NULL);
-		status_set_string(&s->status.intent, NULL);
-		if (s->status.tasks_finished)
-			sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)",
-			          s->job_id, s->status.tasks_running, s->status.tasks_finished);
-		else
-			sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running", s->job_id,
-			          s->status.tasks_total);
+		mark_running(s);
 		if (s->rolling_back) {
 			s->rolling_back = false;
 			s->rolled_back = true;
@@ -297,6 +455,15 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		}
 		sup_snapshot_kick(s);
 		return next;
+	case ACT_STOP_RUNNING:
+		/* the stop came while STARTING; now the job runs: take the savepoint */
+		mark_running(s);
+		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		if (sup_start_stop_with_savepoint(s) < 0) {
+			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+			return act_terminate(s);
+		}
+		return next;
 	case ACT_FINISHED:
 		s->startup_timer = sup_disarm(s->startup_timer);
 		sup_set_job_state(s, "FINISHED");
@@ -305,17 +472,8 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		if (s->opts->exit_on_finish)
 			sup_exit(s, 0);
 		return next;
-	case ACT_RESTORE_FAILED:
-		if (s->restore_path) {
-			strv_push(&s->failed_restore_points, s->restore_path);
-			sup_alert(
-			    s, "RestoreFailed",
-			    "the JVM exited with code %d before job %s was RUNNING after restoring from %s %s; the "
-			    "next attempt uses the next older restore point",
-			    s->status.last_exit_code, s->job_id, restore_kind_to_string(s->restore_kind),
-			    s->restore_path);
-		}
-		return act_restart(s, next);
+	case ACT_START_FAILED:
+		return act_start_failed(s, next);
 	case ACT_RESTART:
 		return act_restart(s, next);
 	case ACT_KILL_JVM:
@@ -340,8 +498,11 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_KILL_NOW:
 		log_warn("stopping at once: SIGKILL to the JVM");
 		s->stop_purpose = STOP_EXIT;
-		if (s->jvm_pid > 0)
+		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		if (s->jvm_pid > 0) {
+			s->jvm_force_killed = true;
 			jvm_signal(s->jvm_pid, SIGKILL);
+		}
 		if (next == SUP_STOPPED)
 			return act_stopped(s);
 		/* the budget is spent: give SIGKILL a moment, then exit whatever the JVM does */
@@ -385,7 +546,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	return next;
 }
 
-void sup_dispatch(struct supervisor *s, enum sup_event ev)
+static void dispatch_one(struct supervisor *s, enum sup_event ev)
 {
 	const struct transition *t = &lifecycle_table[s->state][ev];
 	if (t->action == ACT_NONE && t->next == SUP_SAME) {
@@ -399,6 +560,10 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 		s->stop_purpose = STOP_EXIT;
 		if (before != SUP_SAVEPOINTING)
 			s->savepoint_recorded = false;
+		if (!s->stop_requested_at)
+			s->stop_had_jvm = s->jvm_pid > 0 && (before == SUP_STARTING || before == SUP_RUNNING ||
+			                                     before == SUP_SAVEPOINTING);
+		s->stop_requested_at = now_monotonic();
 	}
 	if (ev == EV_STOP && before == SUP_SAVEPOINTING && was != STOP_EXIT) {
 		/* a TERM during the savepoint of a suspend or upgrade: that savepoint becomes the shutdown's,
@@ -407,6 +572,7 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 		arm_deadline(s);
 		return;
 	}
+	s->current_event = ev;
 	enum sup_state next = run_action(s, t->action, t->next);
 	if (next == SUP_SAME)
 		next = before;
@@ -423,6 +589,89 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 		sup_exit(s, 1);
 }
 
+static bool armed(sd_event_source *src)
+{
+	int enabled = 0;
+	return src && sd_event_source_get_enabled(src, &enabled) >= 0 && enabled != SD_EVENT_OFF;
+}
+
+bool sup_follows_job(const struct supervisor *s)
+{
+	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
+}
+
+const char *sup_invariant_violation(const struct supervisor *s)
+{
+	bool jvm = s->jvm_pid > 0;
+	switch (s->state) {
+	case SUP_STARTING:
+		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer))
+			return "STARTING without a JVM, a fetch or a timer";
+		if (jvm && !armed(s->startup_timer))
+			return "STARTING with a JVM but no startup timer";
+		return NULL;
+	case SUP_RUNNING:
+		return jvm ? NULL : "RUNNING without a JVM";
+	case SUP_BACKOFF:
+		if (jvm)
+			return "BACKOFF with a JVM";
+		return armed(s->backoff_timer) ? NULL : "BACKOFF without its timer";
+	case SUP_SAVEPOINTING:
+		return jvm ? NULL : "SAVEPOINTING without a JVM";
+	case SUP_STOP_PENDING:
+		if (!jvm)
+			return "STOP_PENDING without a JVM";
+		return armed(s->stop_wait_timer) && armed(s->deadline_timer) ? NULL : "STOP_PENDING without its timers";
+	case SUP_STOPPING:
+		if (!jvm)
+			return "STOPPING without a JVM";
+		return armed(s->kill_timer) || armed(s->deadline_timer) ? NULL : "STOPPING without a kill timer";
+	case SUP_SUSPENDED:
+	case SUP_FINISHED:
+	case SUP_FAILED:
+	case SUP_STOPPED:
+		return jvm ? "a JVM runs in a state without one" : NULL;
+	default:
+		return "an unknown state";
+	}
+}
+
+static void check_invariants(struct supervisor *s, enum sup_event ev)
+{
+	const char *bad = sup_invariant_violation(s);
+	if (!bad)
+		return;
+	log_error("internal error after %s: %s (state %s, JVM pid %d)", sup_event_name(ev), bad,
+	          sup_state_name(s->state), (int)s->jvm_pid);
+	const char *strict = getenv("FLINKLET_STRICT");
+	if (strict && !strcmp(strict, "1"))
+		abort(); /* test builds: fail loudly */
+}
+
+void sup_dispatch(struct supervisor *s, enum sup_event ev)
+{
+	if (s->dispatching) {
+		/* raised by an action: handled once the transition in progress is complete */
+		if (s->queue_len == sizeof(s->queue) / sizeof(s->queue[0])) {
+			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
+			return;
+		}
+		s->queue[(s->queue_head + s->queue_len++) % (sizeof(s->queue) / sizeof(s->queue[0]))] = ev;
+		return;
+	}
+	s->dispatching = true;
+	for (;;) {
+		dispatch_one(s, ev);
+		check_invariants(s, ev);
+		if (s->queue_len == 0)
+			break;
+		ev = s->queue[s->queue_head];
+		s->queue_head = (s->queue_head + 1) % (sizeof(s->queue) / sizeof(s->queue[0]));
+		s->queue_len--;
+	}
+	s->dispatching = false;
+}
+
 /* ---- signals and the JVM's exit ---- */
 
 static void on_child(const struct reaped *r, void *userdata)
@@ -432,6 +681,14 @@ static void on_child(const struct reaped *r, void *userdata)
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
 	}
+	/* its last words first (they may be the evidence about the restore point), then what is left of its
+	 * process group (a leftover would hold the REST port against the next launch) */
+	jvmout_drain(s->jvm_out);
+	jvm_kill_group(r->pid);
+	free(s->start_cause);
+	s->start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->jvm_out, 400);
+	jvmout_free(s->jvm_out);
+	s->jvm_out = NULL;
 	s->jvm_pid = 0;
 	s->status.jvm_pid = 0;
 	s->status.last_exit_code = r->exit_code;
@@ -442,8 +699,16 @@ static void on_child(const struct reaped *r, void *userdata)
 	if (r->exit_signal >= 0)
 		sup_event(s, "JvmExited", "the JVM was killed by signal %d (%s)", r->exit_signal,
 		          strsignal(r->exit_signal));
+	else if (s->start_cause && r->exit_code != 0)
+		sup_event(s, "JvmExited", "the JVM exited with code %d: %s", r->exit_code, s->start_cause);
 	else
 		sup_event(s, "JvmExited", "the JVM exited with code %d", r->exit_code);
+	if (s->start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
+		char *err = xasprintf("the JVM exited with code %d before the job was RUNNING: %s", r->exit_code,
+		                      s->start_cause);
+		status_set_string(&s->status.error, err);
+		free(err);
+	}
 	if (r->exit_signal >= 0)
 		sup_dispatch(s, EV_JVM_KILLED);
 	else
@@ -459,7 +724,16 @@ static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, v
 static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct supervisor *s = userdata;
-	sup_event(s, "StopRequested", "%s received", si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+	const char *name = si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+	if (s->stop_requested_at && s->stop_signal != (int)si->ssi_signo &&
+	    now_monotonic() - s->stop_requested_at < USEC_PER_SEC) {
+		/* Ctrl-C reaches flinklet from the terminal (SIGINT) and again from a wrapper that forwards it as
+		 * SIGTERM: one stop. The same signal twice is a second stop: kill at once. */
+		log_info("%s within a second of the stop request: the same stop", name);
+		return 0;
+	}
+	s->stop_signal = (int)si->ssi_signo;
+	sup_event(s, "StopRequested", "%s received", name);
 	sup_dispatch(s, EV_STOP);
 	return 0;
 }
@@ -667,6 +941,13 @@ static void sup_free(struct supervisor *s)
 	strv_free(&s->pending_events);
 	free(s->volume_failed_file);
 	free(s->restore_path);
+	free(s->restore_evidence);
+	free(s->restore_fail_path);
+	free((char *)s->restore_scan.job_ckpt_dir);
+	free(s->demoted_note);
+	free(s->start_cause);
+	jvmout_free(s->jvm_out);
+	sup_disarm(s->stop_wait_timer);
 	free(s->last_rest_problem);
 	free(s->savepoint_request);
 	free(s->launch_fingerprint);

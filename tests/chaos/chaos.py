@@ -27,6 +27,8 @@ import shutil
 import signal
 import sys
 import tempfile
+
+os.environ.setdefault("FLINKLET_STRICT", "1")  # the supervisor aborts on a broken internal invariant
 import threading
 import time
 import pathlib

@@ -14,6 +14,9 @@ import urllib.request
 
 import pytest
 
+# the supervisor aborts on a broken internal invariant (src/supervisor.c): a test that trips one fails loudly
+os.environ.setdefault("FLINKLET_STRICT", "1")
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from testkit import free_port, wait_for  # noqa: E402,F401  (re-exported to the tests)
 

@@ -10,6 +10,9 @@ import time
 
 import pytest
 
+# the supervisor aborts on a broken internal invariant (src/supervisor.c): a test that trips one fails loudly
+os.environ.setdefault("FLINKLET_STRICT", "1")
+
 from fakeflink import FakeFlink, write_fake_java
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))

@@ -51,7 +51,7 @@ static bool ignored(int s, int e)
 /* The states dispatching event e in state s may end in: the table's next state (SUP_SAME: s), or one its
  * action chooses at run time (src/supervisor.c, run_action):
  *   - ACT_STOP / SUSPEND / UPGRADE / ROLLBACK stop with a savepoint (SAVEPOINTING) or terminate (STOPPING);
- *   - ACT_RESTART / RESTORE_FAILED back off, or give up at the crash-loop limit (FAILED); ACT_LAUNCH /
+ *   - ACT_RESTART / START_FAILED back off, or give up at the crash-loop limit (FAILED); ACT_LAUNCH /
  *     RELAUNCH go through the same when the JVM cannot be started;
  *   - ACT_STOPPED / STOPPED_SAVEPOINT / EXIT exit (STOPPED) when the stop was asked to exit; otherwise the
  *     desired job.state decides: stay SUSPENDED, or launch the spec (STARTING, or a launch's BACKOFF/FAILED);
@@ -67,13 +67,20 @@ static void outcomes(int s, int e, bool exiting, bool out[SUP_STATE_MAX])
 	out[t->next == SUP_SAME ? s : (int)t->next] = true;
 	switch (t->action) {
 	case ACT_STOP:
+		/* a stop while STARTING in savepoint mode waits for RUNNING */
+		out[SUP_SAVEPOINTING] = out[SUP_STOPPING] = out[SUP_STOP_PENDING] = true;
+		break;
 	case ACT_SUSPEND:
 	case ACT_UPGRADE:
 	case ACT_ROLLBACK:
 		out[SUP_SAVEPOINTING] = out[SUP_STOPPING] = true;
 		break;
+	case ACT_STOP_RUNNING:
+		/* the stop-with-savepoint request could not be sent: terminate */
+		out[SUP_STOPPING] = true;
+		break;
 	case ACT_RESTART:
-	case ACT_RESTORE_FAILED:
+	case ACT_START_FAILED:
 	case ACT_LAUNCH:
 	case ACT_RELAUNCH:
 		out[SUP_BACKOFF] = out[SUP_FAILED] = true;
@@ -164,11 +171,13 @@ static const struct row {
     /* starting */
     {SUP_STARTING, EV_JOB_RUNNING, ACT_MARK_STABLE, SUP_RUNNING},
     {SUP_STARTING, EV_JVM_EXITED_OK, ACT_FINISHED, SUP_FINISHED},
-    {SUP_STARTING, EV_JVM_EXITED_ERROR, ACT_RESTORE_FAILED, SUP_BACKOFF}, /* the restore point is bad */
-    {SUP_STARTING, EV_JVM_KILLED, ACT_RESTART, SUP_BACKOFF},              /* killed: not its fault */
+    /* the same restore point again, unless there is evidence that Flink cannot read it */
+    {SUP_STARTING, EV_JVM_EXITED_ERROR, ACT_START_FAILED, SUP_BACKOFF},
+    {SUP_STARTING, EV_JVM_KILLED, ACT_START_FAILED, SUP_BACKOFF},
+    {SUP_STARTING, EV_RESTORE_UNREADABLE, ACT_KILL_JVM, SUP_SAME}, /* its exit demotes the point */
     {SUP_STARTING, EV_STARTUP_TIMEOUT, ACT_KILL_JVM, SUP_SAME},
     {SUP_STARTING, EV_UNHEALTHY, ACT_KILL_JVM, SUP_SAME},
-    {SUP_STARTING, EV_STOP, ACT_STOP, SUP_STOPPING}, /* not RUNNING: no savepoint possible */
+    {SUP_STARTING, EV_STOP, ACT_STOP, SUP_STOPPING}, /* savepoint mode: STOP_PENDING */
     {SUP_STARTING, EV_SUSPEND, ACT_SUSPEND, SUP_STOPPING},
     {SUP_STARTING, EV_UPGRADE, ACT_UPGRADE, SUP_STOPPING},
     {SUP_STARTING, EV_ROLLBACK, ACT_ROLLBACK, SUP_STOPPING},
@@ -239,6 +248,19 @@ static const struct row {
     {SUP_FAILED, EV_STOP, ACT_EXIT, SUP_STOPPED},
     {SUP_FAILED, EV_BACKOFF_DONE, ACT_NONE, SUP_SAME},
     {SUP_FAILED, EV_UPGRADE, ACT_NONE, SUP_SAME},
+    /* a stop while starting: wait for RUNNING inside the budget, then the savepoint */
+    {SUP_STOP_PENDING, EV_JOB_RUNNING, ACT_STOP_RUNNING, SUP_SAVEPOINTING},
+    {SUP_STOP_PENDING, EV_JVM_EXITED_OK, ACT_STOPPED, SUP_STOPPED},
+    {SUP_STOP_PENDING, EV_JVM_EXITED_ERROR, ACT_STOPPED, SUP_STOPPED},
+    {SUP_STOP_PENDING, EV_JVM_KILLED, ACT_STOPPED, SUP_STOPPED},
+    {SUP_STOP_PENDING, EV_STARTUP_TIMEOUT, ACT_TERMINATE, SUP_STOPPING},
+    {SUP_STOP_PENDING, EV_UNHEALTHY, ACT_TERMINATE, SUP_STOPPING},
+    {SUP_STOP_PENDING, EV_RESTORE_UNREADABLE, ACT_TERMINATE, SUP_STOPPING},
+    {SUP_STOP_PENDING, EV_STOP_WAIT_OVER, ACT_TERMINATE, SUP_STOPPING},
+    {SUP_STOP_PENDING, EV_STOP, ACT_KILL_NOW, SUP_STOPPING},
+    {SUP_STOP_PENDING, EV_DEADLINE, ACT_KILL_NOW, SUP_STOPPING},
+    {SUP_STOP_PENDING, EV_SUSPEND, ACT_NONE, SUP_SAME}, /* the stop wins */
+    {SUP_STOP_PENDING, EV_UPGRADE, ACT_NONE, SUP_SAME},
     /* stopped */
     {SUP_STOPPED, EV_STOP, ACT_NONE, SUP_SAME},
 };
@@ -346,6 +368,11 @@ static void test_quiet_rows(void **state)
 	static const enum sup_event stopping[] = {EV_JVM_EXITED_OK, EV_JVM_EXITED_ERROR, EV_JVM_KILLED, EV_STOP,
 	                                          EV_DEADLINE};
 	reacts_only_to(SUP_STOPPING, stopping);
+	/* a stop while starting: RUNNING (the savepoint), the JVM, the health checks, the budget, a second stop */
+	static const enum sup_event stop_pending[] = {
+	    EV_JOB_RUNNING, EV_JVM_EXITED_OK,      EV_JVM_EXITED_ERROR, EV_JVM_KILLED, EV_STARTUP_TIMEOUT,
+	    EV_UNHEALTHY,   EV_RESTORE_UNREADABLE, EV_STOP_WAIT_OVER,   EV_STOP,       EV_DEADLINE};
+	reacts_only_to(SUP_STOP_PENDING, stop_pending);
 }
 
 /* No JVM runs in BACKOFF, SUSPENDED, FINISHED, FAILED and STOPPED: nothing about a JVM acts there. */
@@ -353,9 +380,10 @@ static void test_no_jvm_no_jvm_events(void **state)
 {
 	(void)state;
 	static const enum sup_state no_jvm[] = {SUP_BACKOFF, SUP_SUSPENDED, SUP_FINISHED, SUP_FAILED, SUP_STOPPED};
-	static const enum sup_event jvm_events[] = {EV_JOB_RUNNING,    EV_JVM_EXITED_OK,    EV_JVM_EXITED_ERROR,
-	                                            EV_JVM_KILLED,     EV_STARTUP_TIMEOUT,  EV_UNHEALTHY,
-	                                            EV_SAVEPOINT_DONE, EV_SAVEPOINT_FAILED, EV_DEADLINE};
+	static const enum sup_event jvm_events[] = {EV_JOB_RUNNING,        EV_JVM_EXITED_OK,    EV_JVM_EXITED_ERROR,
+	                                            EV_JVM_KILLED,         EV_STARTUP_TIMEOUT,  EV_UNHEALTHY,
+	                                            EV_SAVEPOINT_DONE,     EV_SAVEPOINT_FAILED, EV_DEADLINE,
+	                                            EV_RESTORE_UNREADABLE, EV_STOP_WAIT_OVER};
 	for (size_t i = 0; i < COUNT(no_jvm); i++)
 		for (size_t j = 0; j < COUNT(jvm_events); j++)
 			if (!ignored(no_jvm[i], jvm_events[j]))
@@ -377,7 +405,10 @@ static void test_health_checks(void **state)
 	static const enum sup_event health[] = {EV_UNHEALTHY, EV_STARTUP_TIMEOUT};
 	for (size_t h = 0; h < COUNT(health); h++)
 		for (int s = 0; s < NSTATES; s++) {
-			if (s != SUP_STARTING && s != SUP_RUNNING) {
+			if (s == SUP_STOP_PENDING) {
+				/* waiting to stop: a failed start ends the wait, without a savepoint (said loudly) */
+				want_cell(s, health[h], ACT_TERMINATE, SUP_STOPPING);
+			} else if (s != SUP_STARTING && s != SUP_RUNNING) {
 				/* a job that is done, suspended, backing off or being stopped is never touched */
 				if (!ignored(s, health[h]))
 					fail_cell(s, health[h], "a health check outside STARTING and RUNNING");
@@ -387,8 +418,8 @@ static void test_health_checks(void **state)
 				fail_cell(s, health[h], "a health check does more than kill the JVM");
 			}
 		}
-	/* that exit is a restart, never a finished job nor a bad restore point */
-	want_cell(SUP_STARTING, EV_JVM_KILLED, ACT_RESTART, SUP_BACKOFF);
+	/* that exit is a restart with the same restore point (evidence alone demotes it), never a finished job */
+	want_cell(SUP_STARTING, EV_JVM_KILLED, ACT_START_FAILED, SUP_BACKOFF);
 	want_cell(SUP_RUNNING, EV_JVM_KILLED, ACT_RESTART, SUP_BACKOFF);
 }
 
@@ -397,10 +428,11 @@ static void test_every_state_reachable(void **state)
 	(void)state;
 	bool reach[SUP_STATE_MAX];
 
-	/* the table alone reaches every state but FAILED, which only the crash-loop limit chooses */
+	/* the table alone reaches every state but FAILED, which only the crash-loop limit chooses, and
+	 * STOP_PENDING, which the stop chooses in savepoint mode */
 	reachable(SUP_STARTING, false, false, reach);
 	for (int s = FIRST_STATE; s < NSTATES; s++)
-		if (s != SUP_FAILED && !reach[s]) {
+		if (s != SUP_FAILED && s != SUP_STOP_PENDING && !reach[s]) {
 			print_error("%s is unreachable from STARTING\n", sname(s));
 			fail();
 		}
@@ -435,7 +467,7 @@ static void test_every_state_reachable(void **state)
 
 static bool stopping_state(int s)
 {
-	return s == SUP_SAVEPOINTING || s == SUP_STOPPING || s == SUP_STOPPED;
+	return s == SUP_SAVEPOINTING || s == SUP_STOPPING || s == SUP_STOP_PENDING || s == SUP_STOPPED;
 }
 
 /* Every run of `e` from s (with the purpose "exit") ends in STOPPED, or, within `left` more `e`s, does. */
@@ -482,7 +514,7 @@ static void test_stop_is_never_lost(void **state)
 					enum sup_action act = cell(r, e)->action;
 					if (act == ACT_SUSPEND || act == ACT_UPGRADE || act == ACT_ROLLBACK ||
 					    act == ACT_LAUNCH || act == ACT_RELAUNCH || act == ACT_RESTART ||
-					    act == ACT_RESTORE_FAILED || act == ACT_MARK_STABLE ||
+					    act == ACT_START_FAILED || act == ACT_MARK_STABLE ||
 					    act == ACT_GO_SUSPENDED)
 						fail_cell(r, e, "after a stop");
 				}
@@ -538,7 +570,7 @@ static void test_state_lifecycle(void **state)
 	    {SUP_RUNNING, LIFECYCLE_STABLE},         {SUP_FINISHED, LIFECYCLE_STABLE},
 	    {SUP_SAVEPOINTING, LIFECYCLE_UPGRADING}, {SUP_STOPPING, LIFECYCLE_UPGRADING},
 	    {SUP_FAILED, LIFECYCLE_FAILED},          {SUP_SUSPENDED, LIFECYCLE_SUSPENDED},
-	    {SUP_STOPPED, LIFECYCLE_SUSPENDED},
+	    {SUP_STOPPED, LIFECYCLE_SUSPENDED},      {SUP_STOP_PENDING, LIFECYCLE_UPGRADING},
 	};
 	assert_int_equal(COUNT(map), SUP_STATE_MAX - FIRST_STATE);
 	bool seen[SUP_STATE_MAX] = {false};
@@ -596,9 +628,9 @@ static void test_names(void **state)
 {
 	(void)state;
 	static const char *const states[SUP_STATE_MAX] = {
-	    NAME(SUP_, SAME),         NAME(SUP_, STARTING), NAME(SUP_, RUNNING),   NAME(SUP_, BACKOFF),
-	    NAME(SUP_, SAVEPOINTING), NAME(SUP_, STOPPING), NAME(SUP_, SUSPENDED), NAME(SUP_, FINISHED),
-	    NAME(SUP_, FAILED),       NAME(SUP_, STOPPED),
+	    NAME(SUP_, SAME),         NAME(SUP_, STARTING), NAME(SUP_, RUNNING),      NAME(SUP_, BACKOFF),
+	    NAME(SUP_, SAVEPOINTING), NAME(SUP_, STOPPING), NAME(SUP_, SUSPENDED),    NAME(SUP_, FINISHED),
+	    NAME(SUP_, FAILED),       NAME(SUP_, STOPPED),  NAME(SUP_, STOP_PENDING),
 	};
 	static const char *const events[SUP_EVENT_MAX] = {
 	    NAME(EV_, JOB_RUNNING),      NAME(EV_, JVM_EXITED_OK),
@@ -609,13 +641,14 @@ static void test_names(void **state)
 	    NAME(EV_, DEADLINE),         NAME(EV_, SUSPEND),
 	    NAME(EV_, RESUME),           NAME(EV_, UPGRADE),
 	    NAME(EV_, ROLLBACK),         NAME(EV_, LAUNCH_FAILED),
+	    NAME(EV_, STOP_WAIT_OVER),   NAME(EV_, RESTORE_UNREADABLE),
 	};
 	static const char *const actions[SUP_ACTION_MAX] = {
 	    NAME(ACT_, NONE),
 	    NAME(ACT_, MARK_STABLE),
 	    NAME(ACT_, FINISHED),
 	    NAME(ACT_, RESTART),
-	    NAME(ACT_, RESTORE_FAILED),
+	    NAME(ACT_, START_FAILED),
 	    NAME(ACT_, KILL_JVM),
 	    NAME(ACT_, LAUNCH),
 	    NAME(ACT_, RELAUNCH),
@@ -631,6 +664,7 @@ static void test_names(void **state)
 	    NAME(ACT_, STOPPED_SAVEPOINT),
 	    NAME(ACT_, GO_SUSPENDED),
 	    NAME(ACT_, EXIT),
+	    NAME(ACT_, STOP_RUNNING),
 	};
 	for (int i = 0; i < NSTATES; i++)
 		assert_non_null(states[i]);
