@@ -209,7 +209,8 @@ faults: $(BUILD)/flinklet $(BUILD)/volshim.so
 	FLINKLET_BIN=$(FAULTS_BIN) FLINKLET_VOLSHIM=$(CURDIR)/$(BUILD)/volshim.so python3 -m pytest -v -p no:cacheprovider tests/faults $(FAULTS_ARGS)
 
 # ---- chaos (issue 8, item 1; tests/chaos/chaos.py) -------------------------------------------------------
-# The exactly-once job under flinklet, killed CHAOS_ROUNDS times at random (JVM, flinklet, both, SIGTERM;
+# The exactly-once job under flinklet, faulted CHAOS_ROUNDS times at random (kill -9 of the JVM, flinklet or both,
+# SIGTERM, a port clash or a missing jar at a restart, a stop during startup, a volume copied with cp -r;
 # while steady, during a savepoint, a restore, a rescale). CHAOS_SEED repeats a run. `check` runs `chaos`
 # (20 kills, a few minutes); `soak` is the long version (200).
 CHAOS_ROUNDS ?= 20
