@@ -27,7 +27,7 @@ ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o)
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps flink-lib jobs unit unit-asan e2e lint check demo install clean format container-base container-image container-test bench
+.PHONY: all deps flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -84,9 +84,22 @@ check: deps
 	$(MAKE) faults
 	$(MAKE) chaos
 
+# demo: builds what it needs, then runs scripts/demo.sh; demo-run: the script alone, on what is built already
+# (DEMO_BIN, DEMO_FLINK_HOME, DEMO_JAR say which; tests/e2e/test_demo.py runs it under a pseudo-terminal).
+# `exec`: no shell stands between make and the script. Ctrl-C sends SIGINT to make and to the script; make
+# waits for its recipe on SIGINT, and the script stops flinklet (its own session) with one SIGTERM, waits for
+# the savepoint and says where it is.
+DEMO_BIN        = $(CURDIR)/$(BUILD)/flinklet
+DEMO_FLINK_HOME = $(CURDIR)/$(FLINK_HOME_DIR)
+DEMO_JAR        = $(CURDIR)/$(JOBS_JAR)
+DEMO_RUN        = exec scripts/demo.sh $(DEMO_BIN) $(DEMO_FLINK_HOME) $(DEMO_JAR)
+
 demo: deps
 	$(MAKE) all flink-lib jobs
-	scripts/demo.sh $(CURDIR)/$(BUILD)/flinklet $(CURDIR)/$(FLINK_HOME_DIR) $(CURDIR)/$(JOBS_JAR)
+	$(DEMO_RUN)
+
+demo-run:
+	$(DEMO_RUN)
 
 install: $(BUILD)/flinklet
 	install -D -m 0755 $(BUILD)/flinklet $(DESTDIR)$(PREFIX)/bin/flinklet
