@@ -113,6 +113,7 @@ struct supervisor {
 	char *savepoint_request;
 	usec_t savepoint_started;
 	bool savepoint_recorded;
+	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
 
 	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
 	struct {

@@ -149,6 +149,7 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	/* persist the intent, then act */
 	s->savepoint_started = now_realtime();
 	s->savepoint_recorded = false;
+	s->stop_savepoint_sent = true;
 	static const char *const why[] = {"shut down", "suspend", "upgrade", "roll back"};
 	char *intent = xasprintf("stop the job with a savepoint to %s", why[s->stop_purpose]);
 	sup_set_intent(s, intent);

@@ -254,6 +254,16 @@ static enum sup_state act_stopped(struct supervisor *s)
 	}
 	s->deadline_timer = sup_disarm(s->deadline_timer);
 	sup_set_job_state(s, "SUSPENDED");
+	if (!s->savepoint_recorded && s->stop_savepoint_sent) {
+		/* a second TERM (or the budget) cut the stop short, but Flink may have completed the savepoint
+		 * before the JVM was killed: what is on disk decides, not what flinklet heard */
+		char *found = sup_find_stop_savepoint(s);
+		if (found) {
+			s->savepoint_recorded = true;
+			sup_record_savepoint(s, found, "UPGRADE");
+			free(found);
+		}
+	}
 	if (s->savepoint_recorded)
 		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
 		          s->status.last_savepoint.location);
@@ -269,7 +279,7 @@ static enum sup_state act_stopped(struct supervisor *s)
 			status_set_string(&s->status.error,
 			                  "the stop took no savepoint; the newest checkpoint stays the "
 			                  "restore point");
-		log_error("exiting with code %d: the stop took no savepoint (%s)", code, s->status.error);
+		log_error("exiting with code %d: %s", code, s->status.error);
 	} else if (s->jvm_force_killed) {
 		code = SUP_EXIT_KILLED;
 		log_error("exiting with code %d: the JVM had to be killed", code);
@@ -281,6 +291,7 @@ static enum sup_state act_stopped(struct supervisor *s)
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 {
 	s->backoff_timer = sup_disarm(s->backoff_timer);
+	s->stop_savepoint_sent = false;
 	s->status.jvm_restarts++;
 	if (s->launched != s->spec) {
 		spec_free(s->launched);
