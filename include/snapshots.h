@@ -1,7 +1,8 @@
 /* snapshots: restore points on the volume. Lists the complete checkpoints of the job
  * (<checkpoint dir>/<jobId>/chk-N/_metadata), its savepoints (savepoint-<jobId6>-X/_metadata in the
  * savepoint directory, plus those the status document records) and, on the very first start, the
- * initial savepoint; checks each _metadata header; and orders them newest first. Pure file-system reads:
+ * initial savepoint; checks each _metadata header; and orders them newest first, by the checkpoint id in
+ * the header (never by file times, which a copy or a clock step changes). Pure file-system reads:
  * no process, no network. */
 #ifndef FLINKLET_SNAPSHOTS_H
 #define FLINKLET_SNAPSHOTS_H
@@ -18,8 +19,8 @@ const char *restore_kind_to_string(enum restore_kind k);
 struct restore_point {
 	enum restore_kind kind;
 	char *path;   /* the snapshot's directory, absolute */
-	int64_t id;   /* checkpoint id from the metadata header, -1 when unknown */
-	usec_t time;  /* when it completed (mtime of _metadata) */
+	int64_t id;   /* checkpoint id from the metadata header: what orders them */
+	usec_t time;  /* mtime of _metadata: only breaks a tie of ids (copies lose it, clocks step) */
 	bool initial; /* spec.job.initialSavepointPath */
 };
 
@@ -38,8 +39,11 @@ struct restore_list {
 	struct strv skipped; /* "why" lines for snapshots that were passed over */
 };
 
-/* Fills list, newest first. Returns 0, or -errno when a directory could not be read (a missing one is
- * empty); the list then holds what the readable ones have, still sorted. */
+/* Fills list, newest first: the highest checkpoint id first; on the same id a checkpoint before a
+ * savepoint, then the newer _metadata, then the path. Recorded savepoints of another job id (an earlier
+ * job before a stateless start) are not the job's and are left out. Returns 0, or -errno when a
+ * directory could not be read (a missing one is empty); the list then holds what the readable ones
+ * have, still sorted. */
 int restore_points_scan(const struct restore_scan *scan, struct restore_list *list);
 void restore_list_free(struct restore_list *list);
 
@@ -47,8 +51,12 @@ void restore_list_free(struct restore_list *list);
  * with *ret_id (the checkpoint id in the header), or -errno / -EBADMSG with a reason in why. */
 int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **why);
 
-/* The newest savepoint-<jobId6>-X/_metadata in dir completed at or after since (0: any). Returns a
- * malloc'd directory path or NULL. */
-char *savepoint_find_newest(const char *dir, const char *job_id, usec_t since);
+/* Appends the complete savepoint-<jobId6>-X directories in dir to out (paths as the scan gives them). */
+void savepoints_present(const char *dir, const char *job_id, struct strv *out);
+
+/* The complete savepoint-<jobId6>-X in dir with the highest checkpoint id that is not in before (NULL: any):
+ * with before taken when a savepoint was asked for, the savepoint that request wrote, told apart without
+ * trusting any clock. Returns a malloc'd directory path or NULL. */
+char *savepoint_find_newest(const char *dir, const char *job_id, const struct strv *before);
 
 #endif

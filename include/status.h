@@ -51,6 +51,7 @@ struct status {
 	int64_t savepoint_trigger_nonce, checkpoint_trigger_nonce;
 	char *restored_kind; /* none | checkpoint | savepoint */
 	char *restored_location;
+	int64_t restored_id; /* the checkpoint id in its _metadata; -1: none or unknown */
 	pid_t jvm_pid;
 	int jvm_restarts;
 	int last_exit_code;   /* -1: null */

@@ -65,6 +65,7 @@ struct supervisor {
 	struct strv failed_restore_points, reported_skips;
 	char *restore_path;
 	enum restore_kind restore_kind;
+	int64_t restore_id; /* its checkpoint id (the _metadata header); -1 with no restore point */
 	bool restore_reached;
 	struct restorelog restore_scan;
 	char *restore_evidence;
@@ -111,7 +112,7 @@ struct supervisor {
 	/* stop-with-savepoint */
 	enum stop_purpose stop_purpose;
 	char *savepoint_request;
-	usec_t savepoint_started;
+	struct strv savepoints_before; /* the job's complete savepoints when the stop was asked for */
 	bool savepoint_recorded;
 	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
 

@@ -230,8 +230,11 @@ static void print_table(const struct status *st, bool supervised)
 	printf("%-16s %s\n", "job id", st->job_id[0] ? st->job_id : "-");
 	printf("%-16s %s (%d/%d tasks running, %d finished)\n", "job state", st->job_state ? st->job_state : "-",
 	       st->tasks_running, st->tasks_total, st->tasks_finished);
-	printf("%-16s %s %s\n", "restored from", st->restored_kind ? st->restored_kind : "none",
+	printf("%-16s %s %s", "restored from", st->restored_kind ? st->restored_kind : "none",
 	       st->restored_location ? st->restored_location : "");
+	if (st->restored_location && st->restored_id >= 0)
+		printf(" (checkpoint id %lld)", (long long)st->restored_id);
+	printf("\n");
 	print_age("last checkpoint", &st->last_checkpoint);
 	print_age("last savepoint", &st->last_savepoint);
 	printf("%-16s pid %d, %d restarts, last exit %s%d\n", "jvm", (int)st->jvm_pid, st->jvm_restarts,

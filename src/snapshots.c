@@ -92,6 +92,19 @@ static void consider(struct restore_list *list, enum restore_kind kind, const ch
 	free(canonical);
 }
 
+/* Whether path's last component is a savepoint of the job: Flink names them savepoint-<jobId6>-<random>. */
+static bool is_job_savepoint(const char *path, const char *prefix)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	size_t start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	size_t plen = strlen(prefix);
+	return len - start > plen && !strncmp(path + start, prefix, plen);
+}
+
 static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind, struct restore_list *list)
 {
 	DIR *d = opendir(dir);
@@ -115,15 +128,23 @@ static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind,
 	return 0;
 }
 
+/* Newest first. Newest means the highest checkpoint id: a job's checkpoints and savepoints share Flink's
+ * checkpoint counter, which a restore continues from the restored id, so the id orders them whatever the
+ * file times say (a volume copied without its times, a backup restored, a clock step). Two points share an
+ * id only across a fork (a restore from an older point after a newer one was given up) or a copy: then a
+ * checkpoint comes before a savepoint (a checkpoint Flink could not read is renamed aside, a savepoint that
+ * was given up stays, so of the two the savepoint is the likelier dead branch), then the newer _metadata,
+ * then the path, so that the order never depends on the order of readdir. */
 static int cmp_newest_first(const void *a, const void *b)
 {
 	const struct restore_point *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time > y->time ? -1 : 1;
-	/* same instant: the higher checkpoint id, then a checkpoint before a savepoint */
 	if (x->id != y->id)
 		return x->id > y->id ? -1 : 1;
-	return (int)x->kind - (int)y->kind;
+	if (x->kind != y->kind)
+		return x->kind == RESTORE_CHECKPOINT ? -1 : 1;
+	if (x->time != y->time)
+		return x->time > y->time ? -1 : 1;
+	return strcmp(x->path, y->path);
 }
 
 int restore_points_scan(const struct restore_scan *scan, struct restore_list *list)
@@ -143,11 +164,13 @@ int restore_points_scan(const struct restore_scan *scan, struct restore_list *li
 		char *p = local_path_from_uri(scan->recorded_savepoints[i]);
 		if (p) {
 			struct stat st;
-			if (stat(p, &st) == 0)
-				consider(list, RESTORE_SAVEPOINT, p, false);
-			else
+			if (stat(p, &st) < 0)
 				strv_push_take(&list->skipped,
 				               xasprintf("skipped recorded savepoint %s: %s", p, strerror(errno)));
+			else if (is_job_savepoint(p, prefix))
+				consider(list, RESTORE_SAVEPOINT, p, false);
+			/* else one of an earlier job id (before a stateless start): its ids count from another
+			 * start, so comparing them with this job's would be meaningless; it is not this job's */
 		}
 		free(p);
 	}
@@ -171,18 +194,36 @@ void restore_list_free(struct restore_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
-char *savepoint_find_newest(const char *dir, const char *job_id, usec_t since)
+/* The complete savepoints of the job in dir, newest first. */
+static void scan_savepoints(const char *dir, const char *job_id, struct restore_list *list)
 {
-	struct restore_list list = {0};
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", job_id);
-	if (scan_dir(dir, prefix, RESTORE_SAVEPOINT, &list) < 0 || list.n == 0) {
-		restore_list_free(&list);
-		return NULL;
+	if (scan_dir(dir, prefix, RESTORE_SAVEPOINT, list) == 0 && list->n > 1)
+		qsort(list->v, list->n, sizeof(*list->v), cmp_newest_first);
+}
+
+void savepoints_present(const char *dir, const char *job_id, struct strv *out)
+{
+	struct restore_list list = {0};
+	scan_savepoints(dir, job_id, &list);
+	for (size_t i = 0; i < list.n; i++)
+		strv_push(out, list.v[i].path);
+	restore_list_free(&list);
+}
+
+char *savepoint_find_newest(const char *dir, const char *job_id, const struct strv *before)
+{
+	struct restore_list list = {0};
+	scan_savepoints(dir, job_id, &list);
+	char *best = NULL;
+	for (size_t i = 0; i < list.n && !best; i++) {
+		bool old = false;
+		for (size_t j = 0; before && j < before->n && !old; j++)
+			old = !strcmp(before->v[j], list.v[i].path);
+		if (!old)
+			best = xstrdup(list.v[i].path);
 	}
-	if (list.n > 1)
-		qsort(list.v, list.n, sizeof(*list.v), cmp_newest_first);
-	char *best = list.v[0].time >= since ? xstrdup(list.v[0].path) : NULL;
 	restore_list_free(&list);
 	return best;
 }

@@ -37,6 +37,7 @@ void status_init(struct status *st)
 	st->last_exit_signal = -1;
 	st->last_savepoint.id = -1;
 	st->last_checkpoint.id = -1;
+	st->restored_id = -1;
 	st->savepoint_trigger_nonce = -1;
 	st->checkpoint_trigger_nonce = -1;
 }
@@ -159,6 +160,10 @@ cJSON *status_to_json(const struct status *st)
 	cJSON *rf = cJSON_AddObjectToObject(root, "restoredFrom");
 	cJSON_AddStringToObject(rf, "kind", st->restored_kind ? st->restored_kind : "none");
 	cJSON_AddItemToObject(rf, "location", str_or_null(st->restored_location));
+	if (st->restored_id >= 0)
+		cJSON_AddNumberToObject(rf, "id", (double)st->restored_id);
+	else
+		cJSON_AddNullToObject(rf, "id");
 
 	cJSON *jvm = cJSON_AddObjectToObject(root, "jvm");
 	cJSON_AddNumberToObject(jvm, "pid", st->jvm_pid);
@@ -281,6 +286,7 @@ int status_parse(const char *text, struct status *st)
 	const cJSON *rf = cJSON_GetObjectItemCaseSensitive(root, "restoredFrom");
 	status_set_string(&st->restored_kind, get_str(rf, "kind"));
 	status_set_string(&st->restored_location, get_str(rf, "location"));
+	st->restored_id = get_i64(rf, "id", -1);
 	const cJSON *jvm = cJSON_GetObjectItemCaseSensitive(root, "jvm");
 	st->jvm_pid = (pid_t)get_int(jvm, "pid", 0);
 	st->jvm_restarts = get_int(jvm, "restarts", 0);

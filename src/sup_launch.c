@@ -64,6 +64,7 @@ static int choose_restore_point(struct supervisor *s)
 	free(s->restore_path);
 	s->restore_path = pick ? xstrdup(pick->path) : NULL;
 	s->restore_kind = pick ? pick->kind : RESTORE_NONE;
+	s->restore_id = pick ? pick->id : -1;
 	restore_list_free(&list);
 	if (r < 0) {
 		sup_alert(s, "RestorePointsUnreadable",
@@ -198,6 +199,7 @@ static int launch_jvm(struct supervisor *s)
 	char *uri = s->restore_path ? file_uri_from_path(s->restore_path) : NULL;
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
 	status_set_string(&s->status.restored_location, uri);
+	s->status.restored_id = uri ? s->restore_id : -1;
 	status_set_string(&s->status.job_state, NULL);
 	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
 	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore_kind), uri)
@@ -205,8 +207,8 @@ static int launch_jvm(struct supervisor *s)
 	sup_set_intent(s, intent);
 	say_demotion(s, uri);
 	if (uri)
-		sup_event(s, "Restoring", "restoring job %s from %s %s (%s)", s->job_id,
-		          restore_kind_to_string(s->restore_kind), uri,
+		sup_event(s, "Restoring", "restoring job %s to checkpoint id %lld from %s %s (%s)", s->job_id,
+		          (long long)s->restore_id, restore_kind_to_string(s->restore_kind), uri,
 		          s->restore_kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
 	else
 		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",

@@ -147,7 +147,9 @@ static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 int sup_start_stop_with_savepoint(struct supervisor *s)
 {
 	/* persist the intent, then act */
-	s->savepoint_started = now_realtime();
+	/* what is there now is not the stop's savepoint, whatever the clock says later */
+	strv_free(&s->savepoints_before);
+	savepoints_present(s->sp_dir, s->job_id, &s->savepoints_before);
 	s->savepoint_recorded = false;
 	s->stop_savepoint_sent = true;
 	static const char *const why[] = {"shut down", "suspend", "upgrade", "roll back"};
@@ -184,7 +186,7 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 
 char *sup_find_stop_savepoint(struct supervisor *s)
 {
-	char *found = savepoint_find_newest(s->sp_dir, s->job_id, s->savepoint_started - USEC_PER_SEC);
+	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->savepoints_before);
 	if (!found)
 		return NULL;
 	char *uri = file_uri_from_path(found);

@@ -949,6 +949,7 @@ static void sup_free(struct supervisor *s)
 	status_free(&s->status);
 	strv_free(&s->failed_restore_points);
 	strv_free(&s->reported_skips);
+	strv_free(&s->savepoints_before);
 	strv_free(&s->pending_events);
 	free(s->volume_failed_file);
 	free(s->restore_path);

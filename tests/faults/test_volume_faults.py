@@ -35,12 +35,15 @@ TEMP = re.compile(r"^\..+\.tmp\.\d+$")
 FAST = {"flinklet.rest.poll-interval": "50 ms"}
 
 
-def make_savepoint(state, job_id, n):
-    """What Flink leaves for a completed savepoint: a directory with a _metadata Flink can read."""
-    path = os.path.join(state, "savepoints", f"savepoint-{job_id[:6]}-{n:012x}")
-    os.makedirs(path, exist_ok=True)
+def make_savepoint(state, job_id):
+    """What Flink leaves for a completed savepoint: a directory of a new name (Flink's are random) with a
+    _metadata Flink can read, its checkpoint id above those before it (Flink's counter goes on)."""
+    parent = os.path.join(state, "savepoints")
+    cid = len(os.listdir(parent)) + 1 if os.path.isdir(parent) else 1
+    path = os.path.join(parent, f"savepoint-{job_id[:6]}-{os.urandom(6).hex()}")
+    os.makedirs(path)
     with open(os.path.join(path, "_metadata"), "wb") as f:
-        f.write(struct.pack(">IIQ", 0x4960672D, 4, 0) + b"\0" * 64)
+        f.write(struct.pack(">IIQ", 0x4960672D, 4, cid) + b"\0" * 64)
     return path
 
 
@@ -59,10 +62,17 @@ def stable(sup, st):
             and st["jvm"]["pid"] > 0 and st)
 
 
-def scenario(sup, server, n):
+def scenario(sup, server):
     """Start, RUNNING, a savepoint over HTTP, SIGTERM. Returns how flinklet ended (exit code, or -9)."""
     server.savepoint_location = None
-    server.on_stop = lambda: open(sup.stop_file, "w").close()
+    job = {}
+
+    def stop_with_savepoint():
+        # as Flink does: the savepoint is written (the next id), then the job ends and so does the JVM
+        if "id" in job:
+            server.savepoint_location = "file:" + make_savepoint(sup.state, job["id"])
+        open(sup.stop_file, "w").close()
+    server.on_stop = stop_with_savepoint
 
     def running():
         if not sup.alive():
@@ -76,17 +86,18 @@ def scenario(sup, server, n):
     wait_for(running, 20, "STABLE (or the injected kill)", interval=0.05)
     if sup.alive():
         st = sup.status()
-        job_id = st["jobStatus"]["jobId"]
+        job_id = job["id"] = st["jobStatus"]["jobId"]
         try:
             post(st, "savepoint")
-            server.savepoint_location = "file:" + make_savepoint(sup.state, job_id, n)
+            manual = make_savepoint(sup.state, job_id)
+            server.savepoint_location = "file:" + manual
 
             def recorded():
                 if not sup.alive():
                     return True
                 s = sup.status()
                 sp = s["jobStatus"]["savepointInfo"]["lastSavepoint"]
-                return sp and sp["location"].endswith(f"{n:012x}")
+                return sp and sp["location"].endswith(os.path.basename(manual))
             wait_for(recorded, 20, "the savepoint recorded", interval=0.05)
         except OSError as e:
             # killed while answering: the socket closes a moment before the process can be reaped
@@ -174,7 +185,7 @@ def steps_of(supervisors, server, tmp_path, state, tag):
     sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
     sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": "0", "VOLSHIM_LOG": log}
     sup.start()
-    code = scenario(sup, server, 1)
+    code = scenario(sup, server)
     assert code == 0, f"the scenario failed without faults ({code}):\n{sup.logs()[-3000:]}"
     with open(log) as f:
         steps = [line.split(" ", 2) for line in f.read().splitlines()]
@@ -213,7 +224,7 @@ def run_step(made, server, tmp_path, base, probe, steps, i, action, start):
     made.append(sup)
     sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": str(i), "VOLSHIM_ACTION": action}
     sup.start()
-    code = scenario(sup, server, 1000 + i)
+    code = scenario(sup, server)
     said = False
     if action == "kill":
         assert code in (-signal.SIGKILL, 0), f"{tag}: ended {code}:\n{sup.logs()[-3000:]}"
@@ -276,7 +287,7 @@ def test_events_the_volume_did_not_take_are_appended_later_in_order(server, supe
     sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
     sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": str(first), "VOLSHIM_ACTION": "enospc"}
     sup.start()
-    assert scenario(sup, server, 7) == 0, sup.logs()[-3000:]
+    assert scenario(sup, server) == 0, sup.logs()[-3000:]
     logs = sup.logs()
     assert "unable to write events.jsonl on the state volume" in logs and "No space left on device" in logs, logs
     events = sup.events()  # every line parses: the half line the full volume took was cut off again

@@ -1,9 +1,9 @@
 /* test_snapshots: restore-point discovery over real directory trees in a temporary directory: the
  * job's checkpoints (<ck>/<jobId>/chk-N/_metadata), its savepoints (<sp>/savepoint-<jobId6>-<hex>/_metadata),
  * recorded savepoints elsewhere, the initial savepoint; the _metadata header check (Flink's magic number
- * 0x4960672d, a version, the big-endian checkpoint id); newest-first ordering by the _metadata mtime, which
- * every test sets explicitly; savepoint_find_newest.
- *
+ * 0x4960672d, a version, the big-endian checkpoint id); newest-first ordering by that id, whatever the
+ * _metadata mtimes say (every test sets them explicitly, mostly the wrong way round: what `cp -r`, a backup
+ * restore or a clock step leave); savepoint_present and savepoint_find_newest.
  */
 #include "unit.h"
 
@@ -335,32 +335,44 @@ static void test_scan_corrupt_metadata_is_skipped(void **state)
 	tree_free(&t);
 }
 
-static void test_scan_newest_first_by_mtime(void **state)
+static void test_scan_newest_first_by_id_not_mtime(void **state)
 {
 	(void)state;
 	struct tree t;
 	tree_init(&t);
 	add_flink_clutter(&t, JOB);
-	/* the mtime decides, not the id or the name: chk-12 was written last here */
-	char *c10 = make_checkpoint(&t, JOB, "chk-10", 10, T0 + 100);
-	char *c12 = make_checkpoint(&t, JOB, "chk-12", 12, T0 + 300);
-	char *c11 = make_checkpoint(&t, JOB, "chk-11", 11, T0 + 50);
+	/* the times run against the ids: the lower the id, the newer its _metadata (a volume copied back to
+	 * front); the id decides */
+	char *c10 = make_checkpoint(&t, JOB, "chk-10", 10, T0 + 300);
+	char *c12 = make_checkpoint(&t, JOB, "chk-12", 12, T0 + 100);
+	char *c11 = make_checkpoint(&t, JOB, "chk-11", 11, T0 + 200);
 	char *c9 = xasprintf("%s/%s/chk-9", t.ck, JOB);
-	write_metadata(c9, 9, T0 + 100, 999999000); /* sub-second mtimes count */
+	write_metadata(c9, 9, T0 + 300, 999999000);
 
 	struct restore_list list;
 	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
 	assert_count(&list, 4, 0);
 	assert_point(&list, 0, RESTORE_CHECKPOINT, c12, 12);
-	assert_point(&list, 1, RESTORE_CHECKPOINT, c9, 9);
+	assert_point(&list, 1, RESTORE_CHECKPOINT, c11, 11);
 	assert_point(&list, 2, RESTORE_CHECKPOINT, c10, 10);
-	assert_point(&list, 3, RESTORE_CHECKPOINT, c11, 11);
-	assert_int_equal(list.v[0].time, usec_at(T0 + 300, 0));
-	assert_int_equal(list.v[1].time, usec_at(T0 + 100, 999999000));
+	assert_point(&list, 3, RESTORE_CHECKPOINT, c9, 9);
+	/* the mtimes are still read (sub-second too): they break ties */
+	assert_int_equal(list.v[0].time, usec_at(T0 + 100, 0));
+	assert_int_equal(list.v[3].time, usec_at(T0 + 300, 999999000));
 	for (size_t i = 0; i < list.n; i++) {
 		assert_false(list.v[i].initial);
 		assert_true(list.v[i].path[0] == '/');
 	}
+	restore_list_free(&list);
+
+	/* all the same time (what `cp -r` of a small volume leaves): the same order */
+	const char *const all[] = {c9, c10, c11, c12};
+	for (size_t i = 0; i < 4; i++)
+		write_metadata(all[i], (int64_t)(9 + i), T0 + 1000, 0);
+	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
+	assert_count(&list, 4, 0);
+	assert_point(&list, 0, RESTORE_CHECKPOINT, c12, 12);
+	assert_point(&list, 3, RESTORE_CHECKPOINT, c9, 9);
 	restore_list_free(&list);
 	free(c9);
 	free(c10);
@@ -369,26 +381,82 @@ static void test_scan_newest_first_by_mtime(void **state)
 	tree_free(&t);
 }
 
-static void test_scan_same_mtime_tie_break(void **state)
+static void test_scan_touched_savepoint_does_not_beat_newer_checkpoints(void **state)
 {
 	(void)state;
 	struct tree t;
 	tree_init(&t);
-	/* same instant: the higher id first, then a checkpoint before a savepoint of the same id */
-	char *c4 = make_checkpoint(&t, JOB, "chk-4", 4, T0);
-	char *c5 = make_checkpoint(&t, JOB, "chk-5", 5, T0);
-	char *s5 = make_savepoint(t.sp, "savepoint-" JOB6 "-5e5e5e5e5e5e", 5, T0);
+	/* savepoint 7, then checkpoints 8 and 9; then the savepoint's files were touched (or the clock stepped
+	 * back after it): the newest mtime is the savepoint's, the newest restore point is chk-9 */
+	char *sp = make_savepoint(t.sp, "savepoint-" JOB6 "-7a7a7a7a7a7a", 7, T0 + 9000);
+	char *c8 = make_checkpoint(&t, JOB, "chk-8", 8, T0 + 20);
+	char *c9 = make_checkpoint(&t, JOB, "chk-9", 9, T0 + 30);
+	/* and recorded in status.json, as flinklet records the savepoints it takes */
+	char *uri = file_uri_from_path(sp);
+	const char *const recorded[] = {uri, NULL};
 
 	struct restore_list list;
-	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
+	assert_int_equal(scan_tree(&t, recorded, NULL, false, &list), 0);
 	assert_count(&list, 3, 0);
+	assert_point(&list, 0, RESTORE_CHECKPOINT, c9, 9);
+	assert_point(&list, 1, RESTORE_CHECKPOINT, c8, 8);
+	assert_point(&list, 2, RESTORE_SAVEPOINT, sp, 7);
+	restore_list_free(&list);
+
+	/* the other way round: a savepoint taken after the checkpoints, with the oldest mtime of all */
+	char *sp10 = make_savepoint(t.sp, "savepoint-" JOB6 "-101010101010", 10, T0 - 9000);
+	assert_int_equal(scan_tree(&t, recorded, NULL, false, &list), 0);
+	assert_count(&list, 4, 0);
+	assert_point(&list, 0, RESTORE_SAVEPOINT, sp10, 10);
+	assert_point(&list, 1, RESTORE_CHECKPOINT, c9, 9);
+	restore_list_free(&list);
+	free(sp);
+	free(sp10);
+	free(c8);
+	free(c9);
+	free(uri);
+	tree_free(&t);
+}
+
+static void test_scan_same_id_tie_break(void **state)
+{
+	(void)state;
+	struct tree t;
+	tree_init(&t);
+	char *elsewhere = path_join(t.root, "elsewhere");
+	/* the same id twice only happens across a fork or a copy. A checkpoint and a savepoint of one id: the
+	 * checkpoint first, whatever the times (the savepoint is newer here) */
+	char *c4 = make_checkpoint(&t, JOB, "chk-4", 4, T0 + 50);
+	char *c5 = make_checkpoint(&t, JOB, "chk-5", 5, T0);
+	char *s5 = make_savepoint(t.sp, "savepoint-" JOB6 "-5e5e5e5e5e5e", 5, T0 + 100);
+	/* two savepoints of one id: the newer _metadata first */
+	char *s3_old = make_savepoint(t.sp, "savepoint-" JOB6 "-0303030303aa", 3, T0 + 10);
+	char *s3_new = make_savepoint(t.sp, "savepoint-" JOB6 "-0303030303bb", 3, T0 + 20);
+	/* the same id and the same time: the path decides, so that the order never depends on readdir */
+	char *s2_b = make_savepoint(elsewhere, "savepoint-" JOB6 "-0202020202bb", 2, T0);
+	char *s2_a = make_savepoint(t.sp, "savepoint-" JOB6 "-0202020202aa", 2, T0);
+	const char *const recorded[] = {s2_b, NULL};
+
+	struct restore_list list;
+	assert_int_equal(scan_tree(&t, recorded, NULL, false, &list), 0);
+	assert_count(&list, 7, 0);
 	assert_point(&list, 0, RESTORE_CHECKPOINT, c5, 5);
 	assert_point(&list, 1, RESTORE_SAVEPOINT, s5, 5);
 	assert_point(&list, 2, RESTORE_CHECKPOINT, c4, 4);
+	assert_point(&list, 3, RESTORE_SAVEPOINT, s3_new, 3);
+	assert_point(&list, 4, RESTORE_SAVEPOINT, s3_old, 3);
+	const char *first = strcmp(s2_a, s2_b) < 0 ? s2_a : s2_b, *second = first == s2_a ? s2_b : s2_a;
+	assert_point(&list, 5, RESTORE_SAVEPOINT, first, 2);
+	assert_point(&list, 6, RESTORE_SAVEPOINT, second, 2);
 	restore_list_free(&list);
+	free(elsewhere);
 	free(c4);
 	free(c5);
 	free(s5);
+	free(s3_old);
+	free(s3_new);
+	free(s2_a);
+	free(s2_b);
 	tree_free(&t);
 }
 
@@ -467,7 +535,7 @@ static void test_scan_id_from_header(void **state)
 	tree_init(&t);
 	/* the directory says 5, the header says 42: the header wins */
 	char *c5 = make_checkpoint(&t, JOB, "chk-5", 42, T0 + 10);
-	/* all 64 bits, big-endian */
+	/* all 64 bits, big-endian (and compared as such: above the savepoint's, below it in time) */
 	char *c6 = make_checkpoint(&t, JOB, "chk-6", (int64_t)0x0000000100000002LL, T0 + 20);
 	/* a savepoint's header carries the id of the checkpoint it was */
 	char *sp = make_savepoint(t.sp, "savepoint-" JOB6 "-00000000beef", 1234567, T0 + 30);
@@ -475,8 +543,8 @@ static void test_scan_id_from_header(void **state)
 	struct restore_list list;
 	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
 	assert_count(&list, 3, 0);
-	assert_point(&list, 0, RESTORE_SAVEPOINT, sp, 1234567);
-	assert_point(&list, 1, RESTORE_CHECKPOINT, c6, 4294967298LL);
+	assert_point(&list, 0, RESTORE_CHECKPOINT, c6, 4294967298LL);
+	assert_point(&list, 1, RESTORE_SAVEPOINT, sp, 1234567);
 	assert_point(&list, 2, RESTORE_CHECKPOINT, c5, 42);
 	restore_list_free(&list);
 	free(c5);
@@ -512,8 +580,8 @@ static void test_scan_recorded_savepoints(void **state)
 	assert_count(&list, 4, 2);
 	assert_point(&list, 0, RESTORE_SAVEPOINT, uri_sp, 30);
 	assert_point(&list, 1, RESTORE_SAVEPOINT, abs_sp, 20);
-	assert_point(&list, 2, RESTORE_CHECKPOINT, c1, 1);
-	assert_point(&list, 3, RESTORE_SAVEPOINT, flink_sp, 5);
+	assert_point(&list, 2, RESTORE_SAVEPOINT, flink_sp, 5); /* its id is above chk-1's, its mtime below */
+	assert_point(&list, 3, RESTORE_CHECKPOINT, c1, 1);
 	char *why = skipped_join(&list);
 	assert_contains(why, "recorded savepoint");
 	assert_contains(why, gone);
@@ -532,6 +600,43 @@ static void test_scan_recorded_savepoints(void **state)
 	free(gone);
 	free(gone_uri);
 	free(corrupt);
+	tree_free(&t);
+}
+
+static void test_scan_recorded_savepoint_of_an_earlier_job_is_left_out(void **state)
+{
+	(void)state;
+	struct tree t;
+	tree_init(&t);
+	/* status.json still records the savepoints of the job id before a stateless start: their ids (here far
+	 * above the new job's) count from another start and say nothing about this job */
+	char *c3 = make_checkpoint(&t, JOB, "chk-3", 3, T0);
+	char *old_sp = make_savepoint(t.sp, "savepoint-0f1e2d-abcabcabcabc", 500, T0 - 100);
+	char *old_uri = file_uri_from_path(old_sp);
+	char *old_slash = xasprintf("%s/", old_sp);
+	char *mine = make_savepoint(t.sp, "savepoint-" JOB6 "-010101010101", 2, T0 - 50);
+	char *mine_slash = xasprintf("%s/", mine); /* a trailing '/' is the same name */
+	const char *const recorded[] = {old_uri, old_slash, mine_slash, NULL};
+
+	struct restore_list list;
+	assert_int_equal(scan_tree(&t, recorded, NULL, false, &list), 0);
+	assert_count(&list, 2, 0);
+	assert_point(&list, 0, RESTORE_CHECKPOINT, c3, 3);
+	assert_point(&list, 1, RESTORE_SAVEPOINT, mine, 2);
+	restore_list_free(&list);
+
+	/* the earlier job's own view: the same directory is its savepoint */
+	const struct restore_scan other = {.checkpoint_dir = t.ck, .savepoint_dir = t.sp, .job_id = OTHER_JOB};
+	assert_int_equal(restore_points_scan(&other, &list), 0);
+	assert_count(&list, 1, 0);
+	assert_point(&list, 0, RESTORE_SAVEPOINT, old_sp, 500);
+	restore_list_free(&list);
+	free(c3);
+	free(old_sp);
+	free(old_uri);
+	free(old_slash);
+	free(mine);
+	free(mine_slash);
 	tree_free(&t);
 }
 
@@ -647,13 +752,17 @@ static void test_savepoint_find_newest(void **state)
 	(void)state;
 	struct tree t;
 	tree_init(&t);
+	struct strv before = {0};
 
-	assert_null(savepoint_find_newest(t.sp, JOB, 0)); /* missing directory */
+	assert_null(savepoint_find_newest(t.sp, JOB, NULL)); /* missing directory */
+	savepoints_present(t.sp, JOB, &before);
+	assert_int_equal(before.n, 0);
 	assert_int_equal(mkdir_p(t.sp), 0);
-	assert_null(savepoint_find_newest(t.sp, JOB, 0)); /* empty */
+	assert_null(savepoint_find_newest(t.sp, JOB, NULL)); /* empty */
 
-	char *a = make_savepoint(t.sp, "savepoint-" JOB6 "-a0a0a0a0a0a0", 10, T0 + 10);
-	char *b = make_savepoint(t.sp, "savepoint-" JOB6 "-b0b0b0b0b0b0", 20, T0 + 20);
+	/* b has the higher id and the older mtime */
+	char *a = make_savepoint(t.sp, "savepoint-" JOB6 "-a0a0a0a0a0a0", 10, T0 + 20);
+	char *b = make_savepoint(t.sp, "savepoint-" JOB6 "-b0b0b0b0b0b0", 20, T0 + 10);
 	char *other = make_savepoint(t.sp, "savepoint-0f1e2d-c0c0c0c0c0c0", 30, T0 + 30);
 	/* newer, but corrupt; and one in flight (no _metadata yet) */
 	unsigned char junk[16] = {1, 2, 3, 4};
@@ -662,35 +771,41 @@ static void test_savepoint_find_newest(void **state)
 	char *inflight = path_join(t.sp, "savepoint-" JOB6 "-e0e0e0e0e0e0");
 	assert_int_equal(mkdir_p(inflight), 0);
 
-	char *got = savepoint_find_newest(t.sp, JOB, 0);
+	char *got = savepoint_find_newest(t.sp, JOB, NULL);
 	assert_non_null(got);
 	assert_string_equal(got, b);
 	free(got);
 
-	/* since: at or after */
-	got = savepoint_find_newest(t.sp, JOB, usec_at(T0 + 20, 0));
+	/* what was there when the stop was asked for: the complete ones of the job, newest first */
+	savepoints_present(t.sp, JOB, &before);
+	assert_int_equal(before.n, 2);
+	assert_string_equal(before.v[0], b);
+	assert_string_equal(before.v[1], a);
+	/* nothing new since: none, although older ones exist and another job's is newer */
+	assert_null(savepoint_find_newest(t.sp, JOB, &before));
+
+	/* the in-flight one completes (the stop's savepoint) with a clock that stepped back: it is found by its
+	 * being new, not by its time; and the highest id of the new ones wins */
+	write_metadata(inflight, 21, T0 - 5000, 0);
+	char *late = make_savepoint(t.sp, "savepoint-" JOB6 "-f0f0f0f0f0f0", 19, T0 + 5000);
+	got = savepoint_find_newest(t.sp, JOB, &before);
 	assert_non_null(got);
-	assert_string_equal(got, b);
+	assert_string_equal(got, inflight);
 	free(got);
-	got = savepoint_find_newest(t.sp, JOB, usec_at(T0 + 15, 0));
-	assert_non_null(got);
-	assert_string_equal(got, b);
-	free(got);
-	/* the newest is older than since: none, even though other jobs' savepoints are newer */
-	assert_null(savepoint_find_newest(t.sp, JOB, usec_at(T0 + 20, 0) + 1));
-	assert_null(savepoint_find_newest(t.sp, JOB, usec_at(T0 + 25, 0)));
 
 	/* the other job's own view */
-	got = savepoint_find_newest(t.sp, OTHER_JOB, 0);
+	got = savepoint_find_newest(t.sp, OTHER_JOB, NULL);
 	assert_non_null(got);
 	assert_string_equal(got, other);
 	free(got);
 
+	strv_free(&before);
 	free(a);
 	free(b);
 	free(other);
 	free(bad);
 	free(inflight);
+	free(late);
 	tree_free(&t);
 }
 
@@ -809,12 +924,14 @@ int main(void)
 	    cmocka_unit_test(test_scan_unreadable_dir),
 	    cmocka_unit_test(test_scan_incomplete_checkpoint_is_skipped_and_said),
 	    cmocka_unit_test(test_scan_corrupt_metadata_is_skipped),
-	    cmocka_unit_test(test_scan_newest_first_by_mtime),
-	    cmocka_unit_test(test_scan_same_mtime_tie_break),
+	    cmocka_unit_test(test_scan_newest_first_by_id_not_mtime),
+	    cmocka_unit_test(test_scan_touched_savepoint_does_not_beat_newer_checkpoints),
+	    cmocka_unit_test(test_scan_same_id_tie_break),
 	    cmocka_unit_test(test_scan_savepoints_interleave),
 	    cmocka_unit_test(test_scan_ignores_other_jobs_and_names),
 	    cmocka_unit_test(test_scan_id_from_header),
 	    cmocka_unit_test(test_scan_recorded_savepoints),
+	    cmocka_unit_test(test_scan_recorded_savepoint_of_an_earlier_job_is_left_out),
 	    cmocka_unit_test(test_scan_recorded_and_in_dir_once),
 	    cmocka_unit_test(test_scan_initial_savepoint),
 	    cmocka_unit_test(test_savepoint_find_newest),

@@ -706,6 +706,7 @@ static void fill_status(struct status *st)
 	                 NULL);
 	status_set_string(&st->restored_kind, "savepoint");
 	status_set_string(&st->restored_location, "file:///sp/savepoint-0");
+	st->restored_id = 4294967301LL; /* beyond 32 bits */
 	st->jvm_pid = 4242;
 	st->jvm_restarts = 3;
 	st->last_exit_code = 0;
@@ -756,6 +757,7 @@ static void test_status_roundtrip(void **state)
 	assert_snapshot_equal(&back.last_checkpoint, &st.last_checkpoint);
 	assert_string_equal(back.restored_kind, "savepoint");
 	assert_string_equal(back.restored_location, st.restored_location);
+	assert_true(back.restored_id == 4294967301LL);
 	assert_int_equal(back.jvm_pid, 4242);
 	assert_int_equal(back.jvm_restarts, 3);
 	assert_int_equal(back.last_exit_code, 0);
@@ -816,6 +818,7 @@ static void test_status_empty_and_bad(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "jvm"), "lastExitCode")));
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "restoredFrom"), "kind")),
 	                    "none");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "restoredFrom"), "id")));
 	cJSON_Delete(j);
 	assert_int_equal(status_parse(text, &back), 0);
 	assert_int_equal(back.lifecycle, LIFECYCLE_CREATED);
@@ -826,6 +829,7 @@ static void test_status_empty_and_bad(void **state)
 	assert_null(back.last_savepoint.location);
 	assert_null(back.last_checkpoint.location);
 	assert_int_equal(back.n_savepoint_history, 0);
+	assert_true(back.restored_id == -1);
 	status_free(&back);
 	free(text);
 
