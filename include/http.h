@@ -1,11 +1,18 @@
-/* http: a small HTTP/1.1 server on libmicrohttpd, driven by the supervisor's sd-event loop (MHD's epoll fd
- * is one I/O source, its timeout a timer), so handlers run on the loop's thread and may read and change
- * supervisor state directly. Limits: connections, memory per connection, request body size, idle timeout.
+/* http: a small HTTP/1.1 server on libmicrohttpd, driven by the supervisor's sd-event loop, so handlers run on
+ * the loop's thread and may read and change supervisor state directly. This module owns the listening socket
+ * (bound without SO_REUSEPORT, so no other process can share the port; IPv4, IPv6 and dual-stack) and accepts
+ * on it itself: the listening socket is always an I/O source of the loop, every accepted connection is handed
+ * to MHD_add_connection, and one over the limits (total, per client address) is closed at once. MHD's epoll fd
+ * is one I/O source and its timeout a timer, both re-evaluated after every MHD_run. Limits: connections in
+ * total and per client address, an idle timeout per connection, memory per connection, request body size.
  * What the routes mean is the caller's (sup_http.c); this module only moves bytes. */
 #ifndef FLINKLET_HTTP_H
 #define FLINKLET_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #include <systemd/sd-event.h>
 
@@ -27,15 +34,35 @@ struct http_response {
 
 typedef void (*http_handler)(void *userdata, const struct http_request *req, struct http_response *resp);
 
+struct http_limits {
+	unsigned max_connections;        /* open connections in total (at least 1) */
+	unsigned max_connections_per_ip; /* open connections from one client address; 0: no such limit */
+	unsigned timeout_s;              /* a connection idle this long is closed (at least 1) */
+};
+
+/* The defaults of flinklet.http.max-connections, -per-ip and connection-timeout (docs/configuration.md). */
+#define HTTP_DEFAULT_MAX_CONNECTIONS 64
+#define HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP 16
+#define HTTP_DEFAULT_TIMEOUT_S 10
+
 struct http_server;
 
-/* Listens on "host:port" (port 0: any). Returns 0, or -errno (-EADDRINUSE, -EINVAL for a bad address). */
-int http_start(sd_event *event, const char *address, http_handler handler, void *userdata, struct http_server **ret);
+/* "host:port" to a socket address: host is an IPv4 literal, "localhost" (127.0.0.1) or an IPv6 literal in
+ * brackets ("[::1]:8091"; "[::]:8091" is every address, IPv4 too where the system allows dual-stack); port is
+ * 0..65535 (0: any free port). Returns 0 or -EINVAL. */
+int http_parse_address(const char *address, struct sockaddr_storage *sa, socklen_t *len);
+
+/* Listens on address (see http_parse_address). Returns 0, or -errno: -EINVAL for a bad address, -EADDRINUSE
+ * when another socket listens there, -EADDRNOTAVAIL for an address that is not the machine's, ... */
+int http_start(sd_event *event, const char *address, const struct http_limits *limits, http_handler handler,
+               void *userdata, struct http_server **ret);
 /* The port actually bound. */
 int http_port(const struct http_server *h);
+/* Open connections now, and connections refused over a limit since the start. */
+void http_stats(struct http_server *h, unsigned *open, uint64_t *refused);
 /* Serves fd, a connected stream socket (e.g. one end of a socketpair), as if it had been accepted on the
- * listening socket: the same parsing, limits and handler. The server owns fd from then on and closes it, also
- * when this fails. For tests without TCP (tests/fuzz/fuzz_http.c). Returns 0, or -errno. */
+ * listening socket: the same limits, parsing and handler. The server owns fd from then on and closes it, also
+ * when this fails (-ENFILE: over a connection limit). For tests without TCP (tests/fuzz/fuzz_http.c). */
 int http_add_connection(struct http_server *h, int fd);
 void http_stop(struct http_server *h);
 

@@ -130,9 +130,13 @@ int cli_control(const struct control_args *a)
 			return 3;
 		}
 		const char *addr = st.http_address;
-		/* 0.0.0.0 is where it listens, not where to connect */
-		url = str_has_prefix(addr, "0.0.0.0:") ? xasprintf("http://127.0.0.1%s", strchr(addr, ':'))
-		                                       : xasprintf("http://%s", addr);
+		/* 0.0.0.0 and [::] are where it listens, not where to connect */
+		if (str_has_prefix(addr, "0.0.0.0:"))
+			url = xasprintf("http://127.0.0.1%s", strchr(addr, ':'));
+		else if (str_has_prefix(addr, "[::]:"))
+			url = xasprintf("http://[::1]%s", strchr(addr, ']') + 1);
+		else
+			url = xasprintf("http://%s", addr);
 		if (!token_file && st.token_file)
 			token_file = xstrdup(st.token_file);
 		status_free(&st);

@@ -24,7 +24,15 @@ const struct option_def flinklet_options[] = {
      "The state directory (the mounted volume): status.json, events.jsonl, checkpoints/, savepoints/, "
      "autoscaler/. Overridden by --state-dir."},
     {"flinklet.http.address", OPT_HOSTPORT, "0.0.0.0:8091", 0, 0, NULL,
-     "host:port of the supervisor's own HTTP endpoint (health, readiness, status, metrics, control)."},
+     "host:port of the supervisor's own HTTP endpoint (health, readiness, status, metrics, control): an IPv4 "
+     "address, localhost or a bracketed IPv6 address ([::1]:8091; [::]:8091 is dual-stack); off: none."},
+    {"flinklet.http.max-connections", OPT_INT, "64", 1, 10000, NULL,
+     "Open connections the HTTP endpoint keeps at most; one more is closed at once."},
+    {"flinklet.http.max-connections-per-ip", OPT_INT, "16", 0, 10000, NULL,
+     "Open connections from one client address the HTTP endpoint keeps at most; one more is closed at once "
+     "(0: no per-address limit)."},
+    {"flinklet.http.connection-timeout", OPT_DURATION, "10 s", 1, 0, NULL,
+     "An HTTP connection without any traffic for this long is closed (at least 1 s)."},
     {"flinklet.flink.home", OPT_PATH, NULL, 0, 0, NULL,
      "Flink installation whose lib/ holds the jars. Default: --flink-home, else $FLINK_HOME, else /opt/flink."},
     {"flinklet.java.bin", OPT_PATH, NULL, 0, 0, NULL,

@@ -16,6 +16,7 @@
 
 #include "autoscaler.h"
 #include "config.h"
+#include "http.h"
 
 static void check_option(struct spec *s, struct conf_entry *e, const struct option_def *o, struct diags *d)
 {
@@ -36,6 +37,8 @@ static void check_option(struct spec *s, struct conf_entry *e, const struct opti
 		if (parse_duration(v, &us) < 0)
 			diags_add(d, &e->loc, field, "must be a duration such as 10 s, 500 ms or 2 min (got \"%s\")",
 			          v);
+		else if (o->min > 0 && us < (usec_t)o->min * USEC_PER_SEC)
+			diags_add(d, &e->loc, field, "must be at least %lld s (got \"%s\")", (long long)o->min, v);
 		break;
 	case OPT_INT:
 		if (parse_int64(v, &i) < 0)
@@ -70,10 +73,13 @@ static void check_option(struct spec *s, struct conf_entry *e, const struct opti
 	case OPT_HOSTPORT: {
 		if (!strcmp(v, "off"))
 			break;
-		const char *colon = strrchr(v, ':');
-		int64_t port;
-		if (!colon || colon == v || parse_int64(colon + 1, &port) < 0 || port < 0 || port > 65535)
-			diags_add(d, &e->loc, field, "must be host:port such as 0.0.0.0:8091 (got \"%s\")", v);
+		struct sockaddr_storage sa;
+		socklen_t len;
+		if (http_parse_address(v, &sa, &len) < 0)
+			diags_add(d, &e->loc, field,
+			          "must be host:port such as 0.0.0.0:8091 or [::]:8091, the host an IPv4 address, "
+			          "localhost or an IPv6 address in brackets (got \"%s\")",
+			          v);
 		break;
 	}
 	}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -39,9 +40,10 @@ static bool ready(const struct supervisor *s)
 
 static bool authorized(struct supervisor *s, const char *header)
 {
-	if (!s->token || !header || strncmp(header, "Bearer ", 7))
+	/* credentials = auth-scheme 1*SP token68, the scheme case-insensitive (RFC 9110 11.1, 11.4) */
+	if (!s->token || !header || strncasecmp(header, "Bearer", 6) || header[6] != ' ')
 		return false;
-	const char *got = header + 7;
+	const char *got = header + 6 + strspn(header + 6, " ");
 	size_t n = strlen(s->token);
 	/* constant time over the token's length; a different length fails after the same work */
 	bool same_len = strlen(got) == n;
@@ -171,9 +173,16 @@ int sup_http_start(struct supervisor *s)
 	int r = load_token(s, &token_path);
 	if (r < 0)
 		return r;
-	r = http_start(s->event, address, on_http, s, &s->http);
+	struct http_limits limits = {
+	    .max_connections = (unsigned)spec_int(s->spec, "flinklet.http.max-connections"),
+	    .max_connections_per_ip = (unsigned)spec_int(s->spec, "flinklet.http.max-connections-per-ip"),
+	    .timeout_s = (unsigned)((spec_duration(s->spec, "flinklet.http.connection-timeout") + USEC_PER_SEC - 1) /
+	                            USEC_PER_SEC),
+	};
+	r = http_start(s->event, address, &limits, on_http, s, &s->http);
 	if (r < 0) {
-		log_fatal("unable to serve HTTP on %s: %s", address, strerror(-r));
+		log_fatal("unable to serve HTTP on %s (flinklet.http.address): %s%s", address, strerror(-r),
+		          r == -EADDRINUSE ? ": another process listens there" : "");
 		free(token_path);
 		return r;
 	}
@@ -181,7 +190,9 @@ int sup_http_start(struct supervisor *s)
 	char *actual = xasprintf("%.*s:%d", (int)(colon - address), address, http_port(s->http));
 	status_set_string(&s->status.http_address, actual);
 	status_set_string(&s->status.token_file, token_path);
-	log_info("serving /healthz, /readyz, /status, /metrics and /api/v1 on %s", actual);
+	log_info("serving /healthz, /readyz, /status, /metrics and /api/v1 on %s (at most %u connections, %u per "
+	         "client address, closed after %u s idle)",
+	         actual, limits.max_connections, limits.max_connections_per_ip, limits.timeout_s);
 	free(actual);
 	free(token_path);
 	return 0;

@@ -1,6 +1,7 @@
 /* sup_metrics: GET /metrics, the supervisor's own figures in Prometheus' text format (version 0.0.4):
  * the JVM, restarts, restore kind, checkpoint and savepoint ages and counts, the lifecycle state, the
- * autoscaler's decisions and parallelism, and the supervisor's own memory and CPU. */
+ * autoscaler's decisions and parallelism, the HTTP endpoint's connections, and the supervisor's own memory and
+ * CPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,17 @@ char *sup_metrics(struct supervisor *s)
 	metric(&b, "flinklet_api_unauthorized_total", "counter",
 	       "Control API requests refused for a missing or bad token.");
 	strbuf_appendf(&b, "flinklet_api_unauthorized_total %llu\n", (unsigned long long)s->counters.unauthorized);
+	if (s->http) {
+		unsigned open;
+		uint64_t refused;
+		http_stats(s->http, &open, &refused);
+		metric(&b, "flinklet_http_connections", "gauge", "Connections open on the supervisor's HTTP endpoint.");
+		strbuf_appendf(&b, "flinklet_http_connections %u\n", open);
+		metric(&b, "flinklet_http_connections_refused_total", "counter",
+		       "Connections to the HTTP endpoint closed at once over flinklet.http.max-connections or "
+		       "max-connections-per-ip.");
+		strbuf_appendf(&b, "flinklet_http_connections_refused_total %llu\n", (unsigned long long)refused);
+	}
 	double rss, cpu;
 	process_figures(&rss, &cpu);
 	metric(&b, "flinklet_process_resident_memory_bytes", "gauge", "The supervisor's own resident memory.");

@@ -184,8 +184,12 @@ void sup_reload(struct supervisor *s, const char *why)
 		return;
 	}
 	free(fp);
-	if (!same_value(n, s->spec, "flinklet.http.address"))
-		sup_event(s, "ConfigPending", "flinklet.http.address changes at the next start of flinklet");
+	static const char *const at_next_start[] = {"flinklet.http.address", "flinklet.http.max-connections",
+	                                            "flinklet.http.max-connections-per-ip",
+	                                            "flinklet.http.connection-timeout"};
+	for (size_t i = 0; i < sizeof(at_next_start) / sizeof(at_next_start[0]); i++)
+		if (!same_value(n, s->spec, at_next_start[i]))
+			sup_event(s, "ConfigPending", "%s changes at the next start of flinklet", at_next_start[i]);
 	bool was_suspended = s->spec->job.state == JOB_STATE_SUSPENDED;
 	adopt_spec(s, n);
 	sup_event(s, "ConfigChanged", "%s: configuration reloaded (%s)", why,

@@ -10,6 +10,13 @@
  * then the server is replaced, so that the next input does not meet the connection). The responses are read
  * and dropped (FLINKLET_FUZZ_SHOW=1 prints them and the supervisor's log to stderr, to replay an input).
  *
+ * The connection limit and the recovery from it: flinklet.http.max-connections is 3, and each input meets 0, 1
+ * or 2 idle connections held open next to its own ((size / 6) % 3). With 2, the server is full once the input's
+ * connection is in: one more connection is refused at once (checked). After the input the idle ones hang up,
+ * and a probe on a new connection (GET /healthz) must be admitted and answered (200 or 503) through the same
+ * event loop glue (MHD's epoll fd as an I/O source, its timeout as a timer): whatever the input did, a server
+ * that was full serves again once its connections are gone.
+ *
  * The supervisor: set up once per process like supervisor_run's set-up, without a JVM, REST client, signals or
  * lock: a state directory in a temp dir (removed at exit; in $TMPDIR, else /dev/shm, else /tmp),
  * flinklet.http.address 127.0.0.1:0 and the API token in <state dir>/http.token (the token is in the seeds and
@@ -47,6 +54,7 @@
 #define JOB_ID "0000000000000000000000000000f022"
 #define MAX_ROUNDS 100000 /* event loop rounds per input */
 #define IDLE_ROUNDS 3     /* rounds without progress that count as "nothing more happens" */
+#define MAX_CONNECTIONS 3 /* flinklet.http.max-connections in SPEC */
 
 static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
                            "kind: FlinkMiniCluster\n"
@@ -56,6 +64,7 @@ static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
                            "  flinkConfiguration:\n"
                            "    flinklet.state.dir: %s\n"
                            "    flinklet.http.address: 127.0.0.1:0\n"
+                           "    flinklet.http.max-connections: \"3\"\n"
                            "    flinklet.restart.max-attempts: \"0\"\n"
                            "    flinklet.java.bin: /nonexistent/flinklet-fuzz-no-java\n"
                            "  job:\n"
@@ -233,6 +242,61 @@ static bool pump(int fd, const uint8_t *data, size_t size, size_t *off, bool *cl
 	return moved;
 }
 
+/* A new connection to the server: the client's end (non-blocking), or -1 when the server refused it. */
+static int client(struct supervisor *s)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+		abort();
+	if (http_add_connection(s->http, sv[0]) < 0) {
+		close(sv[1]);
+		return -1;
+	}
+	return sv[1];
+}
+
+/* Runs the loop until nothing more happens (IDLE_ROUNDS rounds without a dispatch). */
+static void settle(struct supervisor *s)
+{
+	for (int round = 0, idle = 0; round < MAX_ROUNDS && idle < IDLE_ROUNDS; round++) {
+		int r = sd_event_run(s->event, 0);
+		FUZZ_ASSERT(r >= 0);
+		idle = r > 0 ? 0 : idle + 1;
+	}
+}
+
+/* GET /healthz on a new connection: it must be admitted and answered. */
+static void probe(struct supervisor *s)
+{
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\n\r\n";
+	int fd = client(s);
+	FUZZ_ASSERT(fd >= 0);
+	FUZZ_ASSERT(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(req) - 1));
+	char head[16] = {0};
+	size_t got = 0;
+	bool closed = false;
+	for (int round = 0, idle = 0; round < MAX_ROUNDS && !closed && idle < IDLE_ROUNDS; round++) {
+		int r = sd_event_run(s->event, 0);
+		FUZZ_ASSERT(r >= 0);
+		idle = r > 0 ? 0 : idle + 1;
+		for (;;) {
+			char buf[4096];
+			ssize_t n = recv(fd, buf, sizeof(buf), 0);
+			if (n > 0) {
+				size_t take = (size_t)n < sizeof(head) - 1 - got ? (size_t)n : sizeof(head) - 1 - got;
+				memcpy(head + got, buf, take);
+				got += take;
+				idle = 0;
+				continue;
+			}
+			closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+			break;
+		}
+	}
+	close(fd);
+	FUZZ_ASSERT(closed && (!strncmp(head, "HTTP/1.1 200 ", 13) || !strncmp(head, "HTTP/1.1 503 ", 13)));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!sup.event)
@@ -241,6 +305,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	start(s, size);
 	enum sup_state initial = s->state;
 
+	/* idle connections next to the input's: with MAX_CONNECTIONS - 1 of them the server is full */
+	int held[MAX_CONNECTIONS - 1];
+	size_t nheld = (size / 6) % MAX_CONNECTIONS;
+	for (size_t i = 0; i < nheld; i++) {
+		held[i] = client(s);
+		FUZZ_ASSERT(held[i] >= 0);
+	}
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
 		abort();
@@ -248,6 +319,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool closed = false, shut = false;
 	pump(sv[1], data, size, &off, &closed);
 	FUZZ_ASSERT(http_add_connection(s->http, sv[0]) == 0);
+	if (nheld == MAX_CONNECTIONS - 1)
+		FUZZ_ASSERT(client(s) < 0); /* full: one more is refused */
 	for (int round = 0, idle = 0; round < MAX_ROUNDS; round++) {
 		int r = sd_event_run(s->event, 0);
 		FUZZ_ASSERT(r >= 0);
@@ -268,6 +341,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		idle = 0;
 	}
 	close(sv[1]);
+	/* the idle ones hang up; then the server must serve a new connection */
+	for (size_t i = 0; i < nheld; i++)
+		close(held[i]);
+	settle(s);
+	probe(s);
 	if (!closed) {
 		/* the server kept a connection open whose client has sent everything and shut down its side;
 		 * a new server, so that the next input starts without it */

@@ -53,6 +53,9 @@ static const char FULL_EXAMPLE[] = "apiVersion: flink.apache.org/v1beta1\n"     
 	"  job:\n"                                                           /* 6 */
 #define HEAD HEAD_NOJAR "    jarURI: local:///opt/flink/usrlib/clicks.jar\n" /* 7 */
 #define CONF HEAD "  flinkConfiguration:\n"                                  /* 8; entries from line 9 */
+#define HOSTPORT_ERR                                                                                                   \
+	"must be host:port such as 0.0.0.0:8091 or [::]:8091, the host an IPv4 address, localhost or an IPv6 "         \
+	"address in brackets"
 
 static const struct conf_entry *find_entry(const struct spec *s, const char *key)
 {
@@ -444,9 +447,7 @@ static void test_load_bad_define(void **state)
 	assert_diag(joined,
 	            "-D: spec.flinkConfiguration.execution.checkpointing.num-retained: must be between 2 and 1000 "
 	            "(got 1)");
-	assert_diag(
-	    joined,
-	    "-D: spec.flinkConfiguration.flinklet.http.address: must be host:port such as 0.0.0.0:8091 (got \"nope\")");
+	assert_diag(joined, "-D: spec.flinkConfiguration.flinklet.http.address: " HOSTPORT_ERR " (got \"nope\")");
 	free(joined);
 	spec_free(&s);
 	diags_free(&d);
@@ -1229,14 +1230,37 @@ static const struct bad_case bad_cases[] = {
      1},
     {"flinklet.http.address nope",
      CONF "    flinklet.http.address: nope\n",
-     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: must be host:port such as 0.0.0.0:8091 (got "
-     "\"nope\")",
+     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: " HOSTPORT_ERR " (got \"nope\")",
      {0},
      1},
     {"flinklet.http.address port 99999",
      CONF "    flinklet.http.address: \":99999\"\n",
-     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: must be host:port such as 0.0.0.0:8091 (got "
-     "\":99999\")",
+     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: " HOSTPORT_ERR " (got \":99999\")",
+     {0},
+     1},
+    {"flinklet.http.address IPv6 without brackets",
+     CONF "    flinklet.http.address: \"::1:8091\"\n",
+     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: " HOSTPORT_ERR " (got \"::1:8091\")",
+     {0},
+     1},
+    {"flinklet.http.address host name",
+     CONF "    flinklet.http.address: flink.example.com:8091\n",
+     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: " HOSTPORT_ERR " (got \"flink.example.com:8091\")",
+     {0},
+     1},
+    {"flinklet.http.address port with a sign",
+     CONF "    flinklet.http.address: \"127.0.0.1:+80\"\n",
+     "t.yaml:9:28: spec.flinkConfiguration.flinklet.http.address: " HOSTPORT_ERR " (got \"127.0.0.1:+80\")",
+     {0},
+     1},
+    {"flinklet.http.max-connections 0",
+     CONF "    flinklet.http.max-connections: \"0\"\n",
+     "t.yaml:9:36: spec.flinkConfiguration.flinklet.http.max-connections: must be between 1 and 10000 (got 0)",
+     {0},
+     1},
+    {"flinklet.http.connection-timeout 500 ms",
+     CONF "    flinklet.http.connection-timeout: 500 ms\n",
+     "t.yaml:9:39: spec.flinkConfiguration.flinklet.http.connection-timeout: must be at least 1 s (got \"500 ms\")",
      {0},
      1},
     {"flinklet.log.level verbose",
