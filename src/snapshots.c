@@ -105,6 +105,12 @@ static bool is_job_savepoint(const char *path, const char *prefix)
 	return len - start > plen && !strncmp(path + start, prefix, plen);
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
 static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind, struct restore_list *list)
 {
 	DIR *d = opendir(dir);
@@ -119,6 +125,8 @@ static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind,
 			char *end;
 			if (!*n || strtoll(n, &end, 10) < 0 || *end)
 				continue;
+		} else if (ends_with(de->d_name, ".unreadable")) {
+			continue; /* given up by an earlier start (Flink could not read it): kept for a look */
 		}
 		char *path = path_join(dir, de->d_name);
 		consider(list, kind, path, false);

@@ -405,8 +405,12 @@ static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next
 		return SUP_FAILED;
 	}
 	strv_push(&s->failed_restore_points, point);
-	if (s->restore_kind == RESTORE_CHECKPOINT) {
-		/* out of the way, kept for a look: Flink writes the next checkpoint of that id into its place */
+	size_t splen = strlen(s->sp_dir);
+	if (s->restore_kind == RESTORE_CHECKPOINT ||
+	    (!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/'))) {
+		/* out of the way, kept for a look: Flink writes the next checkpoint of that id into its place, and
+		 * a savepoint of flinklet's own directory would otherwise be tried again by the next flinklet (the
+		 * list of failed points lives in memory); a savepoint from elsewhere is not flinklet's to move */
 		char *aside = xasprintf("%s.unreadable", point);
 		if (rename(point, aside) < 0)
 			log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));

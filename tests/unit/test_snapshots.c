@@ -514,6 +514,9 @@ static void test_scan_ignores_other_jobs_and_names(void **state)
 	keep[n++] = make_checkpoint(&t, JOB, "savepoint-" JOB6 "-eeeeeeeeeeee", 65, T0 + 650);
 	keep[n++] = make_checkpoint(&t, JOB, "ckp-8", 66, T0 + 660);
 	keep[n++] = make_savepoint(t.sp, "chk-9", 67, T0 + 670); /* a checkpoint name in the savepoint dir */
+	/* given up by an earlier start (Flink could not read them) and renamed aside */
+	keep[n++] = make_savepoint(t.sp, "savepoint-" JOB6 "-ffffffffffff.unreadable", 68, T0 + 680);
+	keep[n++] = make_checkpoint(&t, JOB, "chk-69.unreadable", 69, T0 + 690);
 
 	struct restore_list list;
 	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
