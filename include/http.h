@@ -16,20 +16,30 @@
 
 #include <systemd/sd-event.h>
 
+#include "util.h"
+
 #define HTTP_MAX_BODY 4096
+
+struct http_exchange; /* one request on its connection */
 
 struct http_request {
 	const char *method;
-	const char *path;          /* without the query string */
+	const char *path;          /* without the query string, decoded */
 	const char *authorization; /* the Authorization header, or NULL */
 	const char *body;
 	size_t body_len;
+	const char *target;             /* the request target as sent: path and query, not decoded */
+	struct http_exchange *exchange; /* for http_request_header and http_defer */
 };
 
 struct http_response {
 	int code;
 	const char *content_type;
-	char *body; /* malloc'd; freed by the server */
+	char *body;                 /* malloc'd; freed by the server (free(), or release when set) */
+	size_t body_len;            /* the body's length when it is not a string; 0: strlen(body) */
+	struct strv headers;        /* further headers, "Name: value" (owned; freed by the server) */
+	void (*release)(void *cls); /* when set: called once the server no longer needs body, instead of free */
+	void *release_cls;
 };
 
 typedef void (*http_handler)(void *userdata, const struct http_request *req, struct http_response *resp);
@@ -44,6 +54,16 @@ struct http_limits {
 #define HTTP_DEFAULT_MAX_CONNECTIONS 64
 #define HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_DEFAULT_TIMEOUT_S 10
+
+/* A request header, or NULL (valid while the handler runs). */
+const char *http_request_header(const struct http_request *req, const char *name);
+/* An answer that takes time (a request forwarded to Flink): the handler calls http_defer and leaves resp
+ * alone; the connection waits, without an idle timeout and without turns of the loop, until http_answer gives
+ * the response (from the loop, exactly once, and before http_stop: http_stop answers what is left with 503 and
+ * sends what it can before it closes the connections).
+ * The exchange stays valid until then. */
+struct http_exchange *http_defer(const struct http_request *req);
+void http_answer(struct http_exchange *x, struct http_response *resp);
 
 struct http_server;
 

@@ -4,6 +4,7 @@
 #ifndef FLINKLET_REST_H
 #define FLINKLET_REST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,29 @@ struct download {
 	const char *const *headers; /* NULL-terminated extra headers, may be NULL */
 };
 int rest_download(struct rest *r, const struct download *d, FILE *out, rest_download_cb cb, void *userdata);
+
+/* A request whose answer is passed on as it arrives (Flink's web UI through flinklet's endpoint): the
+ * status line and each header line (with its CRLF; the empty line ends a block of them) to on_header, the body
+ * in pieces to on_data (either returning false ends the request: on_done then has an error), then on_done once,
+ * with the HTTP status (0 and error set when no complete answer arrived). target is the path with the query,
+ * as it goes on the wire; headers "Name: value" replace curl's of the same name. No proxy is used and no
+ * redirect followed. The description (st) must stay valid until on_done or rest_cancel. HEAD asks for the
+ * headers only; every method but GET and HEAD sends body (empty when NULL). Returns the request, for rest_cancel, or
+ * NULL. */
+struct rest_stream {
+	const char *method, *target;
+	const char *const *headers; /* NULL-terminated, may be NULL */
+	const char *body;           /* may be NULL; not with GET or HEAD */
+	size_t body_len;
+	usec_t timeout; /* the whole exchange */
+	bool (*on_header)(void *userdata, const char *line, size_t len);
+	bool (*on_data)(void *userdata, const char *data, size_t len);
+	void (*on_done)(void *userdata, long http_status, const char *error);
+};
+struct rest_req;
+struct rest_req *rest_stream(struct rest *r, const struct rest_stream *st, void *userdata);
+/* Ends a request started by rest_stream before it completes; no callback runs. */
+void rest_cancel(struct rest *r, struct rest_req *handle);
 
 /* Requests still running. */
 unsigned rest_in_flight(const struct rest *r);

@@ -152,6 +152,7 @@ struct supervisor {
 
 	/* the HTTP endpoint and what /metrics counts */
 	struct http_server *http;
+	struct flinkproxy *proxy; /* Flink's web UI under /flink/ (src/flinkproxy.c) */
 	char *token;
 	struct {
 		uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures, unauthorized;

@@ -84,7 +84,8 @@ while [ $stops -eq 0 ] && kill -0 "$pid" 2>/dev/null && ! ready; do
 done
 
 if [ $stops -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
-	port=$(field 's["flink"]["restPort"]')
+	# Flink's web UI through flinklet's endpoint (Flink's own REST port is on loopback only)
+	ui=$(field '"http://localhost:" + s["supervisor"]["httpAddress"].rpartition(":")[2] + "/flink/"')
 	kind=$(field 's["restoredFrom"]["kind"]')
 	if [ -z "$kind" ] || [ "$kind" = none ]; then
 		restored="nothing: a fresh start (no checkpoint or savepoint in $state yet)"
@@ -98,7 +99,7 @@ if [ $stops -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
 		"   status:       $bin status --state-dir $state      (or $status_json)" \
 		"   events:       $state/events.jsonl" \
 		"   checkpoints:  $state/checkpoints/" \
-		"   Flink web UI: http://localhost:$port/   (REST: curl localhost:$port/jobs/overview)" \
+		"   Flink web UI: $ui   (REST: curl ${ui}jobs/overview)" \
 		"   job output:   $state/output/   (committed files; lines are seq,key,count)" \
 		" Ctrl-C stops it with a savepoint; 'make demo' again resumes from that savepoint." \
 		"======================================================================================" ""

@@ -49,6 +49,7 @@ struct http_server {
 	struct http_limits limits;
 	int port;
 	uint64_t refused;
+	struct pending *waiting; /* deferred requests not answered yet (their connections suspended) */
 	/* open connections per client address (at most one entry per open connection; n == 0: a free entry) */
 	struct peer_count *peers;
 	size_t npeers;
@@ -65,10 +66,18 @@ struct peer_count {
 	unsigned n;
 };
 
-/* Per-request state while a body arrives. */
+/* Per-request state: the request target as sent, the body while it arrives, and an answer that comes later
+ * (http_defer: the connection is suspended until http_answer resumes it). */
 struct pending {
+	struct http_server *h;
+	struct MHD_Connection *c;
+	char *target;
 	struct strbuf body;
-	bool too_large;
+	bool started, too_large;
+	bool deferred, answered;
+	struct http_response answer;
+	char *answer_type; /* answer.content_type, owned: the answerer's string may be gone by the time it is sent */
+	struct pending *prev, *next; /* in h->waiting while deferred and not answered */
 };
 
 static bool log_allowed(struct http_server *h)
@@ -147,6 +156,54 @@ static enum MHD_Result reply(struct MHD_Connection *c, int code, const char *typ
 	return ret;
 }
 
+static void response_free(struct http_response *resp)
+{
+	if (resp->release)
+		resp->release(resp->release_cls);
+	else
+		free(resp->body);
+	strv_free(&resp->headers);
+	resp->body = NULL;
+	resp->release = NULL;
+}
+
+/* Queues resp (its code, Content-Type, body and further headers) on c; what resp owns is released. */
+static enum MHD_Result queue(struct MHD_Connection *c, struct http_response *resp)
+{
+	const char *body = resp->body ? resp->body : "";
+	size_t len = resp->body_len ? resp->body_len : strlen(body);
+	struct MHD_Response *r;
+	if (resp->release) {
+		/* the body stays where it is until MHD is done sending it */
+		r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, resp->release,
+		                                                           resp->release_cls);
+		if (r) {
+			/* MHD owns it now: its release runs when MHD is done with it */
+			resp->release = NULL;
+			resp->body = NULL;
+		}
+	} else {
+		r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	}
+	enum MHD_Result ret = MHD_NO;
+	if (r) {
+		MHD_add_response_header(r, "Content-Type",
+		                        resp->content_type ? resp->content_type : "application/json");
+		MHD_add_response_header(r, "Cache-Control", "no-store");
+		for (size_t i = 0; i < resp->headers.n; i++) {
+			char *name = resp->headers.v[i], *colon = strchr(name, ':');
+			if (!colon)
+				continue;
+			*colon = '\0';
+			MHD_add_response_header(r, name, colon + 1 + strspn(colon + 1, " \t"));
+		}
+		ret = MHD_queue_response(c, (unsigned)resp->code, r);
+		MHD_destroy_response(r);
+	}
+	response_free(resp);
+	return ret;
+}
+
 /* The path of a request target: the absolute form (http://host:port/path, RFC 9112 3.2.2, which a server
  * must accept) names the same resource as its path. */
 static const char *origin_path(const char *url)
@@ -158,16 +215,48 @@ static const char *origin_path(const char *url)
 	return p ? p : "/";
 }
 
+/* MHD's first look at a request: its target as sent (before MHD splits off the query and decodes the path)
+ * becomes the request's state. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct pending *p = xcalloc(1, sizeof(*p));
+	p->h = cls;
+	p->c = c;
+	p->target = xstrdup(origin_path(uri));
+	return p;
+}
+
+static void unlink_waiting(struct pending *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else if (p->h->waiting == p)
+		p->h->waiting = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->prev = p->next = NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
 {
 	struct http_server *h = cls;
 	struct pending *p = *con_cls;
-	if (!p) {
+	if (!p)
+		*con_cls = p = on_uri(h, url, c);
+	if (p->deferred) {
+		/* resumed by http_answer (or, should MHD call before that, suspended again) */
+		if (!p->answered) {
+			MHD_suspend_connection(c);
+			return MHD_YES;
+		}
+		p->deferred = false;
+		return queue(c, &p->answer);
+	}
+	if (!p->started) {
 		/* the first call carries only the headers */
-		p = xcalloc(1, sizeof(*p));
-		*con_cls = p;
+		p->started = true;
 		/* a body announced too large is refused before it is read (and before any 100 Continue): a client
 		 * that keeps sending would otherwise hold a connection */
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -196,20 +285,67 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	    .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
 	    .body = p->body.buf ? p->body.buf : "",
 	    .body_len = p->body.len,
+	    .target = p->target,
+	    .exchange = (struct http_exchange *)p,
 	};
-	struct http_response resp = {404, "application/json", NULL};
+	struct http_response resp = {.code = 404, .content_type = "application/json"};
 	h->handler(h->userdata, &req, &resp);
-	const char *body = resp.body ? resp.body : "";
-	enum MHD_Result ret = reply(c, resp.code, resp.content_type, body, strlen(body));
-	free(resp.body);
-	return ret;
+	if (p->deferred) {
+		/* the answer comes later (http_answer); the connection waits without taking turns of the loop */
+		response_free(&resp);
+		p->next = h->waiting;
+		if (h->waiting)
+			h->waiting->prev = p;
+		h->waiting = p;
+		MHD_suspend_connection(c);
+		return MHD_YES;
+	}
+	return queue(c, &resp);
+}
+
+const char *http_request_header(const struct http_request *req, const char *name)
+{
+	const struct pending *p = (const struct pending *)req->exchange;
+	return p ? MHD_lookup_connection_value(p->c, MHD_HEADER_KIND, name) : NULL;
+}
+
+struct http_exchange *http_defer(const struct http_request *req)
+{
+	struct pending *p = (struct pending *)req->exchange;
+	p->deferred = true;
+	return req->exchange;
+}
+
+void http_answer(struct http_exchange *x, struct http_response *resp)
+{
+	struct pending *p = (struct pending *)x;
+	if (!p->deferred || p->answered) {
+		response_free(resp);
+		return;
+	}
+	p->answer = *resp;
+	p->answer_type = xstrdup(resp->content_type ? resp->content_type : "application/json");
+	p->answer.content_type = p->answer_type;
+	memset(resp, 0, sizeof(*resp));
+	p->answered = true;
+	unlink_waiting(p);
+	MHD_resume_connection(p->c);
+	/* MHD takes it up in its next run: at once */
+	sd_event_source_set_time(p->h->timer, 0);
+	sd_event_source_set_enabled(p->h->timer, SD_EVENT_ONESHOT);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	struct pending *p = *con_cls;
 	if (p) {
+		if (p->deferred && !p->answered)
+			unlink_waiting(p);
+		if (p->answered && p->deferred)
+			response_free(&p->answer);
 		strbuf_free(&p->body);
+		free(p->answer_type);
+		free(p->target);
 		free(p);
 		*con_cls = NULL;
 	}
@@ -491,11 +627,12 @@ int http_start(sd_event *event, const char *address, const struct http_limits *l
 	h->port = bound_port(h->listen_fd);
 	errno = 0;
 	h->mhd = MHD_start_daemon(
-	    MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, MHD_OPTION_CONNECTION_LIMIT, h->limits.max_connections,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->limits.max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, h->limits.timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
-	    on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
+	    MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+	    on_request, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+	    MHD_OPTION_CONNECTION_LIMIT, h->limits.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    h->limits.max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+	    MHD_OPTION_CONNECTION_TIMEOUT, h->limits.timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
 	if (!h->mhd) {
 		r = errno ? -errno : -EIO;
 		http_stop(h);
@@ -549,6 +686,16 @@ void http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
+	/* MHD must not be stopped with a suspended connection: requests still deferred get a 503 */
+	while (h->waiting) {
+		struct http_response resp = {.code = 503,
+		                             .content_type = "application/json",
+		                             .body = xstrdup("{\"error\":\"shutting down\"}\n")};
+		http_answer((struct http_exchange *)h->waiting, &resp);
+	}
+	/* one last turn: answers given just now (here, or by the caller before) go out if the sockets take them */
+	if (h->mhd)
+		MHD_run(h->mhd);
 	sd_event_source_disable_unref(h->io);
 	sd_event_source_disable_unref(h->listen);
 	sd_event_source_disable_unref(h->timer);

@@ -37,12 +37,16 @@ struct req {
 	FILE *out;
 	uint64_t out_bytes, max_bytes;
 	rest_download_cb dcb;
+	/* streams: the answer is passed on as it arrives */
+	const struct rest_stream *stream;
 };
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct req *q = userdata;
 	size_t n = size * nmemb;
+	if (q->stream)
+		return q->stream->on_data(q->userdata, ptr, n) ? n : 0;
 	if (q->out) {
 		if (q->out_bytes + n > q->max_bytes) {
 			q->too_large = true;
@@ -90,6 +94,15 @@ static void check_done(struct rest *r)
 		long code = 0;
 		cJSON *json = NULL;
 		const char *err = NULL;
+		if (q->stream) {
+			if (res == CURLE_OK)
+				curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code);
+			else
+				err = q->error[0] ? q->error : curl_easy_strerror(res);
+			q->stream->on_done(q->userdata, code, err);
+			req_free(q);
+			continue;
+		}
 		if (q->dcb) {
 			if (res == CURLE_OK)
 				curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -311,4 +324,57 @@ int rest_request(struct rest *r, const char *method, const char *path, const cha
 		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body));
 	}
 	return req_start(r, q);
+}
+
+static size_t on_stream_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct req *q = userdata;
+	size_t n = size * nmemb;
+	return q->stream->on_header(q->userdata, ptr, n) ? n : 0;
+}
+
+struct rest_req *rest_stream(struct rest *r, const struct rest_stream *st, void *userdata)
+{
+	char *url = xasprintf("%s%s", r->base_url, st->target);
+	struct req *q = req_new(r, url, st->timeout, userdata);
+	free(url);
+	if (!q)
+		return NULL;
+	q->stream = st;
+	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Flink is on this machine: no proxy of the environment, no redirect followed */
+	curl_easy_setopt(q->easy, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->timeout / USEC_PER_MSEC));
+	curl_easy_setopt(q->easy, CURLOPT_HEADERFUNCTION, on_stream_header);
+	curl_easy_setopt(q->easy, CURLOPT_HEADERDATA, q);
+	if (!strcmp(st->method, "HEAD")) {
+		curl_easy_setopt(q->easy, CURLOPT_NOBODY, 1L);
+	} else if (strcmp(st->method, "GET")) {
+		/* every other method sends its body, an empty one too (Content-Length: 0) */
+		size_t n = st->body ? st->body_len : 0;
+		q->body = xmalloc(n + 1);
+		if (n)
+			memcpy(q->body, st->body, n);
+		q->body[n] = '\0';
+		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body);
+		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)n);
+		curl_easy_setopt(q->easy, CURLOPT_CUSTOMREQUEST, st->method);
+	}
+	/* no "Expect: 100-continue" round trip; the caller's headers replace curl's defaults of the same name */
+	q->headers = curl_slist_append(q->headers, "Expect:");
+	for (size_t i = 0; st->headers && st->headers[i]; i++)
+		q->headers = curl_slist_append(q->headers, st->headers[i]);
+	/* the handle is the request itself, under the public name */
+	return req_start(r, q) < 0 ? NULL : (struct rest_req *)q;
+}
+
+void rest_cancel(struct rest *r, struct rest_req *handle)
+{
+	struct req *q = (struct req *)handle;
+	if (!r || !q)
+		return;
+	curl_multi_remove_handle(r->multi, q->easy);
+	r->in_flight--;
+	req_free(q);
 }

@@ -1,6 +1,8 @@
 /* sup_http: the supervisor's HTTP endpoint (contract section 5): GET /healthz, /readyz, /status, /metrics
  * and the bearer-token protected POST /api/v1/savepoint|checkpoint|suspend|resume, whose actions go through
- * the same lifecycle as the configuration fields. Served on the event loop (src/http.c). */
+ * the same lifecycle as the configuration fields; and Flink's web UI and REST API under /flink/
+ * (src/flinkproxy.c): GET and HEAD for everyone, any other method only with the token. Served on the event
+ * loop (src/http.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/crypto.h>
 
+#include "flinkproxy.h"
 #include "store.h"
 #include "sup.h"
 
@@ -85,11 +88,45 @@ static void control(struct supervisor *s, const char *action, struct http_respon
 	resp->body = json_msg("error", "no such action");
 }
 
+/* /flink and below: Flink's answers. Reading is open (what Flink's REST API shows, the UI); anything else
+ * changes the job (cancel, stop, savepoints, rescaling) and needs the token: 401 without one, 403 with a wrong
+ * one, and nothing reaches Flink. What does reach it is recorded as an event. */
+static void flink_route(struct supervisor *s, const struct http_request *req, struct http_response *resp)
+{
+	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
+	resp->content_type = "application/json";
+	if (!get && !authorized(s, req->authorization)) {
+		s->counters.unauthorized++;
+		if (!req->authorization) {
+			resp->code = 401;
+			strv_push(&resp->headers, "WWW-Authenticate: Bearer realm=\"flinklet\"");
+			resp->body =
+			    json_msg("error", "a valid 'Authorization: Bearer <token>' is required for anything "
+			                      "but GET and HEAD under " FLINKPROXY_PREFIX "/");
+		} else {
+			resp->code = 403;
+			resp->body = json_msg("error", "the token is not valid");
+		}
+		return;
+	}
+	char *down = s->jvm_pid
+	                 ? NULL
+	                 : xasprintf("Flink is not running (the job is %s)", lifecycle_to_string(s->status.lifecycle));
+	if (!get && !down)
+		sup_event(s, "ApiRequest", "%s %s with the token: to Flink", req->method, req->path);
+	flinkproxy_handle(s->proxy, req, resp, down);
+	free(down);
+}
+
 static void on_http(void *userdata, const struct http_request *req, struct http_response *resp)
 {
 	struct supervisor *s = userdata;
 	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
 	resp->content_type = "application/json";
+	if (flinkproxy_owns(req->path)) {
+		flink_route(s, req, resp);
+		return;
+	}
 	if (str_has_prefix(req->path, "/api/v1/")) {
 		if (strcmp(req->method, "POST")) {
 			resp->code = 405;
@@ -193,6 +230,13 @@ int sup_http_start(struct supervisor *s)
 	log_info("serving /healthz, /readyz, /status, /metrics and /api/v1 on %s (at most %u connections, %u per "
 	         "client address, closed after %u s idle)",
 	         actual, limits.max_connections, limits.max_connections_per_ip, limits.timeout_s);
+	if (s->rest) {
+		char *flink = xasprintf("127.0.0.1:%d", s->status.rest_port);
+		s->proxy = flinkproxy_new(s->rest, flink);
+		log_info("Flink's web UI and REST API on http://%s%s/ (any method but GET and HEAD with the token)",
+		         actual, FLINKPROXY_PREFIX);
+		free(flink);
+	}
 	free(actual);
 	free(token_path);
 	return 0;
@@ -200,6 +244,8 @@ int sup_http_start(struct supervisor *s)
 
 void sup_http_stop(struct supervisor *s)
 {
+	flinkproxy_free(s->proxy); /* first: it answers what waits for Flink */
+	s->proxy = NULL;
 	http_stop(s->http);
 	s->http = NULL;
 	free(s->token);

@@ -154,9 +154,12 @@ def test_probes_and_ports_agree_with_the_configuration(effective):
     assert probes["readinessProbe"]["httpGet"]["path"] == "/readyz"
     for name, p in probes.items():
         assert port_number(c, p["httpGet"]["port"]) == supervisor, f"{name} probes another port"
+    # one port: flinklet's, which also serves Flink's web UI under /flink/; Flink's own REST port (no credential,
+    # it cancels and stops the job) is neither a container port nor a Service's, and listens on loopback
     rest = int(fc["rest.port"])
     ports = {p["containerPort"] for p in c["ports"]}
-    assert {supervisor, rest} <= ports
+    assert ports == {supervisor}, ports
+    assert fc.get("rest.bind-address", "127.0.0.1") in ("127.0.0.1", "localhost", "::1")
     # every Service selects the pod and reaches ports the container has
     labels = sts["spec"]["template"]["metadata"]["labels"]
     exposed = set()
@@ -166,7 +169,7 @@ def test_probes_and_ports_agree_with_the_configuration(effective):
         assert svc["spec"]["selector"].items() <= labels.items()
         for p in svc["spec"]["ports"]:
             exposed.add(port_number(c, p.get("targetPort", p["port"])))
-    assert {supervisor, rest} <= exposed, "the supervisor endpoint and Flink's REST API/UI are both exposed"
+    assert exposed == {supervisor} and rest not in exposed, "only flinklet's endpoint is exposed"
 
 
 def test_configuration_and_token_mounts_agree(effective):

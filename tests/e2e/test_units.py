@@ -139,9 +139,13 @@ def test_quadlet_keys_agree_with_its_configuration():
     exec_args = only(unit, "Container", "Exec").split()
     config = exec_args[exec_args.index("-c") + 1]
     assert os.path.dirname(config) in targets
-    # the published supervisor port is flinklet.http.address's
+    # the one published port is flinklet.http.address's (Flink's web UI is under /flink/ there); Flink's own REST
+    # port, which changes the job without a credential, is not published
     port = fc["flinklet.http.address"].rpartition(":")[2]
-    assert any(p.split(":")[-1] == port for p in ctr.get("PublishPort", []))
+    published = [p.split(":")[-1] for p in ctr.get("PublishPort", [])]
+    assert published == [port], published
+    assert fc["rest.port"] not in published
+    assert fc.get("rest.bind-address", "127.0.0.1") in ("127.0.0.1", "localhost", "::1")
     # podman stop waits longer than the shutdown budget, and systemd longer than podman stop
     budget = flink_seconds(fc["flinklet.shutdown.timeout"])
     stop = systemd_seconds(only(unit, "Container", "StopTimeout"))
