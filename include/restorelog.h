@@ -26,7 +26,8 @@ struct restorelog {
 	bool in_trace;          /* the lines seen since the last exception line are its stack frames */
 	bool trace_names_point; /* that trace's exception lines named the point or its files */
 	char exception[400];    /* the newest exception line of that trace */
-	char evidence[400];     /* with RESTORELOG_UNREADABLE: what Flink said (an exception line) */
+	char evidence[1024];    /* with RESTORELOG_UNREADABLE: what Flink said (an exception line without its
+	                         * "Caused by: "), after "<point>/_metadata: " when the line does not name it */
 };
 
 /* Feeds one line (no newline); returns what it says. UNREADABLE is returned once per trace. */

@@ -125,6 +125,20 @@ static void keep(char *dst, size_t size, const char *line)
 	snprintf(dst, size, "%s", line);
 }
 
+/* The evidence: the exception line without its "Caused by: ", after the metadata file's path when the line
+ * itself does not name the point (a trace through the metadata reader: "java.io.EOFException"). */
+static void keep_evidence(struct restorelog *r, const char *line, bool with_path)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (str_has_prefix(line, "Caused by: "))
+		line += strlen("Caused by: ");
+	if (with_path)
+		snprintf(r->evidence, sizeof(r->evidence), "%s/_metadata: %s", r->restore_path, line);
+	else
+		snprintf(r->evidence, sizeof(r->evidence), "%s", line);
+}
+
 enum restorelog_verdict restorelog_feed(struct restorelog *r, const char *line)
 {
 	if (!r->restore_path)
@@ -140,7 +154,7 @@ enum restorelog_verdict restorelog_feed(struct restorelog *r, const char *line)
 		}
 		if (names_point(r, line) && has_any(line, unreadable_words)) {
 			r->trace_names_point = true;
-			keep(r->evidence, sizeof(r->evidence), line);
+			keep_evidence(r, line, false);
 			return RESTORELOG_UNREADABLE;
 		}
 		return RESTORELOG_NONE;
@@ -148,7 +162,7 @@ enum restorelog_verdict restorelog_feed(struct restorelog *r, const char *line)
 	if (r->in_trace && is_frame(line)) {
 		if (!r->trace_names_point && has_any(line, metadata_frames)) {
 			r->trace_names_point = true; /* once per trace */
-			keep(r->evidence, sizeof(r->evidence), r->exception);
+			keep_evidence(r, r->exception, true);
 			return RESTORELOG_UNREADABLE;
 		}
 		return RESTORELOG_NONE;
@@ -157,7 +171,7 @@ enum restorelog_verdict restorelog_feed(struct restorelog *r, const char *line)
 	r->trace_names_point = false;
 	/* a log line (not a trace): Flink's own report of a file it cannot read, naming it */
 	if (names_point(r, line) && has_any(line, unreadable_words) && !has_any(line, incompatible_words)) {
-		keep(r->evidence, sizeof(r->evidence), line);
+		keep_evidence(r, line, false);
 		return RESTORELOG_UNREADABLE;
 	}
 	if (names_point(r, line) || has_any(line, started_markers)) {

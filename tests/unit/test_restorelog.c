@@ -1,12 +1,16 @@
 /* test_restorelog: what the JVM's output says about the restore point (src/restorelog.c), and the cause of a
  * failed start taken from it (jvmout_cause_of, src/jvmout.c). The lines are Flink's own, as printed by the
  * real MiniCluster (CliFrontend, CheckpointCoordinator, the JobMaster's failures); the recorded outputs in
- * tests/unit/fixtures/jvm-output/ are replayed whole, each with the verdict its README.md gives. A restore
+ * tests/unit/fixtures/jvm-output/ (Flink 2.2 and 1.20) are replayed whole, each with the verdict its name
+ * gives (NAME.unreadable.log, NAME.other.log). A restore
  * point is given up only on evidence, so most of these tests are about lines that must NOT be evidence: the
  * command line and configuration echo (which name the restore path), a test directory whose name has
  * "corrupt" in it, a sibling checkpoint (chk-50 for chk-5), a job that no longer matches its snapshot, a
  * port clash. */
 #include "unit.h"
+
+#include <ctype.h>
+#include <dirent.h>
 
 #include "jvmout.h"
 #include "restorelog.h"
@@ -79,8 +83,9 @@ static void test_unreadable_metadata_trace(void **state)
 	struct restorelog r = scanner(POINT, RESTORE_CHECKPOINT);
 	bool started;
 	assert_int_equal(feed(&r, lines, &started), 1); /* once per trace */
-	assert_string_equal(r.evidence, "Caused by: java.io.IOException: incorrect magic number in master styte byte "
-	                                "sequence");
+	/* the exception does not name the point: the evidence says which file it was reading */
+	assert_string_equal(r.evidence, POINT "/_metadata: java.io.IOException: incorrect magic number in master "
+	                                      "styte byte sequence");
 }
 
 static void test_missing_file_named(void **state)
@@ -185,77 +190,153 @@ static void test_cause_is_the_root_cause(void **state)
 
 /* ---- recorded outputs of the real JVM ---- */
 
-/* line with every key replaced by value (malloc'd) */
-static char *replace_all(const char *line, const char *key, const char *value)
+/* One fixture's header: "# key: value" lines at its top (tests/unit/fixtures/jvm-output/README.md). */
+struct fixture {
+	char *kind, *path, *job_ckpt_dir;
+	char *body; /* the JVM's lines after the header */
+};
+
+static char *header_value(const char *line, const char *key)
 {
-	struct strbuf b = {0};
-	const char *p = line;
-	for (const char *hit; (hit = strstr(p, key)); p = hit + strlen(key)) {
-		char *part = xstrndup(p, (size_t)(hit - p));
-		strbuf_append(&b, part);
-		strbuf_append(&b, value);
-		free(part);
+	size_t n = strlen(key);
+	if (strncmp(line, "# ", 2) || strncmp(line + 2, key, n) || strncmp(line + 2 + n, ": ", 2))
+		return NULL;
+	return xstrdup(line + 2 + n + 2);
+}
+
+static void fixture_parse(char *text, struct fixture *f)
+{
+	*f = (struct fixture){0};
+	char *p = text;
+	while (str_has_prefix(p, "# ")) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		char *v;
+		if ((v = header_value(p, "restore-kind")))
+			f->kind = v;
+		else if ((v = header_value(p, "restore-path")))
+			f->path = v;
+		else if ((v = header_value(p, "job-checkpoints")))
+			f->job_ckpt_dir = v;
+		p = nl ? nl + 1 : p + strlen(p);
 	}
-	strbuf_append(&b, p);
-	return strbuf_steal(&b);
+	f->body = p;
 }
 
-/* The fixture's placeholders @RESTORE@, @CKPT@ and @SP@ as the paths the scanner is given. */
-static char *expand(const char *line, const char *point)
+static void fixture_free(struct fixture *f)
 {
-	char *a = replace_all(line, "@RESTORE@", point);
-	char *b = replace_all(a, "@CKPT@", CK);
-	char *c = replace_all(b, "@SP@", "/vol/sp");
-	free(a);
-	free(b);
-	return c;
+	free(f->kind);
+	free(f->path);
+	free(f->job_ckpt_dir);
 }
 
+/* Whether s names the point: its directory, or (a checkpoint) one of its files under the job's shared/ or
+ * taskowned/. */
+static bool names_snapshot(const char *s, const struct fixture *f)
+{
+	size_t n = strlen(f->path);
+	for (const char *p = strstr(s, f->path); p; p = strstr(p + 1, f->path))
+		if (!isalnum((unsigned char)p[n]) && p[n] != '-' && p[n] != '_') /* chk-13, not chk-130 */
+			return true;
+	if (strcmp(f->kind, "checkpoint"))
+		return false;
+	char *shared = xasprintf("%s/shared/", f->job_ckpt_dir), *owned = xasprintf("%s/taskowned/", f->job_ckpt_dir);
+	bool yes = strstr(s, shared) || strstr(s, owned);
+	free(shared);
+	free(owned);
+	return yes;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each NAME.VERDICT.log: the JVM's output when a start from a restore point failed (or not), recorded from
+ * the real MiniCluster of one Flink version by tests/unit/fixtures/jvm-output/record.py. VERDICT "unreadable":
+ * the scanner must say so (once per trace at most, so at least once) and its evidence must name the point;
+ * "other": it must never say so. */
 static void test_recorded_outputs(void **state)
 {
 	(void)state;
-	const char *dir = getenv("FLINKLET_FIXTURES");
-	char *readme_path = xasprintf("%s/jvm-output/README.md", dir ? dir : "tests/unit/fixtures");
-	char *readme = NULL;
-	if (read_file(readme_path, 1 << 20, &readme, NULL) < 0) {
-		free(readme_path);
-		skip();
+	const char *base = getenv("FLINKLET_FIXTURES");
+	char *dir = xasprintf("%s/jvm-output", base ? base : "tests/unit/fixtures");
+	struct strv names = {0};
+	DIR *d = opendir(dir);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		size_t n = strlen(de->d_name);
+		if (n > 4 && !strcmp(de->d_name + n - 4, ".log"))
+			strv_push(&names, de->d_name);
 	}
-	int cases = 0;
-	/* README lines: "- `NAME.log`: VERDICT (kind checkpoint|savepoint) ..." */
-	for (char *line = strtok(readme, "\n"); line; line = strtok(NULL, "\n")) {
-		char *tick = strstr(line, "`");
-		char *end = tick ? strstr(tick + 1, ".log`") : NULL;
-		if (!str_has_prefix(line, "- `") || !end)
-			continue;
-		char *name = xstrndup(tick + 1, (size_t)(end - tick - 1) + 4);
-		bool want_unreadable = strstr(end, "restore-failed") != NULL;
-		bool savepoint = strstr(end, "savepoint") != NULL && strstr(end, "kind savepoint") != NULL;
-		char *path = xasprintf("%s/jvm-output/%s", dir ? dir : "tests/unit/fixtures", name);
-		char *text = NULL;
-		assert_int_equal(read_file(path, 16 << 20, &text, NULL), 0);
-		const char *point = savepoint ? "/vol/sp/savepoint-f6d700-0123456789ab" : CK "/" JOB "/chk-5";
-		struct restorelog r = scanner(point, savepoint ? RESTORE_SAVEPOINT : RESTORE_CHECKPOINT);
-		int unreadable = 0;
-		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			char *x = expand(l, point);
-			if (restorelog_feed(&r, x) == RESTORELOG_UNREADABLE)
-				unreadable++;
-			free(x);
-		}
-		if ((unreadable > 0) != want_unreadable) {
-			print_error("%s: %d unreadable verdicts, want %s\n", name, unreadable,
-			            want_unreadable ? "some" : "none");
+	if (d)
+		closedir(d);
+	qsort(names.v, names.n, sizeof(names.v[0]), by_name);
+	if (names.n == 0) {
+		print_error("no recorded outputs (*.log) in %s\n", dir);
+		fail();
+	}
+	size_t unreadable_cases = 0, other_cases = 0, wrong = 0;
+	for (size_t i = 0; i < names.n; i++) {
+		const char *name = names.v[i];
+		/* "2.2.1-truncated-metadata.unreadable.log": the verdict is the part before ".log" */
+		char *stem = xstrndup(name, strlen(name) - 4);
+		char *dot = strrchr(stem, '.');
+		const char *verdict = dot ? dot + 1 : "";
+		bool want_unreadable = !strcmp(verdict, "unreadable");
+		if (!want_unreadable && strcmp(verdict, "other")) {
+			print_error("%s: the name must end in .unreadable.log or .other.log\n", name);
 			fail();
 		}
-		cases++;
+		char *path = xasprintf("%s/%s", dir, name);
+		char *text = NULL;
+		assert_int_equal(read_file(path, 16 << 20, &text, NULL), 0);
+		struct fixture f;
+		fixture_parse(text, &f);
+		if (!f.kind || !f.path || !f.job_ckpt_dir ||
+		    (strcmp(f.kind, "checkpoint") && strcmp(f.kind, "savepoint"))) {
+			print_error("%s: no restore-kind, restore-path or job-checkpoints header\n", name);
+			fail();
+		}
+		struct restorelog r = {
+		    .restore_path = f.path,
+		    .kind = !strcmp(f.kind, "checkpoint") ? RESTORE_CHECKPOINT : RESTORE_SAVEPOINT,
+		    .job_ckpt_dir = f.job_ckpt_dir,
+		};
+		int unreadable = 0, lines = 0;
+		char *evidence = NULL;
+		for (char *save = NULL, *l = strtok_r(f.body, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			lines++;
+			if (restorelog_feed(&r, l) == RESTORELOG_UNREADABLE && unreadable++ == 0)
+				evidence = xstrdup(r.evidence);
+		}
+		print_message("%-55s %4d lines: %s%s\n", name, lines, unreadable ? "unreadable: " : "no evidence",
+		              evidence ? evidence : "");
+		if ((unreadable > 0) != want_unreadable) {
+			print_error("%s: %d unreadable verdicts, want %s%s%s\n", name, unreadable,
+			            want_unreadable ? "some" : "none", evidence ? "; the first: " : "",
+			            evidence ? evidence : "");
+			wrong++;
+		} else if (want_unreadable && !names_snapshot(evidence, &f)) {
+			print_error("%s: the evidence does not name %s %s: %s\n", name, f.kind, f.path, evidence);
+			wrong++;
+		}
+		if (want_unreadable)
+			unreadable_cases++;
+		else
+			other_cases++;
+		free(evidence);
+		fixture_free(&f);
 		free(text);
 		free(path);
-		free(name);
+		free(stem);
 	}
-	free(readme);
-	free(readme_path);
-	assert_true(cases > 0);
+	assert_int_equal(wrong, 0);
+	/* both answers are recorded: a scanner that always said the same would fail one kind */
+	assert_true(unreadable_cases > 0);
+	assert_true(other_cases > 0);
+	strv_free(&names);
+	free(dir);
 }
 
 int main(void)
