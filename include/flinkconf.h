@@ -33,6 +33,9 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 uint64_t flinkconf_heap_bytes(const struct spec *s);
 /* The REST port the MiniCluster will listen on. */
 int flinkconf_rest_port(const struct spec *s);
+/* Where the supervisor reaches Flink's REST API: http://<rest.bind-address>:<port>, or 127.0.0.1 when the
+ * address is a wildcard (malloc'd). */
+char *flinkconf_rest_url(const struct spec *s);
 /* The version of the Flink jars in lib_dir ("2.2.1"), from flink-clients-*.jar or flink-dist-*.jar.
  * Returns 0, or -ENOENT when there are no Flink jars. */
 int flink_detect_version(const char *lib_dir, char **ret);

@@ -27,6 +27,10 @@ int rm_rf(const char *path);
  * Returns the lock fd (kept open for the life of the process), -EBUSY with *ret_owner set when another
  * process holds it, or another -errno. */
 int store_lock(const char *state_dir, long *ret_owner);
+/* Whether a process holds that lock, found without taking it and without writing anything (the lock holders
+ * of /proc/locks, by the lock file's device and inode): what read-only probes use. Returns 1 held, 0 not
+ * (no lock file counts as not held), or -errno. */
+int store_lock_held(const char *state_dir);
 
 /* The job id of this deployment: read from <state_dir>/job-id, or generated (32 hex) and persisted.
  * Returns 0 or -errno. */

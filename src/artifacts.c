@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "redact.h"
 #include "store.h"
 
 static void hex(const unsigned char *d, size_t n, char *out)
@@ -64,7 +65,9 @@ static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, ch
 	const char *rest = uri + strlen("s3://");
 	const char *slash = strchr(rest, '/');
 	if (!slash || slash == rest || !slash[1]) {
-		*err = xasprintf("spec.job.jarURI: an s3 URI must be s3://bucket/key (got \"%s\")", uri);
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: an s3 URI must be s3://bucket/key (got \"%s\")", shown);
+		free(shown);
 		return -EINVAL;
 	}
 	char *bucket = xstrndup(rest, (size_t)(slash - rest));
@@ -84,7 +87,9 @@ static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, ch
 	free(bucket);
 	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
 	if (str_empty(id) || str_empty(secret)) {
-		*err = xasprintf("spec.job.jarURI: %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", uri);
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", shown);
+		free(shown);
 		return -EINVAL;
 	}
 	a->sigv4 = xasprintf("aws:amz:%s:s3", region);
@@ -113,7 +118,9 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 	else if (str_has_prefix(uri, "s3://"))
 		r = plan_s3(s, uri, a, err);
 	else {
-		*err = xasprintf("spec.job.jarURI: unsupported scheme (got \"%s\")", uri);
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: unsupported scheme (got \"%s\")", shown);
+		free(shown);
 		r = -EINVAL;
 	}
 	if (r < 0)

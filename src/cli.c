@@ -41,6 +41,11 @@ static long request(const char *method, const char *url, const char *token, char
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* the token goes to the address given and nowhere else: no proxy from the environment (it would see the
+	 * token), no redirect followed */
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
 	long code = 0;
 	if (curl_easy_perform(c) == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);

@@ -126,6 +126,7 @@ static const char *const key_aliases[][4] = {
     {"execution.state-recovery.ignore-unclaimed-state", "execution.savepoint.ignore-unclaimed-state", NULL, NULL},
     {"state.backend.type", "state.backend", NULL, NULL},
     {"rest.port", "web.port", "jobmanager.web.port", NULL},
+    {"rest.bind-address", "web.address", "jobmanager.web.address", NULL},
     {NULL, NULL, NULL, NULL},
 };
 

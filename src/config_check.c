@@ -2,7 +2,9 @@
  * include/config.h): reads the file or builds the quick-mode spec, applies --jar/--class/-D/--state-dir
  * overrides, checks the flinklet.* options, the operator options flinklet honours and the Flink options
  * flinklet depends on, and inserts the Flink settings flinklet derives (snapshot directories under the
- * state directory, retention, REST port, slots, parallelism). */
+ * state directory, retention, REST port, slots, parallelism, every listener on loopback). It also names the
+ * valid settings that open the job to the network (config_warnings). */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include "autoscaler.h"
 #include "config.h"
 #include "http.h"
+#include "redact.h"
 
 static void check_option(struct spec *s, struct conf_entry *e, const struct option_def *o, struct diags *d)
 {
@@ -264,12 +267,15 @@ static void check_job(struct spec *s, struct diags *d)
 	} else {
 		char *p = local_path_from_uri(s->job.jar_uri);
 		bool remote = str_has_prefix(s->job.jar_uri, "https://") || str_has_prefix(s->job.jar_uri, "s3://");
-		if (!p && !remote)
+		if (!p && !remote) {
+			char *shown = redact_uri(s->job.jar_uri);
 			diags_add(
 			    d, s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole, "spec.job.jarURI",
 			    "must be local:///path, file:///path, an absolute path, https://... or s3://bucket/key "
 			    "(got \"%s\")",
-			    s->job.jar_uri);
+			    shown);
+			free(shown);
+		}
 		free(p);
 	}
 	if (s->job.entry_class && !*s->job.entry_class)
@@ -373,6 +379,15 @@ int config_finalize(struct spec *s, struct diags *d)
 	set_default(s, "execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
 	set_default(s, "execution.checkpointing.num-retained", "2");
 	set_default(s, "execution.checkpointing.interval", "30 s");
+	/* every listener of the JVM on loopback unless the user says otherwise (docs/operations.md, Security):
+	 * the REST API and web UI, the BLOB server (jobmanager.bind-host), and what binds taskmanager.bind-host
+	 * (collect sinks; shuffle and RPC once there are several TaskManagers). The MiniCluster's RPC is local. */
+	set_default(s, "rest.bind-address", "127.0.0.1");
+	set_default(s, "rest.address", "127.0.0.1");
+	set_default(s, "jobmanager.bind-host", "127.0.0.1");
+	set_default(s, "taskmanager.bind-host", "127.0.0.1");
+	set_default(s, "web.submit.enable", "false");
+	set_default(s, "web.cancel.enable", "false");
 	if (spec_bool(s, "job.autoscaler.enabled")) {
 		/* in-place rescaling needs the adaptive scheduler and spare slots: as many as the autoscaler may
 		 * use, max(parallelism, min(vertex.max-parallelism, 2 x CPUs)) */
@@ -404,6 +419,70 @@ int config_finalize(struct spec *s, struct diags *d)
 		          (long long)slots);
 	}
 	return d->msgs.n > before ? -EINVAL : 0;
+}
+
+/* ---- warnings: settings that are valid but open the job to the network ---- */
+
+static bool loopback_host(const char *v)
+{
+	char host[256];
+	size_t n = strlen(v);
+	if (n >= 2 && v[0] == '[' && v[n - 1] == ']') { /* [::1] */
+		v++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(host))
+		return false;
+	memcpy(host, v, n);
+	host[n] = '\0';
+	if (!strcasecmp(host, "localhost") || !strcasecmp(host, "ip6-localhost") || !strcasecmp(host, "ip6-loopback"))
+		return true;
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6) ||
+		       (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127); /* ::ffff:127.0.0.1 */
+	return false;
+}
+
+void config_warnings(const struct spec *s, struct diags *w)
+{
+	static const char rest[] = "Flink's REST API and web UI, which cancel, stop, savepoint and rescale the job "
+	                           "for anyone without a credential,";
+	static const char *const listeners[][2] = {
+	    {"rest.bind-address", rest},
+	    {"web.address", rest},
+	    {"jobmanager.web.address", rest},
+	    {"jobmanager.bind-host", "Flink's BLOB server (the job's jar and artifacts, no credential)"},
+	    {"taskmanager.bind-host", "the TaskManager's sockets (collect sinks; shuffle and RPC with several "
+	                              "TaskManagers)"},
+	};
+	for (size_t i = 0; i < s->nconf; i++) {
+		const struct conf_entry *e = &s->conf[i];
+		if (e->origin == ORIGIN_DEFAULT)
+			continue;
+		char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
+		for (size_t k = 0; k < sizeof(listeners) / sizeof(listeners[0]); k++)
+			if (!strcmp(e->key, listeners[k][0]) && !loopback_host(e->value))
+				diags_add(w, &e->loc, "warning",
+				          "%s: \"%s\" is not a loopback address: %s listens there, open to whoever "
+				          "reaches it; leave it unset for 127.0.0.1 (docs/operations.md, Security)",
+				          field, e->value, listeners[k][1]);
+		bool on = false;
+		if (!strcmp(e->key, "web.submit.enable") && parse_bool(e->value, &on) == 0 && on)
+			diags_add(w, &e->loc, "warning",
+			          "%s: jar upload and run through Flink's REST API is on: whoever reaches Flink's REST "
+			          "port can run any code in the JVM (docs/operations.md, Security)",
+			          field);
+		if (!strcmp(e->key, "web.cancel.enable") && parse_bool(e->value, &on) == 0 && on)
+			diags_add(w, &e->loc, "warning",
+			          "%s: Flink's web UI offers to cancel the job to whoever reaches it "
+			          "(docs/operations.md, Security)",
+			          field);
+		free(field);
+	}
 }
 
 /* ---- loading ---- */

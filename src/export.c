@@ -24,6 +24,13 @@ static bool leave_out(const struct conf_entry *e)
 	    "execution.checkpointing.savepoint-dir",
 	    "parallelism.default",
 	    "taskmanager.numberOfTaskSlots",
+	    /* loopback listeners are for one pod's MiniCluster: the operator's cluster has its own network */
+	    "rest.bind-address",
+	    "rest.address",
+	    "jobmanager.bind-host",
+	    "taskmanager.bind-host",
+	    "web.submit.enable",
+	    "web.cancel.enable",
 	    NULL,
 	};
 	for (size_t i = 0; derived[i]; i++)

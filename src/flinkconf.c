@@ -120,6 +120,18 @@ int flinkconf_rest_port(const struct spec *s)
 	return p > 0 ? (int)p : 8081;
 }
 
+char *flinkconf_rest_url(const struct spec *s)
+{
+	int port = flinkconf_rest_port(s);
+	const char *b = spec_get(s, "rest.bind-address");
+	/* a wildcard listens on loopback too; a specific address is the only one that answers */
+	if (str_empty(b) || !strcmp(b, "0.0.0.0") || !strcmp(b, "::") || !strcmp(b, "[::]") || !strcmp(b, "*"))
+		return xasprintf("http://127.0.0.1:%d", port);
+	if (strchr(b, ':') && b[0] != '[')
+		return xasprintf("http://[%s]:%d", b, port);
+	return xasprintf("http://%s:%d", b, port);
+}
+
 static void split_words(const char *s, struct strv *out)
 {
 	const char *p = s;

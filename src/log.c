@@ -1,13 +1,16 @@
 /* log: one-line, timestamped supervisor messages on stderr (see include/log.h). Each line is written
- * with a single write(2) so it never interleaves with the JVM's output mid-line. */
+ * with a single write(2) so it never interleaves with the JVM's output mid-line, and URIs in it are
+ * redacted (include/redact.h). */
 #include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "redact.h"
 #include "util.h"
 
 static enum log_level min_level = LOG_LEVEL_INFO;
@@ -35,6 +38,13 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vappendf(&b, fmt, ap);
 	va_end(ap);
+	/* no credentials or presigned query strings in a log line, whoever formatted it */
+	if (redact_needed(b.buf)) {
+		char *clean = redact_text(b.buf);
+		strbuf_free(&b);
+		strbuf_append(&b, clean);
+		free(clean);
+	}
 	/* keep it one line */
 	for (size_t i = 0; i < b.len; i++)
 		if (b.buf[i] == '\n' || b.buf[i] == '\r')

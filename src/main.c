@@ -17,6 +17,7 @@
 #include "flinkconf.h"
 #include "snapshots.h"
 #include "log.h"
+#include "redact.h"
 #include "status.h"
 #include "store.h"
 #include "supervisor.h"
@@ -150,17 +151,23 @@ static int cmd_check_config(struct cli *c)
 		spec_free(&spec);
 		return EXIT_USAGE;
 	}
-	if (c->json) {
-		cJSON *j = spec_to_json(&spec);
-		char *text = cJSON_Print(j);
-		printf("%s\n", text);
-		free(text);
-		cJSON_Delete(j);
-	} else {
-		char *text = spec_to_yaml(&spec);
-		fputs(text, stdout);
-		free(text);
-	}
+	struct diags w = {0};
+	config_warnings(&spec, &w);
+	print_diags(&w);
+	diags_free(&w);
+	cJSON *j = spec_to_json(&spec);
+	/* the output is shown and pasted: the jar's URI without its credentials or signature */
+	cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"), "job");
+	char *shown = redact_uri(spec.job.jar_uri);
+	if (shown)
+		cJSON_ReplaceItemInObjectCaseSensitive(job, "jarURI", cJSON_CreateString(shown));
+	free(shown);
+	char *text = c->json ? cJSON_Print(j) : json_to_yaml(j);
+	fputs(text, stdout);
+	if (c->json)
+		fputs("\n", stdout);
+	free(text);
+	cJSON_Delete(j);
 	diags_free(&d);
 	spec_free(&spec);
 	return 0;
@@ -179,6 +186,11 @@ static int cmd_run(struct cli *c)
 		return EXIT_USAGE;
 	}
 	diags_free(&d);
+	struct diags w = {0};
+	config_warnings(spec, &w);
+	for (size_t i = 0; i < w.msgs.n; i++)
+		log_warn("%s", w.msgs.v[i]);
+	diags_free(&w);
 	struct run_options opts = {
 	    .exit_on_finish = c->exit_on_finish,
 	    .cfg = &c->cfg,
@@ -283,12 +295,9 @@ static int cmd_status(struct cli *c)
 	}
 	struct status st;
 	int pr = status_parse(text, &st);
-	/* live: a supervisor holds the state directory's lock */
-	long owner = 0;
-	int lock = store_lock(dir, &owner);
-	bool supervised = lock == -EBUSY;
-	if (lock >= 0)
-		close(lock);
+	/* live: a supervisor holds the state directory's lock. Only looked at: a probe takes no lock (a supervisor
+	 * starting at that instant would find the directory locked) and writes nothing on the volume. */
+	bool supervised = store_lock_held(dir) > 0;
 	int code = 0;
 	if (pr < 0) {
 		fprintf(stderr, "flinklet: %s is not a status document\n", path);

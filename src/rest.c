@@ -288,8 +288,11 @@ int rest_download(struct rest *r, const struct download *d, FILE *out, rest_down
 	q->dcb = cb;
 	q->out = out;
 	q->max_bytes = d->max_bytes ? d->max_bytes : (1ULL << 31);
+	/* the jar comes from outside: the environment's proxy (https_proxy, no_proxy) is honoured here, and only
+	 * here; credentials are not sent on to another host after a redirect (libcurl's default, kept) */
 	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(q->easy, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	curl_easy_setopt(q->easy, CURLOPT_UNRESTRICTED_AUTH, 0L);
 	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(q->easy, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(q->easy, CURLOPT_FAILONERROR, 1L);
@@ -315,6 +318,10 @@ int rest_request(struct rest *r, const char *method, const char *path, const cha
 		return -ENOMEM;
 	q->cb = cb;
 	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Flink's REST API is on this machine: http_proxy and friends are for the outside world (a dead proxy
+	 * would hide a healthy job; a live one would see every call). No redirect is followed either. */
+	curl_easy_setopt(q->easy, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(q->easy, CURLOPT_CUSTOMREQUEST, method);
 	q->headers = curl_slist_append(q->headers, "Accept: application/json");
 	if (body) {

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "redact.h"
 #include "util.h"
 
 static const char *const lifecycle_names[] = {
@@ -185,7 +186,10 @@ cJSON *status_to_json(const struct status *st)
 	cJSON_AddItemToObject(sv, "httpAddress", str_or_null(st->http_address));
 	cJSON_AddItemToObject(sv, "tokenFile", str_or_null(st->token_file));
 	cJSON_AddItemToObject(root, "intent", str_or_null(st->intent));
-	cJSON_AddItemToObject(root, "error", str_or_null(st->error));
+	/* the error may quote a URI the user gave (the jar's): never its credentials or signature */
+	char *error = redact_text(st->error);
+	cJSON_AddItemToObject(root, "error", str_or_null(error));
+	free(error);
 	return root;
 }
 

@@ -4,12 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -198,6 +200,40 @@ int store_lock(const char *state_dir, long *ret_owner)
 	}
 	close(w);
 	return fd;
+}
+
+int store_lock_held(const char *state_dir)
+{
+	char *path = path_join(state_dir, "lock");
+	struct stat st;
+	int r = stat(path, &st) < 0 ? -errno : 0;
+	/* the holder's pid as it wrote it, for file systems whose stat and locks disagree on the device */
+	char *text = NULL;
+	long owner = 0;
+	if (r == 0 && read_file(path, 64, &text, NULL) == 0)
+		owner = strtol(text, NULL, 10);
+	free(text);
+	free(path);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	FILE *f = fopen("/proc/locks", "re");
+	if (!f) /* no /proc: the pid the holder wrote, if that process lives */
+		return owner > 0 && (kill((pid_t)owner, 0) == 0 || errno == EPERM);
+	char line[256];
+	int held = 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; waiters' lines ("1: -> FLOCK ...") hold nothing */
+	while (!held && fgets(line, sizeof(line), f)) {
+		char kind[16];
+		long pid;
+		unsigned maj, min;
+		unsigned long ino;
+		if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5 ||
+		    strcmp(kind, "FLOCK") || ino != (unsigned long)st.st_ino)
+			continue;
+		held = (maj == major(st.st_dev) && min == minor(st.st_dev)) || (owner > 0 && pid == owner);
+	}
+	fclose(f);
+	return held;
 }
 
 static bool is_job_id(const char *s)

@@ -8,6 +8,7 @@
 
 #include <systemd/sd-journal.h>
 
+#include "redact.h"
 #include "store.h"
 #include "sup.h"
 
@@ -18,6 +19,12 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 {
 	struct strbuf msg = {0};
 	strbuf_vappendf(&msg, fmt, ap);
+	if (redact_needed(msg.buf)) { /* the journal, stderr and events.jsonl never see a URI's secrets */
+		char *clean = redact_text(msg.buf);
+		strbuf_free(&msg);
+		strbuf_append(&msg, clean);
+		free(clean);
+	}
 	if (s->journald)
 		/* structured: the journal gets the fields, and stderr would only repeat the message */
 		sd_journal_send("MESSAGE=%s", msg.buf, "PRIORITY=%d", level >= LOG_LEVEL_ERROR ? 3 : 6,

@@ -11,6 +11,7 @@
 #include "artifacts.h"
 #include "flinkconf.h"
 #include "jvm.h"
+#include "redact.h"
 #include "store.h"
 #include "sup.h"
 
@@ -280,14 +281,18 @@ static void fetch_failed(struct supervisor *s, const char *why, bool retry)
 {
 	int64_t retries = spec_int(s->spec, "flinklet.artifacts.retries");
 	if (retry && s->fetch.attempts <= retries) {
-		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", s->spec->job.jar_uri, why,
-		         s->fetch.attempts, (long long)retries);
+		char *shown = redact_uri(s->spec->job.jar_uri);
+		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", shown, why, s->fetch.attempts,
+		         (long long)retries);
+		free(shown);
 		s->fetch.active = true;
 		sup_arm(s, &s->fetch.retry, (usec_t)s->fetch.attempts * USEC_PER_SEC, on_fetch_retry);
 		return;
 	}
 	s->fetch.active = false;
-	char *err = xasprintf("unable to fetch the job's jar %s: %s", s->spec->job.jar_uri, why);
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	char *err = xasprintf("unable to fetch the job's jar %s: %s", shown, why);
+	free(shown);
 	status_set_string(&s->status.error, err);
 	sup_alert(s, "ArtifactFetchFailed", "%s", err);
 	free(err);
@@ -333,7 +338,9 @@ static void on_fetched(void *userdata, long code, const char *error)
 		return;
 	}
 	s->fetch.active = false;
-	sup_event(s, "ArtifactFetched", "fetched %s into %s", s->spec->job.jar_uri, s->jar.local_path);
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->jar.local_path);
+	free(shown);
 	if (launch_jvm(s) < 0)
 		sup_dispatch(s, EV_LAUNCH_FAILED);
 }
@@ -375,7 +382,9 @@ static void start_fetch(struct supervisor *s)
 	    .userpwd = s->jar.userpwd,
 	    .headers = (const char *const *)s->jar.headers.v,
 	};
-	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", s->spec->job.jar_uri, s->fetch.attempts);
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", shown, s->fetch.attempts);
+	free(shown);
 	if (rest_download(s->rest, &d, t->out, on_fetched, t) < 0) {
 		fclose(t->out);
 		unlink(t->tmp);

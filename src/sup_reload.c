@@ -169,6 +169,10 @@ void sup_reload(struct supervisor *s, const char *why)
 		return;
 	}
 	diags_free(&d);
+	config_warnings(n, &d); /* as at the start: a listener off loopback, jar upload or cancel turned on */
+	for (size_t i = 0; i < d.msgs.n; i++)
+		log_warn("%s", d.msgs.v[i]);
+	diags_free(&d);
 	sup_apply_state_override(s, n);
 	if (s->status.error && str_has_prefix(s->status.error, "configuration rejected"))
 		status_set_string(&s->status.error, NULL);

@@ -918,7 +918,7 @@ static int setup_loop(struct supervisor *s)
 	    (r = sd_event_add_signal(s->event, NULL, SIGQUIT, on_quit, s)) < 0 ||
 	    (r = sd_event_add_signal(s->event, NULL, SIGHUP, on_hup, s)) < 0)
 		return r;
-	char *url = xasprintf("http://127.0.0.1:%d", s->status.rest_port);
+	char *url = flinkconf_rest_url(s->spec);
 	r = rest_new(s->event, url, spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"), &s->rest);
 	free(url);
 	if (r < 0)

@@ -109,6 +109,9 @@ def test_savepoint_export_and_a_real_cluster_continue_the_job(tmp_path, flinklet
     conf = fd["spec"]["flinkConfiguration"]
     assert not [k for k in conf if k.startswith("flinklet.")]
     assert "execution.checkpointing.dir" not in conf, "the cluster's storage is not flinklet's volume"
+    loopback = {"rest.bind-address", "rest.address", "jobmanager.bind-host", "taskmanager.bind-host",
+                "web.submit.enable", "web.cancel.enable"} & set(conf)
+    assert not loopback, f"flinklet's loopback listeners are not the cluster's: {loopback}"
     assert conf["execution.checkpointing.interval"] == "1s"
     assert fd["spec"]["jobManager"]["resource"]["memory"] and fd["spec"]["taskManager"]["resource"]["memory"]
 

@@ -165,6 +165,12 @@ static void test_render_config(void **state)
 	assert_contains(conf, "\"execution.checkpointing.num-retained\": \"2\"\n");
 	assert_contains(conf, "\"execution.target\": \"local\"\n");
 	assert_contains(conf, "\"rest.port\": \"8081\"\n");
+	/* every listener of the JVM on loopback, no jar upload, no cancel button */
+	assert_contains(conf, "\"rest.bind-address\": \"127.0.0.1\"\n");
+	assert_contains(conf, "\"jobmanager.bind-host\": \"127.0.0.1\"\n");
+	assert_contains(conf, "\"taskmanager.bind-host\": \"127.0.0.1\"\n");
+	assert_contains(conf, "\"web.submit.enable\": \"false\"\n");
+	assert_contains(conf, "\"web.cancel.enable\": \"false\"\n");
 	assert_contains(conf, "\"taskmanager.numberOfTaskSlots\": \"2\"\n");
 	assert_contains(conf, "\"parallelism.default\": \"2\"\n");
 	/* user keys, unchanged */
@@ -501,6 +507,31 @@ static void test_rest_port(void **state)
 	spec_free(&s);
 }
 
+static void test_rest_url(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+	    {"", "http://127.0.0.1:8081"}, /* flinklet's default: 127.0.0.1 */
+	    {"rest.bind-address: 0.0.0.0", "http://127.0.0.1:8081"},
+	    {"rest.bind-address: \"::\"", "http://127.0.0.1:8081"},
+	    {"rest.bind-address: 127.0.0.2", "http://127.0.0.2:8081"},
+	    {"rest.bind-address: \"::1\"", "http://[::1]:8081"},
+	    {"web.address: 10.0.0.5", "http://10.0.0.5:8081"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *doc = xasprintf(
+		    "metadata: {name: j}\nspec:\n  flinkConfiguration: {%s}\n  job: {jarURI: /j.jar}\n", cases[i][0]);
+		struct spec s;
+		load(doc, &s);
+		char *url = flinkconf_rest_url(&s);
+		if (strcmp(url, cases[i][1]))
+			fail_msg("{%s}: got %s, want %s", cases[i][0], url, cases[i][1]);
+		free(url);
+		free(doc);
+		spec_free(&s);
+	}
+}
+
 /* ---- the Flink version from the jars ---- */
 
 static void touch(const char *dir, const char *name)
@@ -595,6 +626,7 @@ int main(void)
 	    cmocka_unit_test(test_jvm_options_and_homes),
 	    cmocka_unit_test(test_envp),
 	    cmocka_unit_test(test_rest_port),
+	    cmocka_unit_test(test_rest_url),
 	    cmocka_unit_test(test_detect_version),
 	    cmocka_unit_test(test_version_label),
 	};
