@@ -33,11 +33,27 @@ struct restore_scan {
 	bool first_start;
 };
 
+/* A snapshot whose _metadata is there but is not Flink's (truncated, foreign, not a regular file): not an
+ * incomplete one a crash left (those have no _metadata), a damaged one. */
+struct corrupt_point {
+	enum restore_kind kind;
+	char *path;
+	int64_t id;  /* from the chk-N name; -1 for a savepoint (its header is what cannot be read) */
+	usec_t time; /* mtime of _metadata */
+	char *why;
+};
+
 struct restore_list {
 	struct restore_point *v;
 	size_t n;
 	struct strv skipped; /* "why" lines for snapshots that were passed over */
+	struct corrupt_point *corrupt;
+	size_t ncorrupt;
+	size_t given_up; /* directories renamed *.unreadable by an earlier start (Flink could not read them) */
 };
+
+/* Whether c is newer than p (NULL: no restore point at all): by id when both are known, else by time. */
+bool corrupt_point_is_newer(const struct corrupt_point *c, const struct restore_point *p);
 
 /* Fills list, newest first: the highest checkpoint id first; on the same id a checkpoint before a
  * savepoint, then the newer _metadata, then the path. Recorded savepoints of another job id (an earlier

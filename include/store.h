@@ -36,6 +36,9 @@ int store_lock_held(const char *state_dir);
  * Returns 0 or -errno. */
 int store_job_id(const char *state_dir, char ret[33]);
 
+/* fsyncs the directory that holds path (after a rename in it). Returns 0 or -errno. */
+int fsync_parent(const char *path);
+
 /* Appends one line (a JSON object without the newline) to <state_dir>/events.jsonl and fsyncs it; a
  * failed append leaves the file as it was (a partial line is cut off again). */
 int store_append_event(const char *state_dir, const char *json_line);

@@ -78,6 +78,7 @@ struct supervisor {
 	/* the dispatch: events raised while an action runs wait here, in order */
 	bool dispatching;
 	enum sup_event current_event; /* the event whose action runs */
+	bool launch_fatal;            /* the launch failed for good (a rewind the configuration forbids): FAILED */
 	bool demotion_said;           /* status.error holds a demotion: kept once the job runs */
 	enum sup_event queue[16];
 	unsigned queue_head, queue_len;
@@ -87,6 +88,7 @@ struct supervisor {
 	usec_t stop_requested_at, stop_deadline;
 	int stop_signal;
 	bool stop_had_jvm, jvm_force_killed;
+	bool jvm_kill_sent; /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	sd_event_source *stop_wait_timer;
 
 	/* health */
@@ -203,6 +205,10 @@ const char *sup_invariant_violation(const struct supervisor *s);
 usec_t sup_grace_period(struct supervisor *s);
 
 /* sup_launch.c */
+/* Renames a restore point that was given up to <dir>.unreadable (kept for a look; out of Flink's way, which
+ * writes the next checkpoint of that id into its place, and out of the next flinklet's scan): checkpoints, and
+ * savepoints of flinklet's own savepoint directory; a savepoint from elsewhere is not flinklet's to move. */
+void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point);
 int sup_launch(struct supervisor *s); /* 0: the JVM runs, or its jar is being fetched first */
 void sup_fetch_cancel(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);

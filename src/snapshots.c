@@ -73,12 +73,26 @@ static void add_point(struct restore_list *list, enum restore_kind kind, const c
 	list->v[list->n++] = (struct restore_point){kind, xstrdup(path), id, time, initial};
 }
 
-static void consider(struct restore_list *list, enum restore_kind kind, const char *path, bool initial)
+static void consider(struct restore_list *list, enum restore_kind kind, const char *path, bool initial, int64_t name_id)
 {
 	int64_t id = -1;
 	usec_t time = 0;
 	char *why = NULL;
 	int r = snapshot_check(path, &id, &time, &why);
+	bool seen = false;
+	for (size_t i = 0; i < list->ncorrupt && !seen; i++)
+		seen = !strcmp(list->corrupt[i].path, path);
+	if (r == -EBADMSG && !seen) {
+		struct stat st;
+		char *meta = path_join(path, "_metadata");
+		usec_t mtime = lstat(meta, &st) == 0
+		                   ? (usec_t)st.st_mtim.tv_sec * USEC_PER_SEC + (usec_t)st.st_mtim.tv_nsec / 1000
+		                   : 0;
+		free(meta);
+		list->corrupt = xrealloc(list->corrupt, (list->ncorrupt + 1) * sizeof(*list->corrupt));
+		list->corrupt[list->ncorrupt++] =
+		    (struct corrupt_point){kind, xstrdup(path), name_id, mtime, xstrdup(why)};
+	}
 	if (r < 0) {
 		/* said, incomplete checkpoints too: scans run while no JVM writes, so one is what a crash in the
 		 * middle of a checkpoint left (the JVM may write a new checkpoint of that id into it later) */
@@ -120,16 +134,21 @@ static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind,
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
+		int64_t name_id = -1;
+		if (ends_with(de->d_name, ".unreadable")) {
+			list->given_up++; /* given up by an earlier start (Flink could not read it): kept for a look */
+			continue;
+		}
 		if (kind == RESTORE_CHECKPOINT) {
 			const char *n = de->d_name + strlen(prefix);
 			char *end;
-			if (!*n || strtoll(n, &end, 10) < 0 || *end)
+			long long v = strtoll(n, &end, 10);
+			if (!*n || v < 0 || *end)
 				continue;
-		} else if (ends_with(de->d_name, ".unreadable")) {
-			continue; /* given up by an earlier start (Flink could not read it): kept for a look */
+			name_id = v;
 		}
 		char *path = path_join(dir, de->d_name);
-		consider(list, kind, path, false);
+		consider(list, kind, path, false, name_id);
 		free(path);
 	}
 	closedir(d);
@@ -176,7 +195,7 @@ int restore_points_scan(const struct restore_scan *scan, struct restore_list *li
 				strv_push_take(&list->skipped,
 				               xasprintf("skipped recorded savepoint %s: %s", p, strerror(errno)));
 			else if (is_job_savepoint(p, prefix))
-				consider(list, RESTORE_SAVEPOINT, p, false);
+				consider(list, RESTORE_SAVEPOINT, p, false, -1);
 			/* else one of an earlier job id (before a stateless start): its ids count from another
 			 * start, so comparing them with this job's would be meaningless; it is not this job's */
 		}
@@ -185,7 +204,7 @@ int restore_points_scan(const struct restore_scan *scan, struct restore_list *li
 	if (scan->first_start && scan->initial_savepoint && list->n == 0) {
 		char *p = local_path_from_uri(scan->initial_savepoint);
 		if (p)
-			consider(list, RESTORE_SAVEPOINT, p, true);
+			consider(list, RESTORE_SAVEPOINT, p, true, -1);
 		free(p);
 	}
 	if (list->n > 1)
@@ -199,7 +218,21 @@ void restore_list_free(struct restore_list *list)
 		free(list->v[i].path);
 	free(list->v);
 	strv_free(&list->skipped);
+	for (size_t i = 0; i < list->ncorrupt; i++) {
+		free(list->corrupt[i].path);
+		free(list->corrupt[i].why);
+	}
+	free(list->corrupt);
 	memset(list, 0, sizeof(*list));
+}
+
+bool corrupt_point_is_newer(const struct corrupt_point *c, const struct restore_point *p)
+{
+	if (!p)
+		return true;
+	if (c->id >= 0 && p->id >= 0)
+		return c->id > p->id;
+	return c->time > p->time;
 }
 
 /* The complete savepoints of the job in dir, newest first. */

@@ -58,7 +58,7 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-static int fsync_parent(const char *path)
+int fsync_parent(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");

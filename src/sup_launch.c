@@ -25,6 +25,32 @@ static bool strv_contains(const struct strv *v, const char *s)
 	return false;
 }
 
+void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
+{
+	size_t splen = strlen(s->sp_dir);
+	if (kind != RESTORE_CHECKPOINT &&
+	    !(!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/')))
+		return;
+	char *aside = xasprintf("%s.unreadable", point);
+	if (rename(point, aside) < 0)
+		log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
+	else
+		fsync_parent(aside);
+	free(aside);
+}
+
+/* A launch that must not happen: the restore point it would use is older than one that is damaged (with
+ * flinklet.restore.fallback: never), or every restore point of the job was given up (never start empty
+ * then: that is the furthest rewind of all). The status says why; the supervisor goes FAILED. */
+static int refuse_launch(struct supervisor *s, char *why)
+{
+	status_set_string(&s->status.error, why);
+	sup_alert(s, "RestoreFailed", "%s", why);
+	free(why);
+	s->launch_fatal = true;
+	return -ENOTRECOVERABLE;
+}
+
 /* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
  * failed to restore, never empty while one exists. */
 static int choose_restore_point(struct supervisor *s)
@@ -61,6 +87,34 @@ static int choose_restore_point(struct supervisor *s)
 		          list.v[0].path);
 		strv_free(&s->failed_restore_points);
 		pick = &list.v[0];
+	}
+	/* a damaged snapshot newer than the pick: skipping it is a rewind, said like a demotion */
+	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
+	bool never = fallback && !strcmp(fallback, "never");
+	for (size_t i = 0; r == 0 && i < list.ncorrupt; i++) {
+		const struct corrupt_point *c = &list.corrupt[i];
+		if (!corrupt_point_is_newer(c, pick))
+			continue;
+		if (never) {
+			char *why = xasprintf("%s %s is damaged (%s) and newer than %s; flinklet.restore.fallback is "
+			                      "never: not rewinding job %s to an older restore point",
+			                      restore_kind_to_string(c->kind), c->path, c->why,
+			                      pick ? pick->path : "any other restore point", s->job_id);
+			restore_list_free(&list);
+			return refuse_launch(s, why);
+		}
+		sup_put_aside(s, c->kind, c->path);
+		free(s->demoted_note);
+		s->demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
+		                            restore_kind_to_string(c->kind), c->path, c->why);
+	}
+	if (r == 0 && !pick && (list.given_up > 0 || s->failed_restore_points.n > 0)) {
+		char *why = xasprintf("every restore point of job %s was given up (renamed *.unreadable in %s and %s): "
+		                      "not starting it empty, which would rewind it to nothing; look at them, then "
+		                      "rename one back or remove them to start the job empty",
+		                      s->job_id, s->ckpt_dir, s->sp_dir);
+		restore_list_free(&list);
+		return refuse_launch(s, why);
 	}
 	free(s->restore_path);
 	s->restore_path = pick ? xstrdup(pick->path) : NULL;

@@ -202,6 +202,12 @@ static enum sup_state act_stop(struct supervisor *s, enum stop_purpose purpose)
 
 static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 {
+	if (s->launch_fatal) {
+		/* the launch must not happen at all (sup_launch said why in the status): no retry */
+		s->launch_fatal = false;
+		sup_set_job_state(s, "FAILED");
+		return SUP_FAILED;
+	}
 	usec_t now = now_monotonic();
 	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period"))
 		s->consecutive_failures = 0;
@@ -292,6 +298,7 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 {
 	s->backoff_timer = sup_disarm(s->backoff_timer);
 	s->stop_savepoint_sent = false;
+	s->jvm_kill_sent = false;
 	s->status.jvm_restarts++;
 	if (s->launched != s->spec) {
 		spec_free(s->launched);
@@ -405,17 +412,7 @@ static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next
 		return SUP_FAILED;
 	}
 	strv_push(&s->failed_restore_points, point);
-	size_t splen = strlen(s->sp_dir);
-	if (s->restore_kind == RESTORE_CHECKPOINT ||
-	    (!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/'))) {
-		/* out of the way, kept for a look: Flink writes the next checkpoint of that id into its place, and
-		 * a savepoint of flinklet's own directory would otherwise be tried again by the next flinklet (the
-		 * list of failed points lives in memory); a savepoint from elsewhere is not flinklet's to move */
-		char *aside = xasprintf("%s.unreadable", point);
-		if (rename(point, aside) < 0)
-			log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
-		free(aside);
-	}
+	sup_put_aside(s, s->restore_kind, point);
 	free(s->demoted_note);
 	s->demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
 	sup_alert(s, "RestoreFailed",
@@ -492,8 +489,10 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_RESTART:
 		return act_restart(s, next);
 	case ACT_KILL_JVM:
-		if (s->jvm_pid > 0)
+		if (s->jvm_pid > 0) {
+			s->jvm_kill_sent = true;
 			jvm_signal(s->jvm_pid, SIGKILL);
+		}
 		return next;
 	case ACT_LAUNCH:
 	case ACT_RELAUNCH:
@@ -622,8 +621,8 @@ const char *sup_invariant_violation(const struct supervisor *s)
 	case SUP_STARTING:
 		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer))
 			return "STARTING without a JVM, a fetch or a timer";
-		if (jvm && !armed(s->startup_timer))
-			return "STARTING with a JVM but no startup timer";
+		if (jvm && !armed(s->startup_timer) && !s->jvm_kill_sent)
+			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
 		return NULL;
 	case SUP_RUNNING:
 		return jvm ? NULL : "RUNNING without a JVM";
@@ -645,6 +644,9 @@ const char *sup_invariant_violation(const struct supervisor *s)
 	case SUP_FINISHED:
 	case SUP_FAILED:
 	case SUP_STOPPED:
+		/* after the shutdown budget: SIGKILL sent, flinklet exits without waiting for the reap */
+		if (jvm && s->state == SUP_STOPPED && s->jvm_force_killed)
+			return NULL;
 		return jvm ? "a JVM runs in a state without one" : NULL;
 	default:
 		return "an unknown state";

@@ -330,3 +330,9 @@ def test_every_kind_of_broken_snapshot_is_skipped_with_an_event(flinklets):
     }
     for what, (where, why) in expect.items():
         assert any(where in m and why in m for m in said), f"{what}: no event in {said}"
+    # skipping a damaged point newer than the restore is a rewind: said like a demotion, and put aside (Flink's
+    # next checkpoint of that id would collide with its _metadata)
+    demoted = [e["message"] for e in g.events() if e["type"] == "RestorePointDemoted"]
+    assert any(f"chk-{newest}" in m and f"chk-{previous}" in m and "repeated" in m for m in demoted), demoted
+    assert f"chk-{newest}" in (g.status()["error"] or ""), g.status()["error"]
+    assert os.path.isdir(os.path.join(jobdir, f"chk-{newest}.unreadable"))

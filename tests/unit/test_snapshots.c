@@ -320,7 +320,38 @@ static void test_scan_corrupt_metadata_is_skipped(void **state)
 	assert_contains(why, "skipped savepoint ");
 	assert_not_contains(why, good);
 	free(why);
+	/* damaged (a _metadata that is there but not Flink's), as opposed to incomplete (none: a crash in the
+	 * middle of a checkpoint) or not flinklet's business (a symbolic link): the candidates of a rewind */
+	assert_int_equal(list.ncorrupt, 5);
+	size_t seen = 0;
+	for (size_t i = 0; i < list.ncorrupt; i++) {
+		const struct corrupt_point *c = &list.corrupt[i];
+		assert_null(strstr(c->path, "chk-5"));
+		assert_null(strstr(c->path, "ba9876543210"));
+		if (!strcmp(c->path, bad_magic)) {
+			assert_int_equal(c->id, 9); /* from the name: the header is what cannot be read */
+			assert_true(corrupt_point_is_newer(c, &list.v[0]));
+			seen++;
+		} else if (!strcmp(c->path, sp_bad)) {
+			assert_int_equal(c->kind, RESTORE_SAVEPOINT);
+			assert_int_equal(c->id, -1);
+			/* no id to compare: the time decides, and it is newer than the good checkpoint's */
+			assert_true(corrupt_point_is_newer(c, &list.v[0]));
+			seen++;
+		}
+		assert_true(corrupt_point_is_newer(c, NULL));
+	}
+	assert_int_equal(seen, 2);
 	restore_list_free(&list);
+
+	/* put aside by an earlier start: counted, never restored from */
+	char *aside = xasprintf("%s.unreadable", bad_magic);
+	assert_int_equal(rename(bad_magic, aside), 0);
+	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
+	assert_int_equal(list.given_up, 1);
+	assert_int_equal(list.ncorrupt, 4);
+	restore_list_free(&list);
+	free(aside);
 
 	free(good);
 	free(bad_magic);
