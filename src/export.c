@@ -24,6 +24,7 @@ static bool leave_out(const struct conf_entry *e)
 	    "execution.checkpointing.savepoint-dir",
 	    "parallelism.default",
 	    "taskmanager.numberOfTaskSlots",
+	    "web.refresh-interval",
 	    NULL,
 	};
 	for (size_t i = 0; derived[i]; i++)
