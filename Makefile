@@ -171,8 +171,8 @@ fuzz-smoke:
 	@tests/fuzz/run.sh "$(MAKE)" "$(BUILD)" "$(FUZZ_CC)" $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
-# BENCH: which ones (footprint recovery shutdown autoscaler http, or all); each prints its figures and one table at
-# the end. They measure side by side in one run and assert no timing.
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup, or all); each prints its figures and one
+# table at the end. They measure side by side in one run and assert no timing.
 BENCH ?= all
 bench: all flink-lib jobs
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \

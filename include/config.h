@@ -122,7 +122,7 @@ struct option_def {
 	const char *key;
 	enum opt_type type;
 	const char *def;         /* default, NULL: none */
-	int64_t min, max;        /* OPT_INT range; OPT_DURATION: min > 0 is the least value in seconds */
+	int64_t min, max;        /* OPT_INT range; OPT_DURATION: min is the shortest in ms (0: none) */
 	const char *enum_values; /* OPT_ENUM: comma-separated */
 	const char *doc;
 };

@@ -23,6 +23,12 @@ int rest_new(sd_event *event, const char *base_url, usec_t timeout, struct rest 
 void rest_free(struct rest *r);
 /* Starts one request; cb runs from the event loop when it completes. body may be NULL. */
 int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata);
+/* The same with its own timeout (connecting and the whole request), instead of the one given to rest_new
+ * (0: that one). */
+int rest_request_within(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
+                        rest_cb cb, void *userdata);
+/* Whether the error a callback got says the request ran out of time (rather than, say, a refused connection). */
+bool rest_error_is_timeout(const char *error);
 /* A download over https (only: TLS verified, redirects to https only) into out; cb runs with the HTTP
  * status (0 and error set when it failed). */
 typedef void (*rest_download_cb)(void *userdata, long http_status, const char *error);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "pollchain.h"
 #include "rest.h"
 #include "snapshots.h"
 #include "status.h"
@@ -49,8 +50,8 @@ struct supervisor {
 
 	pid_t jvm_pid;
 	struct jvmout *jvm_out; /* the JVM's stdout and stderr (sup_launch.c) */
-	unsigned launch_gen, poll_gen;
-	bool poll_in_flight;
+	unsigned launch_gen;
+	struct poll_chains polls; /* the polls of Flink's REST API in flight (sup_poll.c) */
 	struct rest *rest;
 	sd_event_source *poll_timer, *startup_timer, *backoff_timer, *kill_timer, *deadline_timer;
 	sd_event_source *savepoint_timer, *savepoint_poll_timer;
@@ -216,6 +217,10 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 /* sup_poll.c */
 int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata);
 void sup_poll_now(struct supervisor *s); /* a job-details poll at once (a stop while STARTING asks Flink) */
+/* A JVM was launched: the next poll one startup poll interval from now, with fresh request timeouts. */
+void sup_poll_launched(struct supervisor *s);
+/* flinklet.rest.startup-poll-interval while a JVM starts (STARTING, STOP_PENDING), else flinklet.rest.poll-interval. */
+usec_t sup_poll_interval(const struct supervisor *s);
 
 /* sup_snapshot.c */
 int sup_start_stop_with_savepoint(struct supervisor *s);

@@ -31,7 +31,7 @@ const struct option_def flinklet_options[] = {
     {"flinklet.http.max-connections-per-ip", OPT_INT, "16", 0, 10000, NULL,
      "Open connections from one client address the HTTP endpoint keeps at most; one more is closed at once "
      "(0: no per-address limit)."},
-    {"flinklet.http.connection-timeout", OPT_DURATION, "10 s", 1, 0, NULL,
+    {"flinklet.http.connection-timeout", OPT_DURATION, "10 s", 1000, 0, NULL,
      "An HTTP connection without any traffic for this long is closed (at least 1 s)."},
     {"flinklet.flink.home", OPT_PATH, NULL, 0, 0, NULL,
      "Flink installation whose lib/ holds the jars. Default: --flink-home, else $FLINK_HOME, else /opt/flink."},
@@ -41,8 +41,11 @@ const struct option_def flinklet_options[] = {
      "Extra JVM options, split on white space, appended after the ones flinklet derives."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
-    {"flinklet.rest.poll-interval", OPT_DURATION, "2 s", 0, 0, NULL,
+    {"flinklet.rest.poll-interval", OPT_DURATION, "2 s", 10, 0, NULL,
      "How often the supervisor asks Flink's REST API for the job's state and checkpoints."},
+    {"flinklet.rest.startup-poll-interval", OPT_DURATION, "200 ms", 10, 0, NULL,
+     "How often it asks while a JVM starts, until the job is RUNNING (also while a stop waits for RUNNING to "
+     "take its savepoint); each request then times out after three quarters of it, longer while they run out."},
     {"flinklet.shutdown.timeout", OPT_DURATION, "25 s", 0, 0, NULL,
      "The whole budget from SIGTERM to exit (fits Kubernetes' default 30 s grace period)."},
     {"flinklet.jvm.stop-grace-period", OPT_DURATION, "10 s", 0, 0, NULL,
@@ -127,6 +130,7 @@ static const char *const key_aliases[][4] = {
     {"state.backend.type", "state.backend", NULL, NULL},
     {"rest.port", "web.port", "jobmanager.web.port", NULL},
     {"rest.bind-address", "web.address", "jobmanager.web.address", NULL},
+    {"web.refresh-interval", "jobmanager.web.refresh-interval", NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

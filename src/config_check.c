@@ -40,8 +40,9 @@ static void check_option(struct spec *s, struct conf_entry *e, const struct opti
 		if (parse_duration(v, &us) < 0)
 			diags_add(d, &e->loc, field, "must be a duration such as 10 s, 500 ms or 2 min (got \"%s\")",
 			          v);
-		else if (o->min > 0 && us < (usec_t)o->min * USEC_PER_SEC)
-			diags_add(d, &e->loc, field, "must be at least %lld s (got \"%s\")", (long long)o->min, v);
+		else if (o->min > 0 && us < (usec_t)o->min * USEC_PER_MSEC)
+			diags_add(d, &e->loc, field, "must be at least %lld %s (got \"%s\")",
+			          (long long)(o->min % 1000 ? o->min : o->min / 1000), o->min % 1000 ? "ms" : "s", v);
 		break;
 	case OPT_INT:
 		if (parse_int64(v, &i) < 0)
@@ -388,6 +389,11 @@ int config_finalize(struct spec *s, struct diags *d)
 	set_default(s, "taskmanager.bind-host", "127.0.0.1");
 	set_default(s, "web.submit.enable", "false");
 	set_default(s, "web.cancel.enable", "false");
+	/* Flink's REST handlers keep a job's ExecutionGraph (what GET /jobs/:id answers from) for
+	 * web.refresh-interval (default 3 s, RestHandlerConfiguration -> DefaultExecutionGraphCache): that long
+	 * the supervisor would not see a job that is RUNNING already. A plain number is milliseconds both to
+	 * Flink 2.x (a duration) and to 1.20 (a long). It is the web UI's refresh interval too. */
+	set_default(s, "web.refresh-interval", "200");
 	if (spec_bool(s, "job.autoscaler.enabled")) {
 		/* in-place rescaling needs the adaptive scheduler and spare slots: as many as the autoscaler may
 		 * use, max(parallelism, min(vertex.max-parallelism, 2 x CPUs)) */

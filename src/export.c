@@ -31,6 +31,7 @@ static bool leave_out(const struct conf_entry *e)
 	    "taskmanager.bind-host",
 	    "web.submit.enable",
 	    "web.cancel.enable",
+	    "web.refresh-interval",
 	    NULL,
 	};
 	for (size_t i = 0; derived[i]; i++)

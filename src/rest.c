@@ -121,6 +121,8 @@ static void check_done(struct rest *r)
 				err = "response is not JSON";
 		} else {
 			err = q->too_large ? "response too large" : (q->error[0] ? q->error : curl_easy_strerror(res));
+			if (res == CURLE_OPERATION_TIMEDOUT && !rest_error_is_timeout(err))
+				err = curl_easy_strerror(res); /* rest_error_is_timeout() knows it by its words */
 		}
 		q->cb(q->userdata, code, json, err);
 		cJSON_Delete(json);
@@ -203,7 +205,8 @@ int rest_new(sd_event *event, const char *base_url, usec_t timeout, struct rest 
 	r->base_url = xstrdup(base_url);
 	r->timeout = timeout;
 	r->multi = curl_multi_init();
-	int q = sd_event_add_time(event, &r->timer, CLOCK_MONOTONIC, UINT64_MAX, 0, on_timer, r);
+	/* curl's timeouts on time to the millisecond (sd-event's default accuracy is 250 ms) */
+	int q = sd_event_add_time(event, &r->timer, CLOCK_MONOTONIC, UINT64_MAX, USEC_PER_MSEC, on_timer, r);
 	if (!r->multi || q < 0) {
 		rest_free(r);
 		return q < 0 ? q : -ENOMEM;
@@ -309,10 +312,23 @@ int rest_download(struct rest *r, const struct download *d, FILE *out, rest_down
 	return req_start(r, q);
 }
 
+bool rest_error_is_timeout(const char *error)
+{
+	/* curl's own words: "Operation timed out after ...", "Connection timed out after ...", or its
+	 * curl_easy_strerror(CURLE_OPERATION_TIMEDOUT) "Timeout was reached" when the error buffer is empty */
+	return error && (strstr(error, "timed out") || strstr(error, "Timeout was reached"));
+}
+
 int rest_request(struct rest *r, const char *method, const char *path, const char *body, rest_cb cb, void *userdata)
 {
+	return rest_request_within(r, method, path, body, 0, cb, userdata);
+}
+
+int rest_request_within(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
+                        rest_cb cb, void *userdata)
+{
 	char *url = xasprintf("%s%s", r->base_url, path);
-	struct req *q = req_new(r, url, r->timeout, userdata);
+	struct req *q = req_new(r, url, timeout ? timeout : r->timeout, userdata);
 	free(url);
 	if (!q)
 		return -ENOMEM;

@@ -303,6 +303,7 @@ static int launch_jvm(struct supervisor *s)
 	s->jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
 	s->jvm_pid = pid;
 	s->launch_gen++;
+	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
 	s->last_rest_ok = 0;
 	s->zero_slot_polls = 0;

@@ -1,7 +1,9 @@
 /* sup_poll: following the job through Flink's REST API, one request chain per poll interval: the job's
  * details (state, tasks), its checkpoint statistics, the cluster overview, and with the operator's health
- * check on, the restart count. Feeds EV_JOB_RUNNING and EV_UNHEALTHY to the lifecycle table. Replies from
- * an earlier JVM (launch generation) are ignored. */
+ * check on, the restart count. Feeds EV_JOB_RUNNING and EV_UNHEALTHY to the lifecycle table. Until the job
+ * is RUNNING the polls come every flinklet.rest.startup-poll-interval, with short request timeouts, and a
+ * chain still in flight does not hold the next one back (up to POLL_CHAINS_MAX at once, include/pollchain.h).
+ * Answers of a chain that a newer one overtook, or of an earlier JVM (launch generation), are not used. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +17,40 @@ static int64_t count_of(const cJSON *j)
 	return cJSON_IsNumber(j) ? double_to_i64(j->valuedouble, 0, INT64_C(1) << 53, -1) : -1;
 }
 
-static bool poll_current(struct supervisor *s)
+/* The chain's answers may still be used: the JVM it asked runs, and no newer chain overtook it. */
+static bool chain_current(struct supervisor *s, struct poll_chain *c)
 {
-	return s->poll_gen == s->launch_gen && s->jvm_pid > 0;
+	return s->jvm_pid > 0 && poll_chain_current(&s->polls, c, s->launch_gen);
+}
+
+static bool same_launch(struct supervisor *s, struct poll_chain *c)
+{
+	return s->jvm_pid > 0 && c->gen == s->launch_gen;
+}
+
+static void chain_end(struct supervisor *s, struct poll_chain *c)
+{
+	poll_chain_end(&s->polls, c);
+}
+
+/* The chain's next request; a request that cannot be sent ends it. */
+static void chain_next(struct supervisor *s, struct poll_chain *c, const char *path, rest_cb cb)
+{
+	if (rest_request_within(s->rest, "GET", path, NULL, c->timeout, cb, c) < 0)
+		chain_end(s, c);
+}
+
+/* What a request of a chain of this JVM came to, for the timeouts of the next ones. */
+static void chain_outcome(struct supervisor *s, struct poll_chain *c, long code, const char *error)
+{
+	if (same_launch(s, c))
+		poll_request_outcome(&s->polls, !code && rest_error_is_timeout(error), code != 0);
+}
+
+/* Until the job is RUNNING (and while a stop waits for RUNNING to take its savepoint), a JVM is polled often. */
+static bool polled_for_startup(const struct supervisor *s)
+{
+	return s->jvm_pid > 0 && (s->state == SUP_STARTING || s->state == SUP_STOP_PENDING);
 }
 
 static void health_unhealthy(struct supervisor *s, const char *why)
@@ -36,9 +69,12 @@ static bool job_state_terminal(const char *st)
 
 static void on_restart_metric(void *userdata, long code, cJSON *body, const char *error)
 {
-	struct supervisor *s = userdata;
-	s->poll_in_flight = false;
-	if (!poll_current(s) || code != 200 || !cJSON_IsArray(body))
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	bool current = chain_current(s, c);
+	chain_end(s, c);
+	if (!current || code != 200 || !cJSON_IsArray(body))
 		return;
 	const cJSON *m;
 	int64_t value = -1;
@@ -92,9 +128,11 @@ static usec_t checkpoint_progress_window(const struct spec *spec)
 
 static void on_overview(void *userdata, long code, cJSON *body, const char *error)
 {
-	struct supervisor *s = userdata;
-	if (!poll_current(s) || code != 200 || !body) {
-		s->poll_in_flight = false;
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	if (!chain_current(s, c) || code != 200 || !body) {
+		chain_end(s, c);
 		return;
 	}
 	const cJSON *tms = cJSON_GetObjectItemCaseSensitive(body, "taskmanagers");
@@ -117,25 +155,26 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 			                      (unsigned long long)(window / USEC_PER_SEC));
 			health_unhealthy(s, why);
 			free(why);
-			s->poll_in_flight = false;
+			chain_end(s, c);
 			return;
 		}
 	}
 	if (enabled && s->state == SUP_RUNNING) {
 		char *path = xasprintf("/jobs/%s/metrics?get=numRestarts,fullRestarts", s->job_id);
-		if (rest_request(s->rest, "GET", path, NULL, on_restart_metric, s) < 0)
-			s->poll_in_flight = false;
+		chain_next(s, c, path, on_restart_metric);
 		free(path);
 		return;
 	}
-	s->poll_in_flight = false;
+	chain_end(s, c);
 }
 
 static void on_checkpoints(void *userdata, long code, cJSON *body, const char *error)
 {
-	struct supervisor *s = userdata;
-	if (!poll_current(s)) {
-		s->poll_in_flight = false;
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	if (!chain_current(s, c)) {
+		chain_end(s, c);
 		return;
 	}
 	if (code == 200 && body) {
@@ -167,8 +206,7 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		}
 		sup_write_status(s);
 	}
-	if (rest_request(s->rest, "GET", "/overview", NULL, on_overview, s) < 0)
-		s->poll_in_flight = false;
+	chain_next(s, c, "/overview", on_overview);
 }
 
 static void record_vertices(struct supervisor *s, const cJSON *vertices)
@@ -199,14 +237,18 @@ static void record_vertices(struct supervisor *s, const cJSON *vertices)
 }
 
 /* Says what Flink's REST API answered when it was not a job's details, once per distinct problem. A refused
- * connection while the JVM starts is expected (its REST server is not up yet) and only logged at debug. */
-static void report_rest_problem(struct supervisor *s, long code, const char *error)
+ * connection while the JVM starts is expected (its REST server is not up yet) and only logged at debug; a
+ * request that ran out of its short startup timeout is said at info, once. */
+static void report_rest_problem(struct supervisor *s, struct poll_chain *c, long code, const char *error)
 {
 	if (code == 404)
 		return; /* the job is not submitted yet */
+	bool timed_out = !code && rest_error_is_timeout(error);
+	/* a timeout is one problem whatever its length (the startup timeouts change) */
 	char *what =
 	    code ? xasprintf("GET /jobs/%s answered %ld%s%s", s->job_id, code, error ? ": " : "", error ? error : "")
-	         : xasprintf("GET /jobs/%s: %s", s->job_id, error ? error : "no answer");
+	    : timed_out ? xasprintf("GET /jobs/%s: timed out", s->job_id)
+	                : xasprintf("GET /jobs/%s: %s", s->job_id, error ? error : "no answer");
 	bool refused = !code && error &&
 	               (strstr(error, "Connection refused") || strstr(error, "Couldn't connect") ||
 	                strstr(error, "Failed to connect"));
@@ -215,8 +257,15 @@ static void report_rest_problem(struct supervisor *s, long code, const char *err
 		return;
 	}
 	status_set_string(&s->last_rest_problem, what);
-	if (refused && s->state == SUP_STARTING)
+	bool starting = s->state == SUP_STARTING || s->state == SUP_STOP_PENDING;
+	if (refused && starting)
 		log_debug("Flink REST not reachable yet: %s", what);
+	else if (timed_out && starting)
+		log_info("Flink's REST API is still coming up: %s (after %llu ms); the next polls go out regardless",
+		         what, (unsigned long long)(c->timeout / USEC_PER_MSEC));
+	else if (timed_out)
+		log_warn("Flink's REST API: %s (after %llu ms)", what,
+		         (unsigned long long)(c->timeout / USEC_PER_MSEC));
 	else
 		log_warn("Flink's REST API: %s", what);
 	free(what);
@@ -224,16 +273,22 @@ static void report_rest_problem(struct supervisor *s, long code, const char *err
 
 static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
 {
-	struct supervisor *s = userdata;
-	if (!poll_current(s) || code != 200 || !body) {
-		s->poll_in_flight = false;
-		if (poll_current(s))
-			report_rest_problem(s, code, error);
-		if (code != 0)
-			s->last_rest_ok = now_monotonic();
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	/* any answer of this JVM's REST API, even an overtaken one, says it is not hung */
+	if (code != 0 && same_launch(s, c))
+		s->last_rest_ok = now_monotonic();
+	if (!chain_current(s, c) || code != 200 || !body) {
+		if (chain_current(s, c))
+			report_rest_problem(s, c, code, error);
+		chain_end(s, c);
 		return;
 	}
-	s->last_rest_ok = now_monotonic();
+	if (!poll_chain_take_details(&s->polls, c, s->launch_gen)) {
+		chain_end(s, c);
+		return;
+	}
 	status_set_string(&s->last_rest_problem, NULL);
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(body, "state");
 	const cJSON *start = cJSON_GetObjectItemCaseSensitive(body, "start-time");
@@ -268,21 +323,27 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	/* every task running; a source subtask that got no split (or a bounded one) is FINISHED, not missing */
 	if (consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
 		sup_dispatch(s, EV_JOB_RUNNING);
-	if (job_state_terminal(st) || !poll_current(s)) {
-		/* a terminal job ends its JVM by itself; it is never restarted by a health check */
-		s->poll_in_flight = false;
+	if (job_state_terminal(st) || !chain_current(s, c) || polled_for_startup(s)) {
+		/* a terminal job ends its JVM by itself; it is never restarted by a health check. Until the job
+		 * runs, its details are all that matters: the frequent startup polls ask nothing else */
+		chain_end(s, c);
 		return;
 	}
 	char *path = xasprintf("/jobs/%s/checkpoints", s->job_id);
-	if (rest_request(s->rest, "GET", path, NULL, on_checkpoints, s) < 0)
-		s->poll_in_flight = false;
+	chain_next(s, c, path, on_checkpoints);
 	free(path);
+}
+
+usec_t sup_poll_interval(const struct supervisor *s)
+{
+	return spec_duration(s->spec, polled_for_startup(s) ? "flinklet.rest.startup-poll-interval"
+	                                                    : "flinklet.rest.poll-interval");
 }
 
 int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	usec_t interval = spec_duration(s->spec, "flinklet.rest.poll-interval");
+	usec_t interval = sup_poll_interval(s);
 	sd_event_source_set_time(src, now_monotonic() + interval);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 	sup_check_volume(s);
@@ -297,22 +358,41 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 		free(why);
 		return 0;
 	}
-	if (s->poll_in_flight)
+	bool startup = polled_for_startup(s);
+	usec_t timeout = poll_request_timeout(&s->polls, startup, interval,
+	                                      spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"));
+	struct poll_chain *c = poll_chain_start(&s->polls, s, s->launch_gen, timeout, now_monotonic());
+	if (!c) {
+		log_debug("%d polls of Flink's REST API still in flight: this one is skipped", POLL_CHAINS_MAX);
 		return 0;
-	s->poll_gen = s->launch_gen;
+	}
 	char *path = xasprintf("/jobs/%s", s->job_id);
-	if (rest_request(s->rest, "GET", path, NULL, on_job_details, s) == 0)
-		s->poll_in_flight = true;
+	chain_next(s, c, path, on_job_details);
 	free(path);
 	return 0;
 }
 
-void sup_poll_now(struct supervisor *s)
+static void poll_at(struct supervisor *s, usec_t when)
 {
-	if (s->poll_timer) {
-		sd_event_source_set_time(s->poll_timer, now_monotonic());
-		sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
-	}
+	if (!s->poll_timer)
+		return;
+	int enabled = SD_EVENT_OFF;
+	uint64_t due = 0;
+	if (sd_event_source_get_enabled(s->poll_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+	    sd_event_source_get_time(s->poll_timer, &due) >= 0 && due <= when)
+		return; /* due sooner already */
+	sd_event_source_set_time(s->poll_timer, when);
+	sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
 }
 
-/* ---- stop-with-savepoint ---- */
+void sup_poll_now(struct supervisor *s)
+{
+	poll_at(s, now_monotonic());
+}
+
+void sup_poll_launched(struct supervisor *s)
+{
+	poll_chains_new_launch(&s->polls);
+	/* (the state may not say STARTING yet: the launch is an action of the transition into it) */
+	poll_at(s, now_monotonic() + spec_duration(s->spec, "flinklet.rest.startup-poll-interval"));
+}

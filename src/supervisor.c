@@ -925,8 +925,10 @@ static int setup_loop(struct supervisor *s)
 	free(url);
 	if (r < 0)
 		return r;
-	return sd_event_add_time(s->event, &s->poll_timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC, 0,
-	                         sup_on_poll, s);
+	/* on time to the millisecond: sd-event's default lets a timer slip by up to 250 ms, more than a startup poll
+	 * interval */
+	return sd_event_add_time(s->event, &s->poll_timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
+	                         USEC_PER_MSEC, sup_on_poll, s);
 }
 
 static void sup_free(struct supervisor *s)

@@ -66,6 +66,7 @@ class FakeFlink(ThreadingHTTPServer):
         self.checkpoint = None     # a made-up latest completed checkpoint {"id", "external_path"}
         self.savepoint_location = None  # what a savepoint operation reports as its location
         self.on_stop = None        # called when flinklet asks for stop-with-savepoint
+        self.on_savepoint_reported = None  # called when a savepoint is reported COMPLETED to flinklet
         self.requests = []
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -115,6 +116,8 @@ class FakeFlink(ThreadingHTTPServer):
             if method == "POST":
                 return 202, b'{"request-id": "0123456789abcdef0123456789abcdef"}'
             if self.savepoint_location:
+                if self.on_savepoint_reported:
+                    self.on_savepoint_reported()
                 return 200, json.dumps({"status": {"id": "COMPLETED"},
                                         "operation": {"location": self.savepoint_location}}).encode()
             return 200, b'{"status": {"id": "IN_PROGRESS"}}'
@@ -165,6 +168,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self):
         self.handle_any("PATCH")
+
+
+def end_soon(stop_file, delay=0.3):
+    """Makes the fake JVM end a moment from now, as the MiniCluster does once its job stopped with a savepoint
+    (ending it at the stop request itself would leave flinklet no time to be told where the savepoint is)."""
+    threading.Timer(delay, lambda: open(stop_file, "w").close()).start()
 
 
 def write_fake_java(directory, stop_file):

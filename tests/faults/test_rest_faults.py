@@ -4,13 +4,14 @@ crash, must not act on garbage (no JobRunning from a bad answer, no restore from
 savepoint), must keep status.json readable, and must say what it saw."""
 import os
 import signal
+import threading
 import time
 
 import pytest
 
 from conftest import wait_for
 from testkit import norm
-from fakeflink import FAULTS
+from fakeflink import FAULTS, end_soon
 
 
 def watch(sup, seconds):
@@ -116,7 +117,7 @@ def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp
     made_up = f"file:{tmp_path}/nowhere/savepoint-000000-000000000000"
     sup = supervisors(server, upgrade_mode="savepoint")
     server.savepoint_location = made_up
-    server.on_stop = lambda: open(sup.stop_file, "w").close()  # the job ends after stop-with-savepoint
+    server.on_savepoint_reported = lambda: end_soon(sup.stop_file)  # the job ends after stop-with-savepoint
     sup.start()
     wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
     rc = sup.stop()
@@ -128,7 +129,7 @@ def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp
     # either way the next start must not restore from it
     os.unlink(sup.stop_file)
     server.savepoint_location = None
-    server.on_stop = None
+    server.on_savepoint_reported = None
     again = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
     wait_for(lambda: (s := again.status()) and s["lifecycleState"] == "STABLE" and s["jvm"]["pid"] > 0, 20,
              "STABLE again")
@@ -140,3 +141,81 @@ def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp
     if (sp := st["jobStatus"]["savepointInfo"]["lastSavepoint"]) and norm(sp["location"]) == norm(made_up):
         assert skipped, "a recorded savepoint that does not exist must be skipped with an event"
     again.stop()
+
+
+class HeldDetails:
+    """A fault that holds GET /jobs/<id> (the job's details, what tells flinklet the job is RUNNING) without an
+    answer, as a REST server still coming up can: the first `count` of them, or all of them until `answer()`.
+    Held requests stay held until the test ends (`release()`); the others get the fake's good answers."""
+
+    def __init__(self, count=None):
+        self.count = count
+        self.answering = threading.Event()
+        self.released = threading.Event()
+        self.lock = threading.Lock()
+        self.held = 0
+        self.details = 0
+
+    def __call__(self, method, path):
+        if method != "GET" or not path.startswith("/jobs/") or path.count("/") != 2:
+            return None
+        with self.lock:
+            self.details += 1
+            hold = not self.answering.is_set() and (self.count is None or self.held < self.count)
+            if hold:
+                self.held += 1
+        if hold:
+            self.released.wait(600)
+            return 200, b'{"state": "CREATED", "vertices": []}'  # what the job was when it was asked
+        return None
+
+    def answer(self):
+        self.answering.set()
+
+    def release(self):
+        self.released.set()
+
+
+def test_rest_that_hangs_while_the_job_starts_does_not_blind_flinklet(server, supervisors):
+    # the first three job-details requests never get an answer while the test runs, and the client timeout is an
+    # hour: only short startup timeouts and polls that do not wait for the ones in flight can see the job RUNNING
+    held = HeldDetails(count=3)
+    server.fault = held
+    try:
+        sup = supervisors(server, conf={"kubernetes.operator.flink.client.timeout": "1 h"}).start()
+        st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 60, "STABLE")
+        assert not held.released.is_set() and held.held == 3  # the first three are still unanswered
+        assert held.details > 3
+        assert st["jobStatus"]["state"] == "RUNNING" and st["jobStatus"]["tasks"]["running"] == 2
+        assert "JobRunning" in [e["type"] for e in sup.events()]
+        assert "timed out" in sup.logs()  # said once, at info: the REST API was still coming up
+        assert sup.stop() == 0
+    finally:
+        held.release()
+
+
+def test_stop_while_rest_hangs_still_gets_its_savepoint(server, supervisors, tmp_path):
+    # SIGTERM while every job-details request hangs (STOP_PENDING: the savepoint waits for RUNNING); then the REST
+    # server answers new requests, the held ones stay held: the stop still ends with the savepoint and exit 0
+    held = HeldDetails()
+    location = f"file:{tmp_path}/state/savepoints/savepoint-000000-0123456789ab"
+    sup = supervisors(server, upgrade_mode="savepoint",
+                      conf={"kubernetes.operator.flink.client.timeout": "1 h", "flinklet.shutdown.timeout": "30 s"})
+    server.fault = held
+    server.savepoint_location = location
+    server.on_savepoint_reported = lambda: end_soon(sup.stop_file)
+    try:
+        sup.start()
+        wait_for(lambda: held.held >= 1, 30, "a job-details request held")
+        sup.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: "StopPending" in [e["type"] for e in sup.events()], 15, "StopPending")
+        held.answer()
+        code = sup.proc.wait(60)
+        types = [e["type"] for e in sup.events()]
+        assert code == 0, f"exit {code}: {types}\n{sup.logs()[-3000:]}"
+        assert "SavepointSkipped" not in types
+        assert types.index("StopPending") < types.index("JobRunning") < types.index("SavepointCompleted")
+        st = sup.status()
+        assert norm(st["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]) == norm(location)
+    finally:
+        held.release()

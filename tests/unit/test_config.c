@@ -219,6 +219,11 @@ static void test_defaults(void **state)
 	assert_int_equal(spec_duration(&s, "flinklet.shutdown.timeout"), 25 * USEC_PER_SEC);
 	assert_int_equal(spec_duration(&s, "flinklet.startup.timeout"), 180 * USEC_PER_SEC);
 	assert_int_equal(spec_duration(&s, "kubernetes.operator.flink.client.timeout"), 10 * USEC_PER_SEC);
+	assert_int_equal(spec_duration(&s, "flinklet.rest.poll-interval"), 2 * USEC_PER_SEC);
+	assert_int_equal(spec_duration(&s, "flinklet.rest.startup-poll-interval"), 200 * USEC_PER_MSEC);
+	/* Flink's REST handlers cache job details this long: short, so that RUNNING is seen at once */
+	assert_string_equal(spec_get(&s, "web.refresh-interval"), "200");
+	assert_int_equal(spec_duration(&s, "web.refresh-interval"), 200 * USEC_PER_MSEC);
 	/* every option with a default in the table has it (paths are absolute already) */
 	for (const struct option_def *o = flinklet_options; o->key; o++)
 		if (o->def)
@@ -309,6 +314,15 @@ static void test_deprecated_keys(void **state)
 	assert_null(find_entry(&s, "execution.checkpointing.savepoint-dir"));
 	assert_null(find_entry(&s, "execution.checkpointing.num-retained"));
 	assert_null(find_entry(&s, "rest.port"));
+	spec_free(&s);
+
+	/* the user's web UI refresh interval is kept, under either spelling */
+	load_good(CONF "    jobmanager.web.refresh-interval: 5000\n", &s);
+	assert_string_equal(spec_get(&s, "web.refresh-interval"), "5000");
+	assert_null(find_entry(&s, "web.refresh-interval"));
+	spec_free(&s);
+	load_good(CONF "    web.refresh-interval: 1 s\n", &s);
+	assert_string_equal(spec_get(&s, "web.refresh-interval"), "1 s");
 	spec_free(&s);
 
 	load_good(CONF "    state.backend.fs.checkpointdir: /old/ckpt\n"
@@ -1271,6 +1285,16 @@ static const struct bad_case bad_cases[] = {
     {"flinklet.state.dir empty",
      CONF "    flinklet.state.dir: \"\"\n",
      "t.yaml:9:25: spec.flinkConfiguration.flinklet.state.dir: must be a non-empty path",
+     {0},
+     1},
+    {"startup poll interval 0",
+     CONF "    flinklet.rest.startup-poll-interval: 0 ms\n",
+     "t.yaml:9:42: spec.flinkConfiguration.flinklet.rest.startup-poll-interval: must be at least 10 ms (got \"0 ms\")",
+     {0},
+     1},
+    {"poll interval 5 ms",
+     CONF "    flinklet.rest.poll-interval: 5ms\n",
+     "t.yaml:9:34: spec.flinkConfiguration.flinklet.rest.poll-interval: must be at least 10 ms (got \"5ms\")",
      {0},
      1},
     {"operator client timeout",
