@@ -628,7 +628,7 @@ int http_start(sd_event *event, const char *address, const struct http_limits *l
 	errno = 0;
 	h->mhd = MHD_start_daemon(
 	    MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
-	    on_request, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+	    on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 	    MHD_OPTION_CONNECTION_LIMIT, h->limits.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    h->limits.max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, h->limits.timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,

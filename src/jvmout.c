@@ -61,6 +61,9 @@ static void split_lines(struct stream *st, bool flush)
 	size_t start = 0;
 	for (size_t i = 0; i < st->len; i++)
 		if (st->buf[i] == '\n') {
+			/* passed on a whole line per write(2), as flinklet writes its own: with stdout and stderr
+			 * in one pipe (2>&1, a container's log) no line of one lands in the middle of the other's */
+			write_all(st->target, st->buf + start, i - start + 1);
 			emit_line(st->o, st->buf + start, i - start);
 			start = i + 1;
 		}
@@ -69,7 +72,11 @@ static void split_lines(struct stream *st, bool flush)
 		st->len -= start;
 	}
 	if (st->len == JVMOUT_LINE_MAX || (flush && st->len > 0)) {
-		emit_line(st->o, st->buf, st->len);
+		/* a line longer than the buffer goes on in pieces; the last one of a closed pipe gets its newline */
+		if (flush)
+			st->buf[st->len++] = '\n';
+		write_all(st->target, st->buf, st->len);
+		emit_line(st->o, st->buf, flush ? st->len - 1 : st->len);
 		st->len = 0;
 	}
 }
@@ -95,7 +102,6 @@ static bool read_some(struct stream *st)
 			return true;
 		if (n <= 0)
 			return false;
-		write_all(st->target, st->buf + st->len, (size_t)n);
 		st->len += (size_t)n;
 		split_lines(st, false);
 	}

@@ -1056,6 +1056,15 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
 		status_set_string(&s.status.error, NULL);
 		r = sup_launch(&s);
+		if (r < 0 && s.launch_fatal) {
+			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch
+			 */
+			sup_set_job_state(&s, "FAILED");
+			s.status.lifecycle = LIFECYCLE_FAILED;
+			sup_write_status(&s);
+			sup_free(&s);
+			return 1;
+		}
 		if (r < 0) {
 			status_set_string(&s.status.error, "unable to start the JVM");
 			s.status.lifecycle = LIFECYCLE_FAILED;

@@ -311,6 +311,13 @@ def sanitizer_and_valgrind_reports(request):
                     pytrace=False)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "heavy: a long black-box suite of Flink timings (random moments, copies, a pty); `make e2e` runs it, "
+        "`make e2e-asan` leaves it out (its C paths are the ones the other tests drive) to keep `make check` under "
+        "an hour")
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Reports no test was there to see (a flinklet that outlived its test) fail the run too."""
     stray = []

@@ -13,6 +13,9 @@ import time
 
 from conftest import BIN, FLINK_HOME, JOBS_JAR, check_output, free_port, wait_for
 from testkit import norm
+import pytest
+
+pytestmark = pytest.mark.heavy  # make e2e only, not e2e-asan (conftest.py)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BANNER_RUNNING = "flinklet demo: the job is RUNNING."

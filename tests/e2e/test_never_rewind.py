@@ -32,6 +32,8 @@ import conftest
 from conftest import check_output, pid_alive, wait_for
 from testkit import norm
 
+pytestmark = pytest.mark.heavy  # make e2e only, not e2e-asan (conftest.py)
+
 MAGIC = 0x4960672D  # Flink's checkpoint metadata magic number
 
 

@@ -13,6 +13,9 @@ import time
 
 from conftest import check_output, pid_alive, wait_for
 from testkit import norm
+import pytest
+
+pytestmark = pytest.mark.heavy  # make e2e only, not e2e-asan (conftest.py)
 
 MAGIC = 0x4960672D
 

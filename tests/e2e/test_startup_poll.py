@@ -10,6 +10,9 @@ import time
 
 from conftest import wait_for
 from testkit import norm
+import pytest
+
+pytestmark = pytest.mark.heavy  # make e2e only, not e2e-asan (conftest.py)
 
 ATTEMPTS = 3
 # Flink's ExecutionGraph lines about one task (its attempt id in parentheses) changing state
