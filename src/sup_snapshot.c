@@ -60,6 +60,38 @@ void sup_record_savepoint(struct supervisor *s, const char *location, const char
 
 static void on_stop_status(void *userdata, long code, cJSON *body, const char *error);
 
+#define STOP_RETRY_DELAY (1 * USEC_PER_SEC)
+
+static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
+	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
+		return 0;
+	if (sup_start_stop_with_savepoint(s) < 0) {
+		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+		sup_dispatch(s, EV_SAVEPOINT_FAILED);
+	}
+	return 0;
+}
+
+/* A stop-with-savepoint to shut down that Flink failed (a task that could not take part yet, say, right after a
+ * restore): tried again while the shutdown budget still fits one more, rather than stop without a savepoint.
+ * Returns whether it will be. A suspend's or an upgrade's failure has its own rule (last-state fallback). */
+static bool retry_stop_savepoint(struct supervisor *s, const char *why)
+{
+	if (s->stop_purpose != STOP_EXIT || s->jvm_pid <= 0)
+		return false;
+	usec_t now = now_monotonic(), need = sup_grace_period(s) + STOP_RETRY_DELAY + 2 * USEC_PER_SEC;
+	if (s->stop_deadline <= now || s->stop_deadline - now < need)
+		return false;
+	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	sup_alert(s, "SavepointRetry", "%s; trying again in %.0f s (%.1f s of the shutdown budget left)", why,
+	          (double)STOP_RETRY_DELAY / USEC_PER_SEC, (double)(s->stop_deadline - now) / USEC_PER_SEC);
+	sup_arm(s, &s->savepoint_poll_timer, STOP_RETRY_DELAY, on_stop_retry);
+	return true;
+}
+
 static int on_stop_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
@@ -90,6 +122,11 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 		char *first = failure_of(op);
 		s->counters.savepoint_failures++;
 		char *why = xasprintf("stop-with-savepoint failed: %s", first ? first : "unknown cause");
+		if (retry_stop_savepoint(s, why)) {
+			free(first);
+			free(why);
+			return;
+		}
 		status_set_string(&s->status.error, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(first);
@@ -117,6 +154,10 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 	s->counters.savepoint_failures++;
 	char *why = xasprintf("unable to trigger stop-with-savepoint: %s",
 	                      first_error(body, error ? error : "no answer from Flink"));
+	if (retry_stop_savepoint(s, why)) {
+		free(why);
+		return;
+	}
 	status_set_string(&s->status.error, why);
 	sup_alert(s, "SavepointFailed", "%s", why);
 	free(why);

@@ -66,6 +66,7 @@ class FakeFlink(ThreadingHTTPServer):
         self.checkpoint = None     # a made-up latest completed checkpoint {"id", "external_path"}
         self.savepoint_location = None  # what a savepoint operation reports as its location
         self.on_stop = None        # called when flinklet asks for stop-with-savepoint
+        self.stop_failures = 0     # how many of the next stop-with-savepoint operations Flink reports FAILED
         self.on_savepoint_reported = None  # called when a savepoint is reported COMPLETED to flinklet
         self.requests = []
         self.lock = threading.Lock()
@@ -115,6 +116,12 @@ class FakeFlink(ThreadingHTTPServer):
         if rest.startswith("/savepoints") or rest.startswith("/checkpoints/"):
             if method == "POST":
                 return 202, b'{"request-id": "0123456789abcdef0123456789abcdef"}'
+            if self.stop_failures > 0:  # as Flink answers a stop-with-savepoint a task could not take part in
+                self.stop_failures -= 1
+                return 200, json.dumps({"status": {"id": "COMPLETED"}, "operation": {"failure-cause": {
+                    "class": "java.util.concurrent.CompletionException",
+                    "stack-trace": "java.util.concurrent.CompletionException: org.apache.flink.runtime.checkpoint."
+                                   "CheckpointException: Task local checkpoint failure.\n\tat ..."}}}).encode()
             if self.savepoint_location:
                 if self.on_savepoint_reported:
                     self.on_savepoint_reported()

@@ -219,3 +219,40 @@ def test_stop_while_rest_hangs_still_gets_its_savepoint(server, supervisors, tmp
         assert norm(st["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]) == norm(location)
     finally:
         held.release()
+
+
+def test_a_stop_savepoint_flink_fails_is_tried_again_inside_the_budget(server, supervisors, tmp_path):
+    # Flink fails the first stop-with-savepoint (a task that could not take part yet, as right after a restore);
+    # the budget fits another: flinklet tries again instead of stopping without a savepoint (exit 4)
+    location = f"file:{tmp_path}/state/savepoints/savepoint-000000-0123456789ab"
+    sup = supervisors(server, upgrade_mode="savepoint", conf={"flinklet.shutdown.timeout": "30 s"})
+    server.savepoint_location = location
+    server.stop_failures = 2
+    server.on_savepoint_reported = lambda: end_soon(sup.stop_file)
+    sup.start()
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    code = sup.stop(60)
+    types = [e["type"] for e in sup.events()]
+    assert code == 0, f"exit {code}: {types}\n{sup.logs()[-3000:]}"
+    assert types.count("SavepointRetry") == 2 and types.count("SavepointTriggered") == 3, types
+    assert "SavepointCompleted" in types and "SavepointSkipped" not in types
+    retry = [e["message"] for e in sup.events() if e["type"] == "SavepointRetry"][0]
+    assert "Task local checkpoint failure" in retry and "shutdown budget left" in retry, retry
+    assert norm(sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]) == norm(location)
+
+
+def test_a_stop_savepoint_that_keeps_failing_ends_without_one_inside_the_budget(server, supervisors, tmp_path):
+    # every attempt fails: flinklet stops trying once the budget cannot fit another, and says so (exit 4)
+    sup = supervisors(server, upgrade_mode="savepoint",
+                      conf={"flinklet.shutdown.timeout": "10 s", "flinklet.jvm.stop-grace-period": "2 s"})
+    server.stop_failures = 1000
+    sup.start()
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    t0 = time.monotonic()
+    code = sup.stop(60)
+    took = time.monotonic() - t0
+    types = [e["type"] for e in sup.events()]
+    assert code == 4, f"exit {code}: {types}"
+    assert types.count("SavepointRetry") >= 1 and "SavepointFailed" in types, types
+    assert took < 30, f"the stop took {took:.0f} s with a budget of 10 s"  # generous: it is bounded, not timed
+    assert "Task local checkpoint failure" in (sup.status()["error"] or "")
