@@ -6,6 +6,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from conftest import wait_for
 
 AUTOSCALER = {
@@ -45,6 +47,9 @@ def backpressure(f, job_id, source_id):
     return subtask_max(f, job_id, source_id, "backPressuredTimeMsPerSecond")
 
 
+# heavy: minutes of Flink's own metrics under a saturating load; under ASan on 2 cores Flink's busy-time metric
+# went missing for minutes in 2 of 3 runs (the autoscaler's C paths run under ASan in unit-asan and fuzzing)
+@pytest.mark.heavy
 def test_scale_up_scale_down_and_survive_kill9(tmp_path, flinklets):
     work = tmp_path / "work"
     work.write_text("400000\n")
