@@ -167,6 +167,20 @@ def flink_running(f):
     return any(j["state"] == "RUNNING" and j["tasks"]["running"] == j["tasks"]["total"] for j in jobs)
 
 
+def sigterm_and_judge(f, was_running, tally, where):
+    """SIGTERM to flinklet, its exit code tallied; a complaint, or None: exit 4 (no savepoint) is right only when
+    Flink did not have the job RUNNING at the signal (a restore, a port clash)."""
+    f.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = f.proc.wait(60)
+    except Exception:  # noqa: BLE001
+        rc = "timeout"
+    tally[(was_running, rc)] += 1
+    if rc == 0 or (rc == 4 and not was_running):
+        return None
+    return f"SIGTERM{where} ({'Flink had the job RUNNING' if was_running else 'before RUNNING'}): exit code {rc}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20)
@@ -278,16 +292,9 @@ def main():
                         was_running = was_running or flink_running(f)
                         time.sleep(0.05)
                     was_running = was_running or flink_running(f)
-                    f.proc.send_signal(signal.SIGTERM)
-                    try:
-                        rc = f.proc.wait(60)
-                    except Exception:  # noqa: BLE001
-                        rc = "timeout"
-                    early_stops[(was_running, rc)] += 1
-                    if rc != 0 and (was_running or rc != 4):
-                        failures.append(f"round {rnd_i}: SIGTERM {delay:.1f}s after the start "
-                                        f"({'Flink had the job RUNNING' if was_running else 'before RUNNING'}): "
-                                        f"exit code {rc}")
+                    bad = sigterm_and_judge(f, was_running, early_stops, f" {delay:.1f}s after the start")
+                    if bad:
+                        failures.append(f"round {rnd_i}: {bad}")
                     jvm = f.status()["jvm"]["pid"] or jvm
             elif kind in ("flinklet", "both"):
                 os.kill(f.proc.pid, signal.SIGKILL)
@@ -298,17 +305,9 @@ def main():
                         pass
                 f.proc.wait(10)
             elif kind == "sigterm":
-                was_running = flink_running(f)
-                f.proc.send_signal(signal.SIGTERM)
-                try:
-                    rc = f.proc.wait(60)
-                except Exception:  # noqa: BLE001
-                    rc = "timeout"
-                early_stops[(was_running, rc)] += 1
-                # exit 4 (no savepoint) only when Flink did not have the job RUNNING (a restore, a port clash)
-                if rc != 0 and (was_running or rc != 4):
-                    failures.append(f"round {rnd_i}: SIGTERM exit code {rc} "
-                                    f"({'Flink had the job RUNNING' if was_running else 'before RUNNING'})")
+                bad = sigterm_and_judge(f, flink_running(f), early_stops, "")
+                if bad:
+                    failures.append(f"round {rnd_i}: {bad}")
             kills[(kind, moment)] += 1
             # the highest complete restore point now: the next restore may not be older
             floor_id, floor_path = newest_on_volume(f.state)
