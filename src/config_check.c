@@ -389,12 +389,9 @@ int config_finalize(struct spec *s, struct diags *d)
 	set_default(s, "taskmanager.bind-host", "127.0.0.1");
 	set_default(s, "web.submit.enable", "false");
 	set_default(s, "web.cancel.enable", "false");
-	/* Flink's REST handlers keep a job's ExecutionGraph (what GET /jobs/:id answers from) for
-	 * web.refresh-interval (default 3 s, RestHandlerConfiguration -> DefaultExecutionGraphCache): that long
-	 * the supervisor would not see a job that is RUNNING already. A plain number is milliseconds both to
-	 * Flink 2.x (a duration) and to 1.20 (a long). It is the web UI's refresh interval too. */
-	/* not set: at 200 ms the autoscaler found no busyTimeMsPerSecond for minutes (test_autoscaler, 3 runs of 4);
-	 * left at Flink's default until that is understood (issue 13, item 3) */
+	/* web.refresh-interval is left at Flink's default (3 s): the supervisor reads a starting job's state from
+	 * GET /jobs/overview, which Flink does not cache (sup_poll.c). At 200 ms the autoscaler found no
+	 * busyTimeMsPerSecond for minutes (test_autoscaler, 3 runs of 4). */
 	if (spec_bool(s, "job.autoscaler.enabled")) {
 		/* in-place rescaling needs the adaptive scheduler and spare slots: as many as the autoscaler may
 		 * use, max(parallelism, min(vertex.max-parallelism, 2 x CPUs)) */

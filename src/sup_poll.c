@@ -1,7 +1,8 @@
 /* sup_poll: following the job through Flink's REST API, one request chain per poll interval: the job's
  * details (state, tasks), its checkpoint statistics, the cluster overview, and with the operator's health
  * check on, the restart count. Feeds EV_JOB_RUNNING and EV_UNHEALTHY to the lifecycle table. Until the job
- * is RUNNING the polls come every flinklet.rest.startup-poll-interval, with short request timeouts, and a
+ * is RUNNING the polls ask only GET /jobs/overview (not cached by Flink, unlike GET /jobs/:id), every
+ * flinklet.rest.startup-poll-interval, with short request timeouts, and a
  * chain still in flight does not hold the next one back (up to POLL_CHAINS_MAX at once, include/pollchain.h).
  * Answers of a chain that a newer one overtook, or of an earlier JVM (launch generation), are not used. */
 #include <stdlib.h>
@@ -239,16 +240,16 @@ static void record_vertices(struct supervisor *s, const cJSON *vertices)
 /* Says what Flink's REST API answered when it was not a job's details, once per distinct problem. A refused
  * connection while the JVM starts is expected (its REST server is not up yet) and only logged at debug; a
  * request that ran out of its short startup timeout is said at info, once. */
-static void report_rest_problem(struct supervisor *s, struct poll_chain *c, long code, const char *error)
+static void report_rest_problem(struct supervisor *s, struct poll_chain *c, const char *path, long code,
+                                const char *error)
 {
 	if (code == 404)
 		return; /* the job is not submitted yet */
 	bool timed_out = !code && rest_error_is_timeout(error);
 	/* a timeout is one problem whatever its length (the startup timeouts change) */
-	char *what =
-	    code ? xasprintf("GET /jobs/%s answered %ld%s%s", s->job_id, code, error ? ": " : "", error ? error : "")
-	    : timed_out ? xasprintf("GET /jobs/%s: timed out", s->job_id)
-	                : xasprintf("GET /jobs/%s: %s", s->job_id, error ? error : "no answer");
+	char *what = code ? xasprintf("GET %s answered %ld%s%s", path, code, error ? ": " : "", error ? error : "")
+	             : timed_out ? xasprintf("GET %s: timed out", path)
+	                         : xasprintf("GET %s: %s", path, error ? error : "no answer");
 	bool refused = !code && error &&
 	               (strstr(error, "Connection refused") || strstr(error, "Couldn't connect") ||
 	                strstr(error, "Failed to connect"));
@@ -271,6 +272,73 @@ static void report_rest_problem(struct supervisor *s, struct poll_chain *c, long
 	free(what);
 }
 
+/* While the job starts, its state and task counts come from GET /jobs/overview: Flink computes that answer
+ * afresh on every request (JobsOverviewHandler asks the dispatcher), whereas GET /jobs/:id is served from a
+ * copy of the ExecutionGraph kept for web.refresh-interval (3 s by default), which would show a RUNNING job
+ * up to 3 s late. The overview lists every job of the MiniCluster; ours is the one with our id (a finished
+ * earlier run of the same id, if Flink still lists it, only counts when no live one is there). */
+static const cJSON *our_job_in_overview(const struct supervisor *s, const cJSON *body)
+{
+	const cJSON *j, *found = NULL;
+	cJSON_ArrayForEach (j, cJSON_GetObjectItemCaseSensitive(body, "jobs")) {
+		const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "jid");
+		if (!cJSON_IsString(jid) || strcmp(jid->valuestring, s->job_id))
+			continue;
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "state");
+		bool terminal = cJSON_IsString(st) && job_state_terminal(st->valuestring);
+		if (!found || !terminal)
+			found = j;
+		if (!terminal)
+			break;
+	}
+	return found;
+}
+
+static void on_jobs_overview(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	if (code != 0 && same_launch(s, c))
+		s->last_rest_ok = now_monotonic();
+	const cJSON *job = code == 200 ? our_job_in_overview(s, body) : NULL;
+	if (!chain_current(s, c) || !job) {
+		/* a 200 without our job: not submitted yet, as a 404 of /jobs/:id says */
+		if (chain_current(s, c) && (code != 200 || !body))
+			report_rest_problem(s, c, "/jobs/overview", code, error);
+		chain_end(s, c);
+		return;
+	}
+	if (!poll_chain_take_details(&s->polls, c, s->launch_gen)) {
+		chain_end(s, c);
+		return;
+	}
+	status_set_string(&s->last_rest_problem, NULL);
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(job, "state");
+	const cJSON *start = cJSON_GetObjectItemCaseSensitive(job, "start-time");
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks");
+	int64_t total = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "total"));
+	int64_t running = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "running"));
+	int64_t finished = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "finished"));
+	/* counts that do not add up are not believed: no "every task running" from them */
+	bool consistent =
+	    total >= 1 && total <= (1 << 20) && running >= 0 && finished >= 0 && running + finished <= total;
+	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
+	if (sup_follows_job(s))
+		sup_set_job_state(s, st);
+	if (count_of(start) > 0)
+		s->status.start_time_ms = count_of(start);
+	if (consistent) {
+		s->status.tasks_total = (int)total;
+		s->status.tasks_running = (int)running;
+		s->status.tasks_finished = (int)finished;
+	}
+	sup_write_status(s);
+	chain_end(s, c);
+	if (consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
+		sup_dispatch(s, EV_JOB_RUNNING);
+}
+
 static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct poll_chain *c = userdata;
@@ -280,8 +348,11 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	if (code != 0 && same_launch(s, c))
 		s->last_rest_ok = now_monotonic();
 	if (!chain_current(s, c) || code != 200 || !body) {
-		if (chain_current(s, c))
-			report_rest_problem(s, c, code, error);
+		if (chain_current(s, c)) {
+			char *path = xasprintf("/jobs/%s", s->job_id);
+			report_rest_problem(s, c, path, code, error);
+			free(path);
+		}
 		chain_end(s, c);
 		return;
 	}
@@ -364,6 +435,10 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	struct poll_chain *c = poll_chain_start(&s->polls, s, s->launch_gen, timeout, now_monotonic());
 	if (!c) {
 		log_debug("%d polls of Flink's REST API still in flight: this one is skipped", POLL_CHAINS_MAX);
+		return 0;
+	}
+	if (startup) {
+		chain_next(s, c, "/jobs/overview", on_jobs_overview);
 		return 0;
 	}
 	char *path = xasprintf("/jobs/%s", s->job_id);

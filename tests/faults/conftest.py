@@ -33,6 +33,7 @@ class Supervisor:
         self.tmp = tmp_path
         self.server = server
         self.state = state_dir or str(tmp_path / "state")
+        server.state_dirs.append(self.state)
         self.stop_file = str(tmp_path / "java.stop")
         self.java = write_fake_java(str(tmp_path), self.stop_file)
         self.flink_home = tmp_path / "flink"

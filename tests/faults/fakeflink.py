@@ -28,6 +28,16 @@ def good_checkpoints(job_id):
 
 OVERVIEW = {"taskmanagers": 1, "slots-total": 2, "slots-available": 0, "jobs-running": 1}
 
+
+def jobs_overview(job_ids):
+    """GET /jobs/overview, as Flink computes it afresh (what flinklet polls while the job starts)."""
+    now = int(time.time() * 1000)
+    return {"jobs": [{"jid": j, "name": "fake", "state": "RUNNING", "start-time": now - 5000, "end-time": -1,
+                      "duration": 5000, "last-modification": now - 4000,
+                      "tasks": {"running": 2, "canceling": 0, "canceled": 0, "total": 2, "created": 0,
+                                "scheduled": 0, "deploying": 0, "reconciling": 0, "finished": 0,
+                                "initializing": 0, "failed": 0}} for j in job_ids]}
+
 # What each fault answers to every GET (the bodies are what a broken or hostile Flink could send).
 FAULTS = {
     "http-500": (500, b'{"errors": ["Internal server error."]}'),
@@ -69,6 +79,7 @@ class FakeFlink(ThreadingHTTPServer):
         self.stop_failures = 0     # how many of the next stop-with-savepoint operations Flink reports FAILED
         self.on_savepoint_reported = None  # called when a savepoint is reported COMPLETED to flinklet
         self.requests = []
+        self.state_dirs = []       # flinklet state directories whose job-id the fake lists in /jobs/overview
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -84,6 +95,16 @@ class FakeFlink(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
 
+    def job_ids(self):
+        ids = []
+        for d in list(self.state_dirs):
+            try:
+                with open(os.path.join(d, "job-id")) as f:
+                    ids.append(f.read().strip())
+            except OSError:
+                pass
+        return ids
+
     def answer(self, method, path):
         """(code, body bytes) or "timeout" / "close"."""
         if callable(self.fault):
@@ -95,6 +116,8 @@ class FakeFlink(ThreadingHTTPServer):
         m = re.match(r"^/jobs/([0-9a-f]{32})(/.*)?$", path.split("?")[0])
         if path.startswith("/overview"):
             return 200, json.dumps(OVERVIEW).encode()
+        if path.split("?")[0] == "/jobs/overview":
+            return 200, json.dumps(jobs_overview(self.job_ids())).encode()
         if not m:
             return 404, b'{"errors": ["Not found."]}'
         job_id, rest = m.group(1), m.group(2) or ""

@@ -2,6 +2,7 @@
 out, answers 500, sends truncated or malformed JSON, huge bodies, NaN and missing fields. flinklet must not
 crash, must not act on garbage (no JobRunning from a bad answer, no restore from a made-up checkpoint or
 savepoint), must keep status.json readable, and must say what it saw."""
+import json
 import os
 import signal
 import threading
@@ -11,7 +12,7 @@ import pytest
 
 from conftest import wait_for
 from testkit import norm
-from fakeflink import FAULTS, end_soon
+from fakeflink import FAULTS, end_soon, jobs_overview
 
 
 def watch(sup, seconds):
@@ -74,7 +75,14 @@ def test_garbage_from_flink_is_not_acted_on(server, supervisors, fault):
 
 def test_inconsistent_task_counts_are_not_running(server, supervisors):
     # a negative parallelism makes the sums add up: total 1 = running 1, with a vertex of 2 tasks not running
+    # (the job's details); in the overview (what the startup polls read) a negative count of finished tasks
+    # makes running + finished = total with one task not running
     def fault(method, path):
+        if method == "GET" and path.split("?")[0] == "/jobs/overview":
+            body = jobs_overview(server.job_ids())
+            for j in body["jobs"]:
+                j["tasks"].update({"total": 2, "running": 3, "finished": -1})
+            return 200, json.dumps(body).encode()
         if method == "GET" and path.startswith("/jobs/") and path.count("/") == 2:
             return 200, (b'{"state": "RUNNING", "vertices": [{"parallelism": -1, "tasks": {"RUNNING": 1}},'
                          b' {"parallelism": 2, "tasks": {"RUNNING": 0}}]}')
@@ -84,6 +92,7 @@ def test_inconsistent_task_counts_are_not_running(server, supervisors):
     wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started")
     watch(sup, 4)
     assert "JobRunning" not in [e["type"] for e in sup.events()]
+    assert any(r[2].startswith("/jobs/overview") for r in server.requests), "the overview was never asked"
 
 
 @pytest.mark.parametrize("where", ["elsewhere", "in-checkpoint-dir"])
@@ -144,7 +153,7 @@ def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp
 
 
 class HeldDetails:
-    """A fault that holds GET /jobs/<id> (the job's details, what tells flinklet the job is RUNNING) without an
+    """A fault that holds GET /jobs/<id> and /jobs/overview (what tells flinklet the job is RUNNING) without an
     answer, as a REST server still coming up can: the first `count` of them, or all of them until `answer()`.
     Held requests stay held until the test ends (`release()`); the others get the fake's good answers."""
 
