@@ -104,6 +104,8 @@ void config_warnings(const struct spec *s, struct diags *w);
 void spec_set(struct spec *s, const char *key, const char *value, enum conf_origin origin, const struct loc *loc);
 void spec_free(struct spec *s);
 
+/* The current spelling of a Flink key that flinklet knows deprecated spellings of; any other key as it is. */
+const char *spec_canonical_key(const char *key);
 /* Effective value of a flinkConfiguration key (following Flink's deprecated spellings), or NULL. */
 const char *spec_get(const struct spec *s, const char *key);
 usec_t spec_duration(const struct spec *s, const char *key); /* 0 when unset */

@@ -68,4 +68,12 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
 		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-yaml
 	}
 fi
+if ! python3 -c 'import jsonschema' 2>/dev/null; then
+	echo "deps: installing jsonschema (the export tests validate against the operator's CRD with it)"
+	python3 -m pip install -q jsonschema 2>/dev/null || {
+		sudo=""
+		[ "$(id -u)" -eq 0 ] || sudo="sudo"
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-jsonschema
+	}
+fi
 echo "deps: all present"

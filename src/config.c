@@ -211,6 +211,15 @@ static struct conf_entry *spec_find(const struct spec *s, const char *key)
 	return NULL;
 }
 
+const char *spec_canonical_key(const char *key)
+{
+	for (size_t i = 0; key_aliases[i][0]; i++)
+		for (size_t j = 0; j < 4 && key_aliases[i][j]; j++)
+			if (!strcmp(key_aliases[i][j], key))
+				return key_aliases[i][0];
+	return key;
+}
+
 const char *spec_get(const struct spec *s, const char *key)
 {
 	const struct conf_entry *e = spec_find(s, key);

@@ -34,7 +34,8 @@ static const char usage[] =
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
     "       flinklet autoscaler plan --input FILE [-c FILE]\n"
-    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR] [--savepoint-base URI]\n"
+    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR]\n"
+    "                                            [--storage-base URI] [--savepoint-base URI]\n"
     "       flinklet version\n"
     "\n"
     "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
@@ -43,7 +44,7 @@ static const char usage[] =
 struct cli {
 	const char *command;
 	struct config_args cfg;
-	const char *url, *token_file, *to, *savepoint_base, *input;
+	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input;
 	const char *subcommand;
 	bool json, ready, live, exit_on_finish, help, wait;
 };
@@ -110,6 +111,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->subcommand = a;
 		} else if (!strcmp(a, "--to")) {
 			if (need_value(argc, argv, &i, &c->to) < 0)
+				return -1;
+		} else if (!strcmp(a, "--storage-base")) {
+			if (need_value(argc, argv, &i, &c->storage_base) < 0)
 				return -1;
 		} else if (!strcmp(a, "--savepoint-base")) {
 			if (need_value(argc, argv, &i, &c->savepoint_base) < 0)
@@ -420,26 +424,32 @@ static int cmd_export(struct cli *c)
 	}
 	diags_free(&d);
 	char *sp = newest_savepoint(&spec);
-	if (!sp)
-		fprintf(stderr,
-		        "flinklet: warning: no savepoint of this job in %s: initialSavepointPath is null (take one "
-		        "with 'flinklet savepoint --wait', or stop the job, first)\n",
-		        spec_get(&spec, "flinklet.state.dir"));
 	char *lib = path_join(spec_get(&spec, "flinklet.flink.home"), "lib");
 	char *version = NULL;
 	flink_detect_version(lib, &version);
-	struct export_args a = {sp, c->savepoint_base, version};
+	struct strv notes = {0};
+	struct export_args a = {sp, c->savepoint_base, c->storage_base, version, &notes};
 	cJSON *fd = export_flinkdeployment(&spec, &a);
 	char *yaml = json_to_yaml(fd);
+	const cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"), "job");
+	const char *initial = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(job, "initialSavepointPath"));
 	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator, made by flinklet %s.\n", spec.name,
 	       FLINKLET_VERSION);
-	if (sp && !c->savepoint_base)
-		printf(
-		    "# initialSavepointPath is on flinklet's volume: copy the savepoint where the cluster can read it\n"
-		    "# and give that place with --savepoint-base.\n");
+	printf("# Steps (docs/deployment.md, Promotion):\n");
+	int step = 1;
+	if (sp && initial && strcmp(sp, initial))
+		printf("#   %d. copy the savepoint directory %s to %s\n", step++, sp, initial);
+	if (notes.n)
+		printf("#   %d. fill in or check what the notes below say\n", step++);
+	printf("#   %d. stop flinklet, then: kubectl apply -f <this file>\n", step);
+	for (size_t i = 0; i < notes.n; i++) {
+		printf("# note: %s\n", notes.v[i]);
+		fprintf(stderr, "flinklet: export: %s\n", notes.v[i]);
+	}
 	fputs(yaml, stdout);
 	free(yaml);
 	cJSON_Delete(fd);
+	strv_free(&notes);
 	free(version);
 	free(lib);
 	free(sp);

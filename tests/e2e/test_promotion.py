@@ -13,6 +13,7 @@ import yaml
 
 from testkit import JAVA17, LOG4J
 from conftest import BIN, FLINK_HOME, JOBS_JAR, check_output, free_port, wait_for
+from operator_rules import violations
 from test_recovery import norm
 
 def rest(port, path, method="GET"):
@@ -96,19 +97,27 @@ def test_savepoint_export_and_a_real_cluster_continue_the_job(tmp_path, flinklet
     assert rc == 0 and before["records"] > 0, before
 
     # 2. the FlinkDeployment that carries it
+    storage = tmp_path / "shared-storage"  # what s3:// would be for a real cluster
     r = subprocess.run([BIN, "export", "--to", "flinkdeployment", "-c", str(f.config), "--state-dir", f.state,
-                        "--flink-home", FLINK_HOME], capture_output=True, text=True, timeout=30)
+                        "--flink-home", FLINK_HOME, "--storage-base", f"file://{storage}"],
+                       capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     fd = yaml.safe_load(r.stdout)
     assert fd["kind"] == "FlinkDeployment" and fd["metadata"]["name"] == "e2e-counter"
     job = fd["spec"]["job"]
     assert job["jarURI"] == f"local://{JOBS_JAR}" and job["entryClass"] == "dev.flinklet.jobs.StatefulCounter"
     assert job["args"] == f.job["args"] and job["parallelism"] == 2
+    assert violations(fd) == [], "the operator would not take it"
     sp = job["initialSavepointPath"]
-    assert norm(sp) == norm(f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"])
+    on_volume = f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]
+    assert os.path.basename(norm(sp)) == os.path.basename(norm(on_volume))
+    assert norm(sp).startswith(f"{storage}/savepoints/")
+    # step 1 of the header: copy the savepoint to the shared storage (a savepoint is self-contained)
+    assert f"copy the savepoint directory file://{norm(on_volume)} to {sp}" in r.stdout
+    shutil.copytree(norm(on_volume), norm(sp))
     conf = fd["spec"]["flinkConfiguration"]
     assert not [k for k in conf if k.startswith("flinklet.")]
-    assert "execution.checkpointing.dir" not in conf, "the cluster's storage is not flinklet's volume"
+    assert conf["execution.checkpointing.dir"] == f"file://{storage}/checkpoints"
     loopback = {"rest.bind-address", "rest.address", "jobmanager.bind-host", "taskmanager.bind-host",
                 "web.submit.enable", "web.cancel.enable"} & set(conf)
     assert not loopback, f"flinklet's loopback listeners are not the cluster's: {loopback}"
@@ -116,8 +125,7 @@ def test_savepoint_export_and_a_real_cluster_continue_the_job(tmp_path, flinklet
     assert fd["spec"]["jobManager"]["resource"]["memory"] and fd["spec"]["taskManager"]["resource"]["memory"]
 
     # 3. a real distributed cluster runs the same jar from that savepoint
-    cluster = Cluster(tmp_path, {k: v for k, v in conf.items() if k.startswith("execution.checkpointing.")
-                                 and k not in ("execution.checkpointing.dir",)})
+    cluster = Cluster(tmp_path, {k: v for k, v in conf.items() if k.startswith("execution.checkpointing.")})
     try:
         cluster.start()
         submit = cluster.java("org.apache.flink.client.cli.CliFrontend", "run", "-d", "-s", sp, "-c",
