@@ -11,7 +11,7 @@ JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
-PKGS     = libcurl libcjson yaml-0.1 libsystemd libmicrohttpd libcrypto
+PKGS     = libcurl libcjson yaml-0.1 libsystemd libmicrohttpd libcrypto zlib
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter \
            -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

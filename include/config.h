@@ -106,6 +106,8 @@ void spec_free(struct spec *s);
 
 /* The current spelling of a Flink key that flinklet knows deprecated spellings of; any other key as it is. */
 const char *spec_canonical_key(const char *key);
+/* The flinkConfiguration entry of a key (following Flink's deprecated spellings), or NULL. */
+const struct conf_entry *spec_entry(const struct spec *s, const char *key);
 /* Effective value of a flinkConfiguration key (following Flink's deprecated spellings), or NULL. */
 const char *spec_get(const struct spec *s, const char *key);
 usec_t spec_duration(const struct spec *s, const char *key); /* 0 when unset */

@@ -140,6 +140,10 @@ struct supervisor {
 		FILE *out;
 		char *tmp;
 		sd_event_source *retry;
+		/* the jar (local or fetched) cannot be launched (missing, unreadable, no entry class): no JVM is
+		 * started; the jar is looked at again every JAR_WAIT_USEC, and a reload starts over */
+		sd_event_source *jar_wait;
+		char *jar_problem;
 	} fetch;
 
 	/* the job's vertices as Flink last reported them */

@@ -220,6 +220,11 @@ const char *spec_canonical_key(const char *key)
 	return key;
 }
 
+const struct conf_entry *spec_entry(const struct spec *s, const char *key)
+{
+	return spec_find(s, key);
+}
+
 const char *spec_get(const struct spec *s, const char *key)
 {
 	const struct conf_entry *e = spec_find(s, key);

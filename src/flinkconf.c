@@ -87,6 +87,29 @@ char *flinkconf_render_log4j(const struct spec *s)
 	               "logger.netty.level = WARN\n"
 	               "logger.zookeeper.name = org.apache.zookeeper\n"
 	               "logger.zookeeper.level = WARN\n"
+	               /* known noise of a MiniCluster started by Flink's CLI (issue 16): the YARN CLI it does
+	                * not have (a ClassNotFoundException stack trace), the CLI's environment and configuration dumps
+	                * (about 90 lines per start), a plugins directory it does not need,
+	                * the web UI's log file, delegation tokens, the slot manager's multi-line resource dump,
+	                * and the sinks' metric-name collisions at every checkpoint */
+	               "logger.cli.name = org.apache.flink.client.cli.CliFrontend\n"
+	               "logger.cli.level = WARN\n"
+	               "logger.cli.filter.yarn.type = RegexFilter\n"
+	               "logger.cli.filter.yarn.regex = .*FlinkYarnSessionCli.*\n"
+	               "logger.cli.filter.yarn.onMatch = DENY\n"
+	               "logger.cli.filter.yarn.onMismatch = NEUTRAL\n"
+	               "logger.globalconf.name = org.apache.flink.configuration.GlobalConfiguration\n"
+	               "logger.globalconf.level = WARN\n"
+	               "logger.plugins.name = org.apache.flink.core.plugin.PluginConfig\n"
+	               "logger.plugins.level = ERROR\n"
+	               "logger.webutils.name = org.apache.flink.runtime.webmonitor.WebMonitorUtils\n"
+	               "logger.webutils.level = ERROR\n"
+	               "logger.tokens.name = org.apache.flink.runtime.security.token\n"
+	               "logger.tokens.level = ERROR\n"
+	               "logger.slots.name = org.apache.flink.runtime.resourcemanager.slotmanager\n"
+	               "logger.slots.level = WARN\n"
+	               "logger.metricnames.name = org.apache.flink.metrics.MetricGroup\n"
+	               "logger.metricnames.level = ERROR\n"
 	               "appender.console.name = ConsoleAppender\n"
 	               "appender.console.type = CONSOLE\n"
 	               "appender.console.layout.type = PatternLayout\n"

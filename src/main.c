@@ -13,7 +13,9 @@
 #include "autoscaler.h"
 #include "cli.h"
 #include "config.h"
+#include "artifacts.h"
 #include "export.h"
+#include "preflight.h"
 #include "flinkconf.h"
 #include "snapshots.h"
 #include "log.h"
@@ -29,7 +31,7 @@
 static const char usage[] =
     "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
     "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
-    "       flinklet check-config [-c FILE] [-D key=value]... [--json]\n"
+    "       flinklet check-config [-c FILE] [-D key=value]... [--json] [--preflight]\n"
     "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
@@ -46,7 +48,7 @@ struct cli {
 	struct config_args cfg;
 	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input;
 	const char *subcommand;
-	bool json, ready, live, exit_on_finish, help, wait;
+	bool json, ready, live, exit_on_finish, help, wait, preflight;
 };
 
 static int need_value(int argc, char **argv, int *i, const char **out)
@@ -122,6 +124,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->wait = true;
 		} else if (!strcmp(a, "--json")) {
 			c->json = true;
+		} else if (!strcmp(a, "--preflight")) {
+			c->preflight = true;
 		} else if (!strcmp(a, "--ready")) {
 			c->ready = true;
 		} else if (!strcmp(a, "--live")) {
@@ -159,6 +163,28 @@ static int cmd_check_config(struct cli *c)
 	config_warnings(&spec, &w);
 	print_diags(&w);
 	diags_free(&w);
+	if (c->preflight) {
+		/* what would stop the launch, checked on this machine now: nothing is printed but the problems */
+		struct artifact jar = {0};
+		char *err = NULL;
+		const char *state = spec_get(&spec, "flinklet.state.dir");
+		if (artifact_plan(&spec, state ? state : ".", &jar, &err) < 0) {
+			diags_add(&d, &spec.job.jar_uri_loc, "spec.job.jarURI", "%s", err);
+			free(err);
+		} else {
+			preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d);
+		}
+		artifact_free(&jar);
+		int problems = (int)d.msgs.n;
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		if (!problems)
+			fprintf(stderr,
+			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports and "
+			        "the state directory are fine\n");
+		return problems ? EXIT_USAGE : 0;
+	}
 	cJSON *j = spec_to_json(&spec);
 	/* the output is shown and pasted: the jar's URI without its credentials or signature */
 	cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"), "job");

@@ -13,6 +13,7 @@
 #include "jvm.h"
 #include "redact.h"
 #include "store.h"
+#include "preflight.h"
 #include "sup.h"
 
 extern char **environ;
@@ -234,8 +235,52 @@ static void say_demotion(struct supervisor *s, const char *uri)
 	s->demotion_said = true;
 }
 
+#define JAR_WAIT_USEC (2 * USEC_PER_SEC)
+
+static int launch_jvm(struct supervisor *s);
+
+static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
+	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+	return 0;
+}
+
+/* A jar Flink's client would refuse (gone, unreadable, not a jar, no entry class) is not launched: a JVM
+ * would only exit with a stack trace, again and again. Said once per distinct problem; true: wait. */
+static bool jar_unusable(struct supervisor *s)
+{
+	char *why = NULL;
+	if (preflight_jar(s->jar.local_path, s->spec->job.entry_class, &why) == 0) {
+		if (s->fetch.jar_problem)
+			sup_event(s, "JarUsable", "the job's jar is usable again: %s", s->jar.local_path);
+		free(s->fetch.jar_problem);
+		s->fetch.jar_problem = NULL;
+		return false;
+	}
+	if (!s->fetch.jar_problem || strcmp(s->fetch.jar_problem, why)) {
+		char *err = xasprintf("the job cannot start: %s; no JVM is started until the jar or the configuration "
+		                      "changes (looked at every %llu s)",
+		                      why, (unsigned long long)(JAR_WAIT_USEC / USEC_PER_SEC));
+		status_set_string(&s->status.error, err);
+		sup_alert(s, "JarUnusable", "%s", err);
+		free(err);
+		free(s->fetch.jar_problem);
+		s->fetch.jar_problem = why;
+		sup_write_status(s);
+	} else {
+		free(why);
+	}
+	sup_arm(s, &s->fetch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
+	return true;
+}
+
 static int launch_jvm(struct supervisor *s)
 {
+	if (jar_unusable(s))
+		return 0;
 	int r = choose_restore_point(s);
 	if (r < 0)
 		return r; /* never start empty because a directory could not be read */
@@ -330,6 +375,7 @@ void sup_fetch_cancel(struct supervisor *s)
 	s->fetch.active = false;
 	s->fetch.gen++;
 	s->fetch.retry = sup_disarm(s->fetch.retry);
+	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
 }
 
 static void fetch_failed(struct supervisor *s, const char *why, bool retry)

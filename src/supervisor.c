@@ -16,6 +16,7 @@
 #include "flinkconf.h"
 #include "jvm.h"
 #include "store.h"
+#include "preflight.h"
 #include "sup.h"
 
 /* ---- timers of the stop ---- */
@@ -619,7 +620,8 @@ const char *sup_invariant_violation(const struct supervisor *s)
 	bool jvm = s->jvm_pid > 0;
 	switch (s->state) {
 	case SUP_STARTING:
-		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer))
+		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer) &&
+		    !armed(s->fetch.jar_wait))
 			return "STARTING without a JVM, a fetch or a timer";
 		if (jvm && !armed(s->startup_timer) && !s->jvm_kill_sent)
 			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
@@ -773,6 +775,43 @@ static int on_hup(sd_event_source *src, const struct signalfd_siginfo *si, void 
 
 /* ---- set-up ---- */
 
+/* Before anything is written: a local jar Flink's client would refuse stops the start here, in the contract's
+ * message format (exit 2: the configuration names something unusable). A busy REST port is only said: it may
+ * be a JVM of a supervisor that just died, on its way out; the launch is retried until the port is free. */
+static int preflight_first_launch(struct supervisor *s)
+{
+	if (s->spec->job.state == JOB_STATE_SUSPENDED)
+		return 0;
+	struct artifact a = {0};
+	char *err = NULL;
+	const char *dir = spec_get(s->spec, "flinklet.state.dir");
+	int code = 0;
+	if (artifact_plan(s->spec, dir ? dir : ".", &a, &err) == 0 && !a.remote) {
+		char *why = NULL;
+		if (preflight_jar(a.local_path, s->spec->job.entry_class, &why) < 0) {
+			bool cls = s->spec->job.entry_class && access(a.local_path, R_OK) == 0 &&
+			           strstr(why, " has no class ");
+			struct diags d = {0};
+			diags_add(&d, cls ? &s->spec->job.entry_class_loc : &s->spec->job.jar_uri_loc,
+			          cls ? "spec.job.entryClass" : "spec.job.jarURI", "%s", why);
+			log_fatal("%s", d.msgs.v[0]);
+			diags_free(&d);
+			code = 2;
+		}
+		free(why);
+	}
+	free(err);
+	artifact_free(&a);
+	int64_t port = spec_int(s->spec, "rest.port");
+	const char *bind = spec_get(s->spec, "rest.bind-address");
+	if (code == 0 && port > 0 && port < 65536 &&
+	    preflight_port_free(bind ? bind : "127.0.0.1", (int)port) == -EADDRINUSE)
+		log_warn("rest.port %lld on %s is in use by another process: Flink's REST server cannot start until it "
+		         "is free (the launch is retried with the restart backoff)",
+		         (long long)port, bind ? bind : "127.0.0.1");
+	return code;
+}
+
 static int check_environment(struct supervisor *s)
 {
 	const char *home = spec_get(s->spec, "flinklet.flink.home");
@@ -789,7 +828,7 @@ static int check_environment(struct supervisor *s)
 		log_warn("spec.flinkVersion is %s but the jars in %s are Flink %s", s->spec->flink_version, s->lib_dir,
 		         s->flink_version);
 	status_set_string(&s->status.flink_version, s->flink_version);
-	return 0;
+	return preflight_first_launch(s);
 }
 
 static void adopt_old_status(struct supervisor *s, struct status *old)
@@ -938,6 +977,7 @@ static void sup_free(struct supervisor *s)
 	sup_autoscaler_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);
+	free(s->fetch.jar_problem);
 	for (size_t i = 0; i < s->vertices.n; i++)
 		free(s->vertices.v[i].name);
 	free(s->vertices.v);
