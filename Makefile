@@ -27,7 +27,7 @@ ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o)
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all deps deps-run flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -50,7 +50,11 @@ $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit:
 	mkdir -p $@
 
 deps:
-	scripts/deps.sh
+	scripts/deps.sh test
+
+# what building and running flinklet takes, without the test toolchain (make demo)
+deps-run:
+	scripts/deps.sh run
 
 flink-lib: $(FLINK_LIB)/.complete
 $(FLINK_LIB)/.complete: deps/flink/pom.xml
@@ -94,7 +98,7 @@ DEMO_FLINK_HOME = $(CURDIR)/$(FLINK_HOME_DIR)
 DEMO_JAR        = $(CURDIR)/$(JOBS_JAR)
 DEMO_RUN        = exec scripts/demo.sh $(DEMO_BIN) $(DEMO_FLINK_HOME) $(DEMO_JAR)
 
-demo: deps
+demo: deps-run
 	$(MAKE) all flink-lib jobs
 	$(DEMO_RUN)
 

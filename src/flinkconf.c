@@ -98,6 +98,13 @@ char *flinkconf_render_log4j(const struct spec *s)
 	               "logger.cli.filter.yarn.regex = .*FlinkYarnSessionCli.*\n"
 	               "logger.cli.filter.yarn.onMatch = DENY\n"
 	               "logger.cli.filter.yarn.onMismatch = NEUTRAL\n"
+	               /* a client that hung up (flinklet's short startup polls run out of time while the REST
+	                * server comes up): a "Connection reset" stack trace each, of no use to anyone */
+	               "logger.restendpoint.name = org.apache.flink.runtime.dispatcher.DispatcherRestEndpoint\n"
+	               "logger.restendpoint.filter.reset.type = RegexFilter\n"
+	               "logger.restendpoint.filter.reset.regex = Unhandled exception.*\n"
+	               "logger.restendpoint.filter.reset.onMatch = DENY\n"
+	               "logger.restendpoint.filter.reset.onMismatch = NEUTRAL\n"
 	               "logger.globalconf.name = org.apache.flink.configuration.GlobalConfiguration\n"
 	               "logger.globalconf.level = WARN\n"
 	               "logger.plugins.name = org.apache.flink.core.plugin.PluginConfig\n"

@@ -77,7 +77,12 @@ static int choose_restore_point(struct supervisor *s)
 	for (size_t i = 0; i < list.skipped.n; i++)
 		if (!strv_contains(&s->reported_skips, list.skipped.v[i])) {
 			strv_push(&s->reported_skips, list.skipped.v[i]);
-			sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+			/* a checkpoint a crash interrupted (no _metadata yet) is normal and said at info; a damaged
+			 * or vanished one is an error */
+			if (strstr(list.skipped.v[i], "no _metadata (incomplete)"))
+				sup_event(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+			else
+				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
 		}
 	const struct restore_point *pick = NULL;
 	for (size_t i = 0; i < list.n && !pick; i++)
