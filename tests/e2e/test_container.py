@@ -107,7 +107,7 @@ def build_image(capsys, base):
     say(capsys, f"image {tag} built in {time.monotonic() - t0:.1f} s")
     cfg = json.loads(podman("image", "inspect", tag).stdout)[0]
     assert cfg["Config"]["Entrypoint"] == ["/usr/local/bin/flinklet", "run"]
-    assert cfg["Config"]["User"] == "flink"
+    assert cfg["Config"]["User"] == "9999:9999"  # numeric: runAsNonRoot without runAsUser is admitted
     assert cfg["Config"]["StopSignal"] == "SIGTERM"
     assert STATE in cfg["Config"]["Volumes"]
     health = cfg.get("Healthcheck") or cfg.get("HealthCheck") or cfg["Config"].get("Healthcheck") or {}

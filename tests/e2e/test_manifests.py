@@ -128,6 +128,9 @@ def test_statefulset_is_one_pod_with_its_own_volume(effective):
     sts = one("StatefulSet")
     spec = sts["spec"]
     assert spec["replicas"] == 1
+    # OrderedReady would let a pod that never gets ready (crash loop, long restore, suspended job) block every
+    # later template change, a rollback included, until the pod is deleted by hand
+    assert spec["podManagementPolicy"] == "Parallel"
     labels = spec["template"]["metadata"]["labels"]
     assert spec["selector"]["matchLabels"].items() <= labels.items()
     # the governing Service is headless
