@@ -184,10 +184,12 @@ class Flinklet:
             f.write("\n".join(lines) + "\n")
         os.replace(self.config + ".new", self.config)
 
-    def start(self):
+    def start(self, preexec_fn=None):
+        """preexec_fn runs in the child before flinklet: bench/memory.py moves it into a memory cgroup there."""
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([BIN, "run", "-c", self.config, "--state-dir", self.state, "--flink-home",
-                                      FLINK_HOME], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+                                      FLINK_HOME], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=preexec_fn)
         return self
 
     def status(self):
