@@ -1,5 +1,6 @@
 """Memory budget (issue 15, item 2): spec.resources.memory is a hard budget for the whole pod. The test job
-(StatefulCounter, parallelism 2, hashmap state, checkpoints every second) runs BENCH_MEMORY_SECONDS (600) under
+(StatefulCounter, parallelism 2, BENCH_MEMORY_BACKEND state (hashmap), checkpoints every second) runs
+BENCH_MEMORY_SECONDS (600) under
 flinklet with `memory: BENCH_MEMORY_BUDGET` (256m), flinklet and its JVM inside a memory cgroup limited to the same
 budget (the kernel's OOM killer enforces it; where no cgroup can be made the run is measured only, and the table
 says so). Reported: the pod's peak (VmHWM of flinklet + VmHWM of the JVM, an upper bound of their peak together;
@@ -18,8 +19,9 @@ from testkit import MemoryLimit  # noqa: E402
 
 SECONDS = int(os.environ.get("BENCH_MEMORY_SECONDS", "600"))
 BUDGET = os.environ.get("BENCH_MEMORY_BUDGET", "256m")
+BACKEND = os.environ.get("BENCH_MEMORY_BACKEND", "hashmap")
 PAIR_WARMUP_S = int(os.environ.get("BENCH_FOOTPRINT_WARMUP", "20"))
-PAIR_SAMPLE_S = int(os.environ.get("BENCH_MEMORY_PAIR_SECONDS", "60"))
+PAIR_SAMPLE_S = int(os.environ.get("BENCH_MEMORY_PAIR_SECONDS", "60"))  # 0: no pair
 
 
 def budget_bytes(text):
@@ -55,10 +57,10 @@ def run_flinklet():
     cg = MemoryLimit(f"flinklet-bench-memory-{os.getpid()}", limit)
     enforced = cg.make()
     how = cg.describe() if enforced else f"measured only ({cg.why_not})"
-    f = Flinklet("memory", memory=BUDGET)
+    f = Flinklet("memory", memory=BUDGET, conf={"state.backend.type": BACKEND})
     pid_fl = jvm = None
     try:
-        log(f"memory: flinklet at memory {BUDGET}, {how}")
+        log(f"memory: flinklet at memory {BUDGET}, {BACKEND} state backend, {how}")
         f.start(preexec_fn=cg.enter if enforced else None)
         pid_fl = f.proc.pid
         st = f.wait_stable()
@@ -131,9 +133,11 @@ def run():
             "the kernel at the limit; an OOM kill would end the JVM"),
         row("checkpoints, JVM restarts", f"{o['ckpts']} checkpoints completed in {o['wall']:.0f} s, "
             f"{o['restarts']} restarts", "status.json: lastCheckpoint id advance, jvm.restarts; interval 1 s"),
-        row("JVM flags derived", o["flags"], f"from spec.resources.memory {BUDGET}, hashmap state backend, 2 slots "
+        row("JVM flags derived", o["flags"], f"from spec.resources.memory {BUDGET}, {BACKEND} state backend, 2 slots "
             f"(src/membudget.c); JVM CPU {100 * o['cpu'] / o['wall']:.1f} % of one core"),
     ]
+    if PAIR_SAMPLE_S <= 0:
+        return rows
     p = run_pair()
     rows.append(row("standalone JM + TM", f"{mib(p['hwm']):.0f} MiB VmHWM (JM {mib(p['jm_hwm']):.0f} + TM "
                     f"{mib(p['tm_hwm']):.0f}), {mib(p['mean']):.0f} MiB mean VmRSS",
