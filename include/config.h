@@ -66,9 +66,10 @@ struct spec {
 	char *image;
 	struct conf_entry *conf;
 	size_t nconf;
-	uint64_t memory;     /* bytes; 0: not set */
-	double cpu;          /* 0: not set */
-	char *log4j_console; /* logConfiguration["log4j-console.properties"] */
+	uint64_t memory;       /* bytes; 0: not set */
+	struct loc memory_loc; /* where spec.resources.memory was given, for messages */
+	double cpu;            /* 0: not set */
+	char *log4j_console;   /* logConfiguration["log4j-console.properties"] */
 	struct job_spec job;
 };
 

@@ -627,11 +627,9 @@ static void f_memory(struct walker *w, const char *path, yaml_node_t *v)
 		          v->type == YAML_SCALAR_NODE ? "\"" : "");
 		return;
 	}
-	if (bytes < (256ULL << 20)) {
-		diags_add(w->d, &l, path, "must be at least 256m for a MiniCluster JVM (got \"%s\")", scalar(v));
-		return;
-	}
+	/* too small is judged with the rest of the spec (membudget: it depends on the state backend) */
 	w->spec->memory = bytes;
+	w->spec->memory_loc = l;
 }
 
 static void f_cpu(struct walker *w, const char *path, yaml_node_t *v)

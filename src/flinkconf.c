@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "membudget.h"
+
 /* The module flags Flink's own scripts pass on Java 17 (flink-dist config.yaml, env.java.opts.all);
  * the JVM never reads env.java.opts itself, so the supervisor must. The 1.20 list has one more. */
 static const char *const java17_flags[] = {
@@ -125,21 +127,27 @@ char *flinkconf_render_log4j(const struct spec *s)
 
 uint64_t flinkconf_heap_bytes(const struct spec *s)
 {
-	if (!s->memory)
+	struct membudget mb;
+	if (membudget_compute(s, &mb, NULL) < 0)
 		return 0;
-	/* memory = heap + managed (RocksDB, off-heap) + network + metaspace + JVM overhead */
-	uint64_t managed = 128ULL << 20, network = 64ULL << 20, metaspace = 256ULL << 20;
-	const char *m = spec_get(s, "taskmanager.memory.managed.size");
-	if (m)
-		parse_memory(m, &managed);
-	uint64_t overhead = s->memory / 10;
-	if (overhead < (192ULL << 20))
-		overhead = 192ULL << 20;
-	uint64_t fixed = managed + network + metaspace + overhead;
-	uint64_t heap = s->memory > fixed ? s->memory - fixed : 0;
-	if (heap < (128ULL << 20))
-		heap = 128ULL << 20;
-	return heap;
+	return mb.heap;
+}
+
+/* The JVM's side of the memory budget (membudget): every limit the JVM has, sized to fit the pod. */
+static void memory_flags(const struct spec *s, struct strv *argv)
+{
+	struct membudget mb;
+	if (membudget_compute(s, &mb, NULL) < 0 || !mb.budget)
+		return;
+	strv_push_take(argv, xasprintf("-Xmx%llum", (unsigned long long)(mb.heap >> 20)));
+	strv_push_take(argv, xasprintf("-Xms%llum", (unsigned long long)(mb.heap >> 20)));
+	strv_push_take(argv, xasprintf("-XX:MaxMetaspaceSize=%llum", (unsigned long long)(mb.metaspace >> 20)));
+	strv_push_take(argv, xasprintf("-XX:ReservedCodeCacheSize=%llum", (unsigned long long)(mb.code_cache >> 20)));
+	strv_push_take(argv, xasprintf("-XX:MaxDirectMemorySize=%llum", (unsigned long long)(mb.direct >> 20)));
+	if (mb.serial_gc)
+		strv_push(argv, "-XX:+UseSerialGC");
+	if (mb.c1_only)
+		strv_push(argv, "-XX:TieredStopAtLevel=1");
 }
 
 int flinkconf_rest_port(const struct spec *s)
@@ -181,12 +189,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 	strv_push(argv, l->java);
 	strv_push(argv, "-XX:+IgnoreUnrecognizedVMOptions");
 	strv_push(argv, "-XX:+ExitOnOutOfMemoryError");
-	uint64_t heap = flinkconf_heap_bytes(s);
-	if (heap) {
-		strv_push_take(argv, xasprintf("-Xmx%llum", (unsigned long long)(heap >> 20)));
-		strv_push_take(argv, xasprintf("-Xms%llum", (unsigned long long)(heap >> 20)));
-		strv_push(argv, "-XX:MaxMetaspaceSize=256m");
-	}
+	memory_flags(s, argv);
 	if (s->cpu > 0) {
 		double c = ceil(s->cpu);
 		strv_push_take(argv, xasprintf("-XX:ActiveProcessorCount=%d", c < 1 ? 1 : (int)c));
@@ -233,6 +236,13 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 			continue;
 		strv_push(envp, e);
 	}
+	/* glibc's malloc keeps up to 8 arenas per CPU, one per thread that allocates: the JVM's many threads
+	 * inflate its resident memory by tens of MiB. Two are enough (the JVM allocates its heap itself). */
+	bool arenas = false;
+	for (size_t i = 0; environ_in && environ_in[i]; i++)
+		arenas = arenas || str_has_prefix(environ_in[i], "MALLOC_ARENA_MAX=");
+	if (!arenas)
+		strv_push(envp, "MALLOC_ARENA_MAX=2");
 	const char *home = spec_get(s, "flinklet.flink.home");
 	strv_push_take(envp, xasprintf("FLINK_CONF_DIR=%s", l->conf_dir));
 	strv_push_take(envp, xasprintf("FLINK_HOME=%s", home));

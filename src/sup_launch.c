@@ -11,6 +11,7 @@
 #include "artifacts.h"
 #include "flinkconf.h"
 #include "jvm.h"
+#include "membudget.h"
 #include "redact.h"
 #include "store.h"
 #include "preflight.h"
@@ -282,6 +283,22 @@ static bool jar_unusable(struct supervisor *s)
 	return true;
 }
 
+/* The split of spec.resources.memory, once per launch: what the JVM was given (docs/configuration.md, Memory). */
+static void log_memory_split(const struct spec *spec)
+{
+	struct membudget mb;
+	if (membudget_compute(spec, &mb, NULL) < 0 || !mb.budget)
+		return;
+	log_info("memory %llum: heap %llum, metaspace %llum, code cache %llum, direct %llum (network %llum), managed "
+	         "%llum, JVM native %llum, flinklet %llum; %s collector%s",
+	         (unsigned long long)(mb.budget >> 20), (unsigned long long)(mb.heap >> 20),
+	         (unsigned long long)(mb.metaspace >> 20), (unsigned long long)(mb.code_cache >> 20),
+	         (unsigned long long)(mb.direct >> 20), (unsigned long long)(mb.network >> 20),
+	         (unsigned long long)(mb.managed >> 20), (unsigned long long)((mb.jvm_native + mb.state_native) >> 20),
+	         (unsigned long long)(mb.flinklet >> 20), mb.serial_gc ? "serial" : "G1",
+	         mb.c1_only ? ", C1 only" : "");
+}
+
 static int launch_jvm(struct supervisor *s)
 {
 	if (jar_unusable(s))
@@ -364,6 +381,7 @@ static int launch_jvm(struct supervisor *s)
 	s->launch_fingerprint = sup_launch_fingerprint(s, s->spec);
 	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
 	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
+	log_memory_split(s->spec);
 	sup_write_status(s);
 	return 0;
 }

@@ -36,8 +36,9 @@ VALGRIND_LOGS = os.environ.get("FLINKLET_VALGRIND_LOGS", "")
 class Flinklet:
     """One `flinklet run` process on its own state directory."""
 
-    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None):
+    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None, memory=None):
         self.tmp = tmp_path
+        self.memory = memory  # spec.resources.memory, None: not set
         self.state = state_dir or str(tmp_path / "state")
         self.port = free_port()
         self.output = os.path.join(self.state, "output")
@@ -76,6 +77,8 @@ class Flinklet:
             ]
             for k, v in self.conf.items():
                 lines.append(f"    {json.dumps(k)}: {json.dumps(str(v))}")
+            if self.memory:
+                lines += ["  resources:", f"    memory: {self.memory}"]
             lines += [
                 "  job:",
                 f"    jarURI: local://{JOBS_JAR}",
@@ -96,11 +99,12 @@ class Flinklet:
         return [BIN, "run", "-c", str(self.config), "--state-dir", self.state, "--flink-home", FLINK_HOME,
                 *self.extra_args]
 
-    def start(self, wrapper=(), env=None):
+    def start(self, wrapper=(), env=None, preexec_fn=None):
+        """preexec_fn runs in the child before flinklet (test_memory_budget.py: into a memory cgroup)."""
         self.log = open(self.log_path, "ab")
         self.pidns = "unshare" in " ".join(wrapper)
         self.proc = subprocess.Popen([*wrapper, *WRAPPER, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, env={**os.environ, **(env or {})})
+                                     start_new_session=True, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
         return self
 
     def status(self):
