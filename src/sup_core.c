@@ -114,6 +114,14 @@ void sup_event(struct supervisor *s, const char *type, const char *fmt, ...)
 	va_end(ap);
 }
 
+void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sup_event_v(s, LOG_LEVEL_WARN, type, fmt, ap);
+	va_end(ap);
+}
+
 void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...)
 {
 	va_list ap;
