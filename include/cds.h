@@ -39,6 +39,17 @@ char *cds_archive_name(const char *prefix, uint64_t size);
  * one in its name; -EBADMSG with *ret_path when its size is not (it must not be used: a JVM maps it and
  * dies of SIGBUS beyond the end of a truncated one); -ENOENT when there is none; other -errno. */
 int cds_find(const char *dir, const char *prefix, char **ret_path);
+/* What one launch does about class-data sharing. */
+enum cds_choice {
+	CDS_NONE,   /* nothing */
+	CDS_USE,    /* start from the archive */
+	CDS_RECORD, /* no usable archive: record for a dump (when may_record) */
+};
+/* The choice for a launch given the archive directory and the key's prefix: CDS_USE with *ret_path when a
+ * whole dynamic archive is there; else CDS_RECORD (or CDS_NONE when !may_record). An archive that is there
+ * but must not be used is returned too, in *ret_path with *ret_bad saying why (the caller removes it and
+ * says so once). *ret_path is malloc'd or NULL. */
+enum cds_choice cds_choose(const char *dir, const char *prefix, bool may_record, char **ret_path, const char **ret_bad);
 /* Removes the archives in dir other than keep (those of other keys and JDKs), and temporary dumps over an
  * hour old (what a dump cut short left). Returns how many were removed. */
 int cds_remove_others(const char *dir, const char *keep);

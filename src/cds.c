@@ -243,6 +243,19 @@ int cds_find(const char *dir, const char *prefix, char **ret_path)
 	return r;
 }
 
+enum cds_choice cds_choose(const char *dir, const char *prefix, bool may_record, char **ret_path, const char **ret_bad)
+{
+	*ret_bad = NULL;
+	int r = cds_find(dir, prefix, ret_path);
+	if (r == 0 && cds_is_dynamic_archive(*ret_path))
+		return CDS_USE;
+	if (r == 0)
+		*ret_bad = "it does not start with the header of a dynamic archive";
+	else if (r == -EBADMSG)
+		*ret_bad = "its size is not the one it was written with (truncated or overwritten)";
+	return may_record ? CDS_RECORD : CDS_NONE;
+}
+
 int cds_remove_others(const char *dir, const char *keep)
 {
 	DIR *d = opendir(dir);

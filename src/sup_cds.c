@@ -113,23 +113,17 @@ void sup_cds_prepare(struct supervisor *s, struct launch *l)
 	free(s->cds.prefix);
 	s->cds.prefix = cds_archive_prefix(s->flink_version, key);
 	char *path = NULL;
-	r = cds_find(s->cds.dir, s->cds.prefix, &path);
-	if (r == -EBADMSG) {
-		reject(s, path, "its size is not the one it was written with (truncated or overwritten)");
-		free(path);
-		path = NULL;
-	} else if (r == 0 && !cds_is_dynamic_archive(path)) {
-		reject(s, path, "it does not start with the header of a dynamic archive");
-		free(path);
-		path = NULL;
-	}
-	if (path) {
+	const char *bad = NULL;
+	enum cds_choice c = cds_choose(s->cds.dir, s->cds.prefix, s->cds.dumps < CDS_MAX_DUMPS, &path, &bad);
+	if (c == CDS_USE) {
 		s->cds.archive = path;
 		l->cds_archive = path;
 		return;
 	}
-	if (s->cds.dumps < CDS_MAX_DUMPS)
-		s->cds.record = l->cds_record = true;
+	if (bad)
+		reject(s, path, bad);
+	free(path);
+	s->cds.record = l->cds_record = c == CDS_RECORD;
 }
 
 void sup_cds_line(struct supervisor *s, const char *line)

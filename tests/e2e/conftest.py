@@ -31,6 +31,10 @@ SANITIZER_LOGS = os.environ.get("FLINKLET_SANITIZER_LOGS", "")
 # FLINKLET_VALGRIND_LOGS; a test during which one reported an error or a definite or indirect leak fails.
 WRAPPER = shlex.split(os.environ.get("FLINKLET_WRAPPER", ""))
 VALGRIND_LOGS = os.environ.get("FLINKLET_VALGRIND_LOGS", "")
+# Class-data sharing (flinklet.jvm.class-data-sharing: auto, the default): one archive directory for every test of
+# every session, so that the archive is made once (by the first test whose job runs 30 s) and every later JVM
+# starts from it, as on a volume that outlives pods. tests/e2e/test_cds.py uses directories of its own.
+CDS_DIR = os.environ.get("FLINKLET_E2E_CDS_DIR", os.path.abspath("build/e2e-cds"))
 
 
 class Flinklet:
@@ -47,6 +51,7 @@ class Flinklet:
         self.conf.setdefault("rest.port", str(self.port))
         self.http_port = free_port()
         self.conf.setdefault("flinklet.http.address", f"127.0.0.1:{self.http_port}")
+        self.conf.setdefault("flinklet.jvm.class-data-sharing.archive-dir", CDS_DIR)
         job = dict(job or {})
         job.setdefault("args", ["--rate", "100", "--keys", "8", "--output", self.output])
         job["args"] = [self.output if a == "OUT" else a for a in job["args"]]
