@@ -21,6 +21,8 @@ struct launch {
 	const char *restore_path; /* NULL: start empty */
 	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
 	const char *jar_path;     /* the jar on disk; NULL: spec.job.jarURI's local path */
+	const char *cds_archive;  /* the class-data-sharing archive to start from, or NULL */
+	bool cds_record;          /* no archive: record what a dump of the running JVM needs */
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);

@@ -39,6 +39,13 @@ const struct option_def flinklet_options[] = {
      "The java launcher. Default: $JAVA_HOME/bin/java, else java on $PATH."},
     {"flinklet.jvm.options", OPT_STRING, "", 0, 0, NULL,
      "Extra JVM options, split on white space, appended after the ones flinklet derives."},
+    {"flinklet.jvm.class-data-sharing", OPT_ENUM, "auto", 0, 0, "auto,off",
+     "auto: the JVM starts from a class-data-sharing archive of the classes an earlier JVM of the same JDK and "
+     "Flink jars loaded (made once, after the job first runs); off: never."},
+    {"flinklet.jvm.class-data-sharing.archive-dir", OPT_PATH, NULL, 0, 0, NULL,
+     "Where the class-data-sharing archive is kept (a cache). Default: <state dir>/cds."},
+    {"flinklet.jvm.class-data-sharing.dump-delay", OPT_DURATION, "30 s", 0, 0, NULL,
+     "How long the job runs before flinklet asks its JVM to write the archive (the job pauses while it does)."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
     {"flinklet.rest.poll-interval", OPT_DURATION, "2 s", 10, 0, NULL,

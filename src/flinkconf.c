@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cds.h"
 #include "membudget.h"
 
 /* The module flags Flink's own scripts pass on Java 17 (flink-dist config.yaml, env.java.opts.all);
@@ -199,6 +200,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 	strv_push_take(argv, xasprintf("-Dlog4j.configurationFile=file:%s/log4j-console.properties", l->conf_dir));
 	strv_push_take(argv, xasprintf("-Djava.io.tmpdir=%s", l->tmp_dir));
 	strv_push_take(argv, xasprintf("-Dflinklet.job=%s", s->name));
+	cds_jvm_options(l->cds_archive, l->cds_record, argv);
 	split_words(spec_get(s, "flinklet.jvm.options"), argv);
 
 	strv_push(argv, "-cp");

@@ -200,6 +200,7 @@ static int rotate_job_id(struct supervisor *s)
 static void on_jvm_line(void *userdata, const char *line)
 {
 	struct supervisor *s = userdata;
+	sup_cds_line(s, line);
 	if (!s->restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
 		return;
 	switch (restorelog_feed(&s->restore_scan, line)) {
@@ -346,6 +347,7 @@ static int launch_jvm(struct supervisor *s)
 	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
 	    .jar_path = s->jar.local_path,
 	};
+	sup_cds_prepare(s, &l);
 	r = write_launch_files(s, &l);
 	if (r < 0) {
 		/* (a success is not news: an unchanged file is not written) */

@@ -210,10 +210,15 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		return SUP_FAILED;
 	}
 	usec_t now = now_monotonic();
-	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period"))
+	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period")) {
 		s->consecutive_failures = 0;
+		s->restarted_at_once = false;
+	}
 	s->stable_since = 0;
 	s->consecutive_failures++;
+	/* the first failure of a job that was RUNNING (since the supervisor started, or since it last ran for the
+	 * stable period) is no crash loop: restarted at once; the backoff starts with the next failure */
+	bool at_once = s->state == SUP_RUNNING && s->consecutive_failures == 1;
 	int64_t max = spec_int(s->spec, "flinklet.restart.max-attempts");
 	if (max > 0 && s->consecutive_failures > (unsigned)max) {
 		char *why =
@@ -225,9 +230,16 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		free(why);
 		return SUP_FAILED;
 	}
-	usec_t delay =
-	    backoff_delay(s->consecutive_failures, spec_duration(s->spec, "flinklet.restart.backoff.initial"),
-	                  spec_duration(s->spec, "flinklet.restart.backoff.max"), 2.0);
+	if (at_once) {
+		s->restarted_at_once = true;
+		sup_event(s, "RestartScheduled",
+		          "restarting the JVM now (attempt 1): the first failure after a stable run needs no backoff");
+		sup_arm(s, &s->backoff_timer, 0, on_backoff_done);
+		return next;
+	}
+	usec_t delay = backoff_delay(s->consecutive_failures - (s->restarted_at_once ? 1 : 0),
+	                             spec_duration(s->spec, "flinklet.restart.backoff.initial"),
+	                             spec_duration(s->spec, "flinklet.restart.backoff.max"), 2.0);
 	sup_event(s, "RestartScheduled", "restarting the JVM in %.1f s (attempt %u)", (double)delay / USEC_PER_SEC,
 	          s->consecutive_failures);
 	sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
@@ -342,6 +354,7 @@ static void mark_running(struct supervisor *s)
 	if (!s->volume_low && !s->volume_errno && !s->demotion_said)
 		status_set_string(&s->status.error, NULL);
 	status_set_string(&s->status.intent, NULL);
+	sup_cds_running(s);
 	if (s->status.tasks_finished)
 		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)", s->job_id,
 		          s->status.tasks_running, s->status.tasks_finished);
@@ -696,6 +709,8 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
+	if (sup_cds_reaped(s, r))
+		return;
 	if (r->pid != s->jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
@@ -704,6 +719,7 @@ static void on_child(const struct reaped *r, void *userdata)
 	 * process group (a leftover would hold the REST port against the next launch) */
 	jvmout_drain(s->jvm_out);
 	jvm_kill_group(r->pid);
+	sup_cds_jvm_exited(s, r);
 	free(s->start_cause);
 	s->start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->jvm_out, 400);
 	jvmout_free(s->jvm_out);
@@ -975,6 +991,7 @@ static void sup_free(struct supervisor *s)
 	sup_http_stop(s);
 	sup_notify_free(s);
 	sup_autoscaler_free(s);
+	sup_cds_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);
 	free(s->fetch.jar_problem);

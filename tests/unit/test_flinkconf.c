@@ -324,6 +324,44 @@ static void test_argv_without_entry_class_and_args(void **state)
 	spec_free(&s);
 }
 
+/* Class-data sharing: the archive when there is one, recording when not, neither when off; always among the
+ * JVM options, before the user's own (which may override them) and before -cp. */
+static void test_argv_class_data_sharing(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {flinklet.jvm.options: \"-Xss2m\"}\n"
+	     "  job: {jarURI: \"file:///jobs/j.jar\"}\n",
+	     &s);
+	struct launch l = LAUNCH;
+	struct strv argv = {0};
+	/* absent (or off): nothing about CDS */
+	flinkconf_build_argv(&s, &l, &argv);
+	assert_int_equal(argv_count_prefix(&argv, "-XX:SharedArchiveFile"), 0);
+	assert_int_equal(argv_index(&argv, "-XX:+RecordDynamicDumpInfo"), -1);
+	strv_free(&argv);
+	/* present: started from it */
+	l.cds_archive = "/var/lib/flinklet/cds/flink-2.2.1-0123456789abcdef-55304192.jsa";
+	flinkconf_build_argv(&s, &l, &argv);
+	ssize_t at =
+	    argv_index(&argv, "-XX:SharedArchiveFile=/var/lib/flinklet/cds/flink-2.2.1-0123456789abcdef-55304192.jsa");
+	assert_true(at > 0);
+	assert_true(at < argv_index(&argv, "-Xss2m"));
+	assert_true(at < argv_index(&argv, "-cp"));
+	assert_int_equal(argv_index(&argv, "-XX:+RecordDynamicDumpInfo"), -1);
+	strv_free(&argv);
+	/* absent or stale (the caller found none to use): recording for a dump, quietly */
+	l.cds_archive = NULL;
+	l.cds_record = true;
+	flinkconf_build_argv(&s, &l, &argv);
+	at = argv_index(&argv, "-XX:+RecordDynamicDumpInfo");
+	assert_true(at > 0 && at < argv_index(&argv, "-Xss2m"));
+	assert_true(argv_index(&argv, "-Xlog:cds=off") > 0);
+	assert_int_equal(argv_count_prefix(&argv, "-XX:SharedArchiveFile"), 0);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
 static void test_argv_restore(void **state)
 {
 	(void)state;
@@ -645,6 +683,7 @@ int main(void)
 	    cmocka_unit_test(test_argv),
 	    cmocka_unit_test(test_argv_without_entry_class_and_args),
 	    cmocka_unit_test(test_argv_restore),
+	    cmocka_unit_test(test_argv_class_data_sharing),
 	    cmocka_unit_test(test_heap),
 	    cmocka_unit_test(test_cpu),
 	    cmocka_unit_test(test_jvm_options_and_homes),
