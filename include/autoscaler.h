@@ -524,6 +524,7 @@ double as_jmin(double a, double b); /* Math.min */
 int64_t as_jround(double x);        /* Math.round: floor(x + 1/2) exactly; NaN 0; saturates */
 int32_t as_java_d2i(double x);      /* (int) cast: NaN 0; saturates */
 double as_round3(double x);         /* half-up to 3 decimals of the shortest decimal form; never to 0 */
+double as_round3_digits(double x);  /* the same, always through the decimal digits (the reference; slow) */
 double as_round_up2(double x);      /* ceiling to 2 decimals of the shortest decimal form */
 void as_java_double_str(double x, char *buf, size_t size); /* Double.toString: "100.0", "1.0E-4", "NaN" */
 

@@ -148,10 +148,44 @@ static double decimal_round(double x, int scale, enum decimal_mode mode)
 	return strtod(buf, NULL);
 }
 
-double as_round3(double x)
+double as_round3_digits(double x)
 {
 	double r = decimal_round(x, 3, HALF_UP);
 	return r == 0 ? x : r;
+}
+
+/* The same result as as_round3_digits without formatting a number, whenever that can be decided from x alone
+ * (every value the autoscaler meets but about one in 10^10); otherwise it asks as_round3_digits. Let D be
+ * the shortest decimal form of |x| (what decimal_round rounds) and t = fl(1000 |x|):
+ * - |x| integral (below 2^53): D is an integer, so |x| already has at most 3 decimals: x.
+ * - m = the integer nearest t, and m / 1000.0 == |x| (IEEE division is correctly rounded, so the decimal
+ *   m/1000 reads back as |x|): then D, no longer than m/1000 and with the same leading digit position, has
+ *   at most 3 decimals too: x. Conversely, when D has at most 3 decimals, 1000 D is an integer within
+ *   |x| 2^-52 of... t, so it is m and m / 1000.0 == |x|.
+ * - otherwise D has more than 3 decimals, and |1000 D - t| <= t 2^-52 (D is within half an ulp of |x|, t
+ *   within half an ulp of 1000 |x|). When the fraction of t is further than t 2^-48 from 0, 1/2 and 1, the
+ *   fraction of 1000 D is on the same side of 1/2 and floor(1000 D) = floor(t): half-up gives
+ *   k = floor(t) + (fraction > 1/2), and the double nearest k/1000 is k / 1000.0 (correctly rounded). */
+double as_round3(double x)
+{
+	double a = as_fabs(x);
+	if (!(a < 1e12) || a == 0) /* NaN, infinite, huge, zero */
+		return a == 0 || !isfinite(x) ? x : as_round3_digits(x);
+	double t = a * 1000.0;
+	double k = as_floor(t);
+	double frac = t - k; /* exact */
+	if (a == as_floor(a))
+		return x;
+	double m = frac >= 0.5 ? k + 1 : k;
+	if (m / 1000.0 == a)
+		return x;
+	double eps = t * 0x1p-48;
+	if (!(frac > eps && frac < 1 - eps && as_fabs(frac - 0.5) > eps))
+		return as_round3_digits(x);
+	double r = (frac > 0.5 ? k + 1 : k) / 1000.0;
+	if (r == 0)
+		return x;
+	return x < 0 ? -r : r;
 }
 
 double as_round_up2(double x)
