@@ -539,8 +539,11 @@ struct cJSON *as_eval_metric_to_json(const struct as_eval_metric *m, int fields)
 /* A number (goes to the metric's own field, or both when fields == 3) or {"current","average"}. */
 int as_eval_metric_from_json(const struct cJSON *j, int fields, struct as_eval_metric *ret);
 
-/* JSON with two-space indentation and a trailing newline (malloc'd). */
+/* JSON text (src/as_jsonout.c), byte for byte cJSON's: with two-space indentation and a trailing newline, or
+ * as cJSON_PrintUnformatted (malloc'd); as_json_write appends either to b. */
 char *as_json_pretty(const struct cJSON *j);
+char *as_json_unformatted(const struct cJSON *j);
+void as_json_write(struct strbuf *b, const struct cJSON *j, bool pretty);
 /* The closest of candidates to got when near enough to be a typo, else NULL. */
 const char *as_did_you_mean(const char *got, const char *const *candidates, size_t n);
 
@@ -549,6 +552,36 @@ double as_rate(const struct as_samples *h, const char *vertex, int m);
 double as_avg(const struct as_samples *h, const char *vertex, int m, int min_n);
 double as_avg_or_rate(const struct as_samples *h, const char *vertex, int per_sec, int accumulated);
 double as_latest(const struct as_samples *h, const char *vertex, int m);
+
+/* What rate, avg and latest need of one metric of one vertex (or of the global metrics), gathered in one pass
+ * over the window, oldest sample first: the functions above are these over a single metric. */
+struct as_wstat {
+	double first, last; /* the first and the last value that is not NaN */
+	int64_t first_ts, last_ts;
+	size_t count;  /* values that are not NaN */
+	double sum;    /* of the finite values, oldest first */
+	int finite;    /* how many */
+	bool infinite; /* an infinite value was seen */
+	double latest; /* the newest sample's value; NaN when it has none */
+};
+void as_wstat_init(struct as_wstat *w);
+void as_wstat_add(struct as_wstat *w, double v, int64_t ts);
+double as_wstat_rate(const struct as_wstat *w);
+double as_wstat_avg(const struct as_wstat *w, int min_n);
+double as_wstat_avg_or_rate(const struct as_wstat *per_sec, const struct as_wstat *accumulated);
+
+/* The window of every vertex of a topology and of the global metrics, in one pass over the samples (samples
+ * list their vertices in the same order, so a vertex is found by position and one comparison). */
+struct as_window {
+	struct as_wstat (*v)[AS_VM_COUNT]; /* per topology index */
+	struct as_wstat g[AS_GM_COUNT];
+};
+void as_window_build(const struct as_topology *t, const struct as_samples *h, struct as_window *ret);
+void as_window_free(struct as_window *w);
+
+/* The topology index of the vertex id, trying *hint first (then updated): for looking up the vertices of one
+ * sample after another with one hint per position. -1: no such vertex. */
+int as_topology_find_hinted(const struct as_topology *t, const char *id, size_t *hint);
 
 /* ---- collection (1.2 - 1.5) ---- */
 
