@@ -766,6 +766,9 @@ struct as_job {
 	int tm_gc;               /* -1: not probed, 0: without the GC metric, 1: with it */
 	struct as_snapshot snap; /* this cycle's REST snapshot */
 	bool snap_fed;
+	/* the vertices excluded for this cycle (finished, or without busy time in this cycle's sample): not
+	 * scaled, and the user's override of them wins when the overrides are applied (0.2 step 6) */
+	struct strv cycle_excluded;
 	/* reporting */
 	struct as_topology last_topo;
 	struct as_evaluation last_eval;
