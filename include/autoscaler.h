@@ -494,6 +494,12 @@ enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context 
 /* The job is gone: drop caches, clear and flush its stored state. */
 void autoscaler_cleanup(struct autoscaler *as, const char *job_key);
 
+/* The overrides a new JVM of the job starts with (pipeline.jobvertex-parallelism-overrides), so that a
+ * restart costs one restore, not a restore and then a rescale: the stored ones merged with the user's as
+ * they are applied on every cycle. Empty when the autoscaler is disabled or has none stored. */
+void autoscaler_launch_overrides(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                                 const struct as_pmap *user, struct as_pmap *ret);
+
 /* For status.json ("autoscaler": {"parallelismOverrides": {...}}): {vertex: "p"}. Never NULL. */
 struct cJSON *autoscaler_overrides_json(struct autoscaler *as, const char *job_key);
 /* The last evaluation, for GET /metrics: {"vertices": {id: {METRIC: number|{current,average}}},

@@ -21,6 +21,9 @@ struct launch {
 	const char *restore_path; /* NULL: start empty */
 	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
 	const char *jar_path;     /* the jar on disk; NULL: spec.job.jarURI's local path */
+	/* pipeline.jobvertex-parallelism-overrides for this launch ("vertex:p,..."), in place of the spec's;
+	 * NULL: the spec's (the autoscaler's overrides in force, merged with the user's: sup_autoscaler.c) */
+	const char *parallelism_overrides;
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);

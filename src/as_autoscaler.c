@@ -404,31 +404,49 @@ static enum as_outcome cycle_with_topology(struct autoscaler *as, struct as_job 
 	return out;
 }
 
-/* 0.2 step 6: the stored overrides merged with the user's, through the realizer. For a vertex excluded from
- * scaling (vertex.exclude.ids, or for this cycle) the user's own override wins, as in the operator, whose
- * collector adds this cycle's exclusions to the configuration the overrides are then merged with. */
+/* 0.2 step 6: the stored overrides merged with the user's. For a vertex excluded from scaling
+ * (vertex.exclude.ids, or for the job's latest cycle) the user's own override wins, as in the operator, whose
+ * collector adds a cycle's exclusions to the configuration the overrides are then merged with. */
+static void merge_overrides(const struct as_job *j, const struct as_options *o, const struct as_pmap *user,
+                            struct as_pmap *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (j->overrides.n == 0)
+		return;
+	for (size_t i = 0; user && i < user->n; i++)
+		as_pmap_set(ret, user->e[i].vertex, user->e[i].parallelism);
+	for (size_t i = 0; i < j->overrides.n; i++) {
+		const struct as_pmap_entry *e = &j->overrides.e[i];
+		bool excluded = false;
+		for (size_t k = 0; k < o->exclude_ids.n; k++)
+			excluded |= !strcmp(o->exclude_ids.v[k], e->vertex);
+		for (size_t k = 0; k < j->cycle_excluded.n; k++)
+			excluded |= !strcmp(j->cycle_excluded.v[k], e->vertex);
+		if (!excluded || as_pmap_get(ret, e->vertex) < 0)
+			as_pmap_set(ret, e->vertex, e->parallelism);
+	}
+}
+
+/* ... applied through the realizer (on every cycle). */
 static void realize(struct autoscaler *as, struct as_job *j, const struct as_context *ctx, const struct as_emitter *em)
 {
 	if (j->overrides.n == 0 || !as->realizer.realize)
 		return;
-	struct as_pmap merged = {0};
-	for (size_t i = 0; ctx->user_overrides && i < ctx->user_overrides->n; i++)
-		as_pmap_set(&merged, ctx->user_overrides->e[i].vertex, ctx->user_overrides->e[i].parallelism);
-	for (size_t i = 0; i < j->overrides.n; i++) {
-		const struct as_pmap_entry *e = &j->overrides.e[i];
-		bool excluded = false;
-		for (size_t k = 0; k < ctx->options->exclude_ids.n; k++)
-			excluded |= !strcmp(ctx->options->exclude_ids.v[k], e->vertex);
-		for (size_t k = 0; k < j->cycle_excluded.n; k++)
-			excluded |= !strcmp(j->cycle_excluded.v[k], e->vertex);
-		if (!excluded || as_pmap_get(&merged, e->vertex) < 0)
-			as_pmap_set(&merged, e->vertex, e->parallelism);
-	}
+	struct as_pmap merged;
+	merge_overrides(j, ctx->options, ctx->user_overrides, &merged);
 	int r = as->realizer.realize(as->realizer.userdata, j->key, &merged);
 	if (r < 0)
 		as_emit(em, AS_EVENT_WARNING, AS_REASON_ERROR, NULL, -1, "Cannot apply the parallelism overrides: %s",
 		        strerror(-r));
 	as_pmap_free(&merged);
+}
+
+void autoscaler_launch_overrides(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                                 const struct as_pmap *user, struct as_pmap *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (o->enabled)
+		merge_overrides(autoscaler_job(as, job_key), o, user, ret);
 }
 
 enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context *ctx)

@@ -279,7 +279,14 @@ static int launch_jvm(struct supervisor *s)
 	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
 	    .jar_path = s->jar.local_path,
 	};
+	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
+	char *overrides = sup_autoscaler_launch_overrides(s);
+	l.parallelism_overrides = overrides;
+	if (overrides)
+		log_info("starting with the autoscaler's parallelism overrides %s", overrides);
 	r = write_launch_files(s, &l);
+	free(overrides);
+	l.parallelism_overrides = NULL;
 	if (r < 0) {
 		/* (a success is not news: an unchanged file is not written) */
 		sup_volume_write(s, "the Flink configuration (conf/, tmp/)", r);

@@ -309,6 +309,33 @@ static void test_cycle_exclusion_keeps_user_override(void **state)
 	as_pmap_free(&user);
 }
 
+/* What a new JVM starts with: the overrides as the realizer gets them (the user's own for an excluded vertex),
+ * nothing when the autoscaler is off or has decided nothing. */
+static void test_launch_overrides(void **state)
+{
+	struct fx *f = *state;
+	struct as_pmap user, got;
+	assert_int_equal(as_pmap_parse_flink("agg:7,other:3", &user), 0);
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	assert_int_equal(got.n, 0); /* nothing decided yet: the user's value goes to Flink as it is */
+	scale_up_agg(f);
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	char *text = as_pmap_to_flink(&got);
+	assert_string_equal(text, "agg:4,other:3,src:2");
+	free(text);
+	as_pmap_free(&got);
+	strv_push(&f->o.exclude_ids, "agg");
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	text = as_pmap_to_flink(&got);
+	assert_string_equal(text, "agg:7,other:3,src:2");
+	free(text);
+	as_pmap_free(&got);
+	f->o.enabled = false;
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	assert_int_equal(got.n, 0);
+	as_pmap_free(&user);
+}
+
 static void test_errors(void **state)
 {
 	struct fx *f = *state;
@@ -473,6 +500,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_running_reapplies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_user_overrides_and_exclusion, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cycle_exclusion_keeps_user_override, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_launch_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_only_mode, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_file_store_and_restart, setup, teardown),
