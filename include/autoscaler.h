@@ -578,9 +578,11 @@ double as_wstat_avg_or_rate(const struct as_wstat *per_sec, const struct as_wsta
 
 /* The window of every vertex of a topology and of the global metrics, in one pass over the samples (samples
  * list their vertices in the same order, so a vertex is found by position and one comparison). */
+#define AS_WINDOW_INLINE 8
 struct as_window {
-	struct as_wstat (*v)[AS_VM_COUNT]; /* per topology index */
+	struct as_wstat (*v)[AS_VM_COUNT]; /* per topology index: small, or allocated for larger topologies */
 	struct as_wstat g[AS_GM_COUNT];
+	struct as_wstat small[AS_WINDOW_INLINE][AS_VM_COUNT];
 };
 void as_window_build(const struct as_topology *t, const struct as_samples *h, struct as_window *ret);
 void as_window_free(struct as_window *w);

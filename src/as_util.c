@@ -536,7 +536,7 @@ double as_latest(const struct as_samples *h, const char *vertex, int m)
 
 void as_window_build(const struct as_topology *t, const struct as_samples *h, struct as_window *ret)
 {
-	ret->v = xcalloc(t->n ? t->n : 1, sizeof(*ret->v));
+	ret->v = t->n <= AS_WINDOW_INLINE ? ret->small : xcalloc(t->n, sizeof(*ret->v));
 	for (size_t i = 0; i < t->n; i++)
 		for (int m = 0; m < AS_VM_COUNT; m++)
 			as_wstat_init(&ret->v[i][m]);
@@ -574,6 +574,7 @@ void as_window_build(const struct as_topology *t, const struct as_samples *h, st
 
 void as_window_free(struct as_window *w)
 {
-	free(w->v);
+	if (w->v != w->small)
+		free(w->v);
 	w->v = NULL;
 }
