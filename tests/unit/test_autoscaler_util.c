@@ -85,7 +85,7 @@ static void test_round3(void **state)
 /* as_round3 decides most values without formatting them; as_round3_digits always goes through the shortest
  * decimal digits. Both must agree bit for bit on every kind of value: random magnitudes, values one to three
  * ulps from a tie at the 4th decimal, from a multiple of 0.001, products and quotients of decimals, random
- * bit patterns, short decimals, and their negatives. (A longer run of the same generator, 15 M values, found
+ * bit patterns, short decimals, and their negatives. (A longer run over the same kinds of values, 15 M of them, found
  * no difference either.) */
 static uint64_t xorshift(uint64_t *s)
 {
