@@ -178,7 +178,7 @@ fuzz-smoke:
 # BENCH: which ones (footprint recovery shutdown autoscaler http startup, or all); each prints its figures and one
 # table at the end. They measure side by side in one run and assert no timing.
 BENCH ?= all
-bench: all flink-lib jobs
+bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 bench/run.py $(BENCH)
 
@@ -240,3 +240,10 @@ chaos: $(BUILD)/flinklet flink-lib jobs
 
 soak: $(BUILD)/flinklet flink-lib jobs
 	$(CHAOS_ENV) python3 tests/chaos/chaos.py --rounds $(SOAK_ROUNDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+# bench/as_cycle.c: one control-loop cycle of the autoscaler as the supervisor runs it, for bench/autoscaler.py
+$(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) | $(BUILD)/bench-bin
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+$(BUILD)/bench-bin:
+	mkdir -p $@

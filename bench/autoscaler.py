@@ -1,9 +1,13 @@
 """4. Autoscaler.
-  a) Instructions per control-loop decision: valgrind's callgrind counts the instructions of
-     `flinklet autoscaler plan` (inclusive cost of autoscaler_plan(): parsing the input, evaluating the window of
-     samples, deciding, rendering; the process's total is printed too) on two generated inputs with a full default
-     metric window (15 min of samples at the default 10 s control loop = 91 samples): the test job's shape (a source
-     feeding the keyed Count vertex, the sink chained to it) and a synthetic 50-vertex topology.
+  a) Instructions, counted by valgrind's callgrind, side by side with the figures before issue 15 (commit b2f15e1)
+     and the goals of issue 15, item 3, on two window shapes with a full default metric window (15 min of samples
+     at the default 10 s control loop = 91 samples): the test job's (a source feeding the keyed Count vertex, the
+     sink chained to it) and a synthetic 50-vertex topology.
+     - one control-loop cycle in the supervisor (build/bench-bin/as_cycle, bench/as_cycle.c: the library driven
+       as sup_autoscaler.c drives it, file state store): autoscaler_scale() of the cycle after a full window, and
+       its decision (as_evaluate + as_execute: evaluation and the decision on the window in memory);
+     - `flinklet autoscaler plan` on the same shapes: autoscaler_plan() (parsing the input, evaluating the window,
+       deciding, rendering) and the whole process.
   b) On the real MiniCluster (short windows, as tests/e2e/test_autoscaler.py): the test job at parallelism 1 with
      light per-record work, then a step change in load (the --work-file goes from 1000 to 400000 busy-loop
      iterations per record); the number of rescale actions after the step and the time from the step to a
@@ -103,18 +107,48 @@ def synthetic_input(n=50, sources=5):
     return {"now": NOW, "config": CONFIG, "vertices": vertices, "samples": samples_for(vertices, rates, loads, rnd)}
 
 
-def callgrind(path, toggle):
-    out = path + (".cg.fn" if toggle else ".cg.all")
-    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+# before issue 15 (commit b2f15e1, measured with this file's inputs and bench/as_cycle.c on the same machine)
+BEFORE = {
+    2: {"cycle": 15.82e6, "decision": 0.436e6, "plan": 13.57e6, "process": 28.23e6},
+    50: {"cycle": 305.44e6, "decision": 34.75e6, "plan": 367.46e6, "process": 382.33e6},
+}
+GOALS = {2: {"decision": 1e6}, 50: {"decision": 20e6, "process": 100e6}}
+AS_CYCLE = os.path.join(os.path.dirname(BIN), "bench-bin", "as_cycle")
+
+
+def callgrind_run(argv, out, toggle=None):
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
     if toggle:
-        argv.append("--toggle-collect=autoscaler_plan")
-    r = subprocess.run(argv + [BIN, "autoscaler", "plan", "--input", path], capture_output=True, text=True,
-                       timeout=300)
+        cmd.append(f"--toggle-collect={toggle}")
+    r = subprocess.run(cmd + argv, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
-        raise RuntimeError(f"plan failed on {path}: {r.stderr[-2000:]}")
+        raise RuntimeError(f"{argv[0]} failed: {r.stderr[-2000:]}")
     with open(out) as f:
-        m = re.search(r"^(?:summary|totals):\s*(\d+)", f.read(), flags=re.M)
-    return int(m.group(1)), json.loads(r.stdout)
+        total = int(re.search(r"^(?:summary|totals):\s*(\d+)", f.read(), flags=re.M).group(1))
+    return total, r.stdout
+
+
+def inclusive(out, function):
+    """The inclusive cost of one function in a callgrind output file."""
+    r = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out], capture_output=True,
+                       text=True, timeout=120)
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s*([\d,]+) \(.*\)\s+\S*:" + re.escape(function) + r" \[", line)
+        if m:
+            return int(m.group(1).replace(",", ""))
+    return 0
+
+
+def m(x):
+    return f"{x / 1e6:.2f} M"
+
+
+def vs(now, key, n):
+    before = BEFORE[n][key]
+    goal = GOALS.get(n, {}).get(key)
+    g = f"; goal <= {m(goal)}: {'met' if now <= goal else 'NOT met'}" if goal else ""
+    ratio = f"{before / now:.1f}x less" if now <= before else f"{now / before:.2f}x more"
+    return f"{m(now)} (before {m(before)}, {ratio}{g})"
 
 
 def callgrind_rows():
@@ -122,19 +156,35 @@ def callgrind_rows():
     os.makedirs(d, exist_ok=True)
     rows = []
     for name, doc in (("test job (2 vertices)", test_job_input()), ("synthetic 50 vertices", synthetic_input())):
-        path = os.path.join(d, f"plan-{len(doc['vertices'])}v.json")
+        n = len(doc["vertices"])
+        state = os.path.join(d, f"cycle-state-{n}v")
+        subprocess.run(["rm", "-rf", state], check=True)
+        out = os.path.join(d, f"cycle-{n}v.cg")
+        cycle, text = callgrind_run([AS_CYCLE, str(n), state], out, toggle="measured_cycle")
+        decision = inclusive(out, "as_evaluate") + inclusive(out, "as_execute")
+        res = json.loads(text)
+        log(f"autoscaler: {name}: cycle {cycle:,}, decision {decision:,} instructions ({res})")
+        rows.append(row(f"one control-loop cycle in the supervisor, {name}", vs(cycle, "cycle", n),
+                        f"callgrind Ir of autoscaler_scale() (bench/as_cycle.c, file state store) for the cycle after "
+                        f"a full 15 min window of {res['samples']} samples; outcome {res['outcome']}"))
+        rows.append(row(f"one decision in the supervisor, {name}", vs(decision, "decision", n),
+                        "callgrind Ir of as_evaluate + as_execute in that cycle (evaluation of the window in memory "
+                        "and the decision)"))
+        path = os.path.join(d, f"plan-{n}v.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        fn, out = callgrind(path, True)
-        total, _ = callgrind(path, False)
+        fn, text = callgrind_run([BIN, "autoscaler", "plan", "--input", path], path + ".cg.fn", toggle="autoscaler_plan")
+        total, _ = callgrind_run([BIN, "autoscaler", "plan", "--input", path], path + ".cg.all")
+        out = json.loads(text)
         moved = sum(1 for v in out["vertices"].values() if v["newParallelism"] != v["currentParallelism"])
         log(f"autoscaler: {name}: {fn:,} instructions in autoscaler_plan(), {total:,} in the process")
-        rows.append(row(f"plan instructions, {name}",
-                        f"{fn / 1e6:.2f} M ({fn / len(doc['vertices']) / N_SAMPLES:,.0f} per vertex-sample); "
-                        f"process {total / 1e6:.2f} M",
-                        f"callgrind Ir, --toggle-collect=autoscaler_plan, {N_SAMPLES} samples (15 min window, 10 s "
-                        f"loop), input {os.path.relpath(path, ROOT)}; decision "
-                        f"'{out['decision']}', {moved} vertices moved"))
+        rows.append(row(f"plan: autoscaler_plan(), {name}",
+                        f"{vs(fn, 'plan', n)}; {fn / n / N_SAMPLES:,.0f} per vertex-sample",
+                        f"callgrind Ir, --toggle-collect=autoscaler_plan, {N_SAMPLES} samples, input "
+                        f"{os.path.relpath(path, ROOT)}; decision '{out['decision']}', {moved} vertices moved"))
+        rows.append(row(f"plan: the whole process, {name}", vs(total, "process", n),
+                        "callgrind Ir of `flinklet autoscaler plan` from exec to exit (the dynamic loader's 13.8 M "
+                        "included)"))
     return rows
 
 
@@ -211,6 +261,9 @@ def minicluster_rows():
 
 
 def run():
+    # BENCH_AUTOSCALER_MINICLUSTER=0: the instruction counts only (no JVM, minutes shorter)
+    if os.environ.get("BENCH_AUTOSCALER_MINICLUSTER", "1") == "0":
+        return callgrind_rows()
     return callgrind_rows() + minicluster_rows()
 
 

@@ -494,6 +494,12 @@ enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context 
 /* The job is gone: drop caches, clear and flush its stored state. */
 void autoscaler_cleanup(struct autoscaler *as, const char *job_key);
 
+/* The overrides a new JVM of the job starts with (pipeline.jobvertex-parallelism-overrides), so that a
+ * restart costs one restore, not a restore and then a rescale: the stored ones merged with the user's as
+ * they are applied on every cycle. Empty when the autoscaler is disabled or has none stored. */
+void autoscaler_launch_overrides(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                                 const struct as_pmap *user, struct as_pmap *ret);
+
 /* For status.json ("autoscaler": {"parallelismOverrides": {...}}): {vertex: "p"}. Never NULL. */
 struct cJSON *autoscaler_overrides_json(struct autoscaler *as, const char *job_key);
 /* The last evaluation, for GET /metrics: {"vertices": {id: {METRIC: number|{current,average}}},
@@ -524,6 +530,7 @@ double as_jmin(double a, double b); /* Math.min */
 int64_t as_jround(double x);        /* Math.round: floor(x + 1/2) exactly; NaN 0; saturates */
 int32_t as_java_d2i(double x);      /* (int) cast: NaN 0; saturates */
 double as_round3(double x);         /* half-up to 3 decimals of the shortest decimal form; never to 0 */
+double as_round3_digits(double x);  /* the same, always through the decimal digits (the reference; slow) */
 double as_round_up2(double x);      /* ceiling to 2 decimals of the shortest decimal form */
 void as_java_double_str(double x, char *buf, size_t size); /* Double.toString: "100.0", "1.0E-4", "NaN" */
 
@@ -538,8 +545,11 @@ struct cJSON *as_eval_metric_to_json(const struct as_eval_metric *m, int fields)
 /* A number (goes to the metric's own field, or both when fields == 3) or {"current","average"}. */
 int as_eval_metric_from_json(const struct cJSON *j, int fields, struct as_eval_metric *ret);
 
-/* JSON with two-space indentation and a trailing newline (malloc'd). */
+/* JSON text (src/as_jsonout.c), byte for byte cJSON's: with two-space indentation and a trailing newline, or
+ * as cJSON_PrintUnformatted (malloc'd); as_json_write appends either to b. */
 char *as_json_pretty(const struct cJSON *j);
+char *as_json_unformatted(const struct cJSON *j);
+void as_json_write(struct strbuf *b, const struct cJSON *j, bool pretty);
 /* The closest of candidates to got when near enough to be a typo, else NULL. */
 const char *as_did_you_mean(const char *got, const char *const *candidates, size_t n);
 
@@ -548,6 +558,38 @@ double as_rate(const struct as_samples *h, const char *vertex, int m);
 double as_avg(const struct as_samples *h, const char *vertex, int m, int min_n);
 double as_avg_or_rate(const struct as_samples *h, const char *vertex, int per_sec, int accumulated);
 double as_latest(const struct as_samples *h, const char *vertex, int m);
+
+/* What rate, avg and latest need of one metric of one vertex (or of the global metrics), gathered in one pass
+ * over the window, oldest sample first: the functions above are these over a single metric. */
+struct as_wstat {
+	double first, last; /* the first and the last value that is not NaN */
+	int64_t first_ts, last_ts;
+	size_t count;  /* values that are not NaN */
+	double sum;    /* of the finite values, oldest first */
+	int finite;    /* how many */
+	bool infinite; /* an infinite value was seen */
+	double latest; /* the newest sample's value; NaN when it has none */
+};
+void as_wstat_init(struct as_wstat *w);
+void as_wstat_add(struct as_wstat *w, double v, int64_t ts);
+double as_wstat_rate(const struct as_wstat *w);
+double as_wstat_avg(const struct as_wstat *w, int min_n);
+double as_wstat_avg_or_rate(const struct as_wstat *per_sec, const struct as_wstat *accumulated);
+
+/* The window of every vertex of a topology and of the global metrics, in one pass over the samples (samples
+ * list their vertices in the same order, so a vertex is found by position and one comparison). */
+#define AS_WINDOW_INLINE 8
+struct as_window {
+	struct as_wstat (*v)[AS_VM_COUNT]; /* per topology index: small, or allocated for larger topologies */
+	struct as_wstat g[AS_GM_COUNT];
+	struct as_wstat small[AS_WINDOW_INLINE][AS_VM_COUNT];
+};
+void as_window_build(const struct as_topology *t, const struct as_samples *h, struct as_window *ret);
+void as_window_free(struct as_window *w);
+
+/* The topology index of the vertex id, trying *hint first (then updated): for looking up the vertices of one
+ * sample after another with one hint per position. -1: no such vertex. */
+int as_topology_find_hinted(const struct as_topology *t, const char *id, size_t *hint);
 
 /* ---- collection (1.2 - 1.5) ---- */
 
@@ -732,6 +774,9 @@ struct as_job {
 	int tm_gc;               /* -1: not probed, 0: without the GC metric, 1: with it */
 	struct as_snapshot snap; /* this cycle's REST snapshot */
 	bool snap_fed;
+	/* the vertices excluded for this cycle (finished, or without busy time in this cycle's sample): not
+	 * scaled, and the user's override of them wins when the overrides are applied (0.2 step 6) */
+	struct strv cycle_excluded;
 	/* reporting */
 	struct as_topology last_topo;
 	struct as_evaluation last_eval;

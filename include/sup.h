@@ -277,6 +277,9 @@ void sup_notify_free(struct supervisor *s);
 
 /* sup_autoscaler.c */
 int sup_autoscaler_setup(struct supervisor *s);
+/* The autoscaler's overrides in force, merged with the user's, for a new JVM's
+ * pipeline.jobvertex-parallelism-overrides (malloc'd "vertex:p,..."); NULL when there are none. */
+char *sup_autoscaler_launch_overrides(struct supervisor *s);
 void sup_autoscaler_free(struct supervisor *s);
 
 /* sup_cds.c: class-data sharing (docs/operations.md, "Class-data sharing") */

@@ -58,6 +58,7 @@ static void job_free(struct as_job *j)
 	as_snapshot_free(&j->snap);
 	job_drop_eval(j);
 	as_dedupe_free(&j->dedupe);
+	strv_free(&j->cycle_excluded);
 	free(j->key);
 	free(j);
 }
@@ -268,11 +269,12 @@ static void keep_eval(struct as_job *j, const struct as_topology *t, struct as_e
 	j->have_eval = true;
 }
 
+static enum as_outcome cycle_with_topology(struct autoscaler *as, struct as_job *j, const struct as_context *ctx,
+                                           const struct as_emitter *em, const struct as_topology *t, bool *excluded);
+
 static enum as_outcome run_cycle(struct autoscaler *as, struct as_job *j, const struct as_context *ctx,
                                  const struct as_emitter *em)
 {
-	const struct as_options *o = ctx->options;
-	const int64_t now = ctx->now_ms;
 	struct as_snapshot *snap = &j->snap;
 	if (!j->snap_fed)
 		return AS_OUTCOME_NOT_READY; /* nothing was collected this cycle */
@@ -281,6 +283,24 @@ static enum as_outcome run_cycle(struct autoscaler *as, struct as_job *j, const 
 	if (!snap->have_topology)
 		return AS_OUTCOME_NOT_READY;
 	const struct as_topology *t = &snap->topo;
+	/* 1.2: finished vertices are excluded for this cycle */
+	bool *excluded = xcalloc(t->n ? t->n : 1, sizeof(bool));
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].finished) {
+			excluded[i] = true;
+			strv_push(&j->cycle_excluded, t->v[i].id);
+		}
+	enum as_outcome out = cycle_with_topology(as, j, ctx, em, t, excluded);
+	free(excluded);
+	return out;
+}
+
+static enum as_outcome cycle_with_topology(struct autoscaler *as, struct as_job *j, const struct as_context *ctx,
+                                           const struct as_emitter *em, const struct as_topology *t, bool *excluded)
+{
+	const struct as_options *o = ctx->options;
+	const int64_t now = ctx->now_ms;
+	struct as_snapshot *snap = &j->snap;
 
 	/* 1.6: restart detection, stabilization, the window */
 	if (j->history.n && snap->running_ts > j->history.s[0].ts) {
@@ -302,6 +322,15 @@ static enum as_outcome run_cycle(struct autoscaler *as, struct as_job *j, const 
 		enum as_outcome out = stabilizing ? AS_OUTCOME_NOT_READY : fail(j, em, err);
 		free(err);
 		return out;
+	}
+	/* 1.4: so are vertices without busy time now (the sample lists the topology's vertices in its order) */
+	for (size_t i = 0; i < t->n; i++) {
+		const double *m =
+		    i < s.n && !strcmp(s.v[i].id, t->v[i].id) ? s.v[i].m : as_sample_vertex_get(&s, t->v[i].id);
+		if (!excluded[i] && (!m || !isfinite(m[AS_VM_LOAD]))) {
+			excluded[i] = true;
+			strv_push(&j->cycle_excluded, t->v[i].id);
+		}
 	}
 	as_samples_put(&j->history, &s);
 	bool full = now >= window_full;
@@ -328,10 +357,7 @@ static enum as_outcome run_cycle(struct autoscaler *as, struct as_job *j, const 
 		return AS_OUTCOME_COLLECTING;
 	}
 
-	/* section 3; finished vertices and vertices without busy time are excluded this cycle */
-	bool *excluded = xcalloc(t->n ? t->n : 1, sizeof(bool));
-	for (size_t i = 0; i < t->n; i++)
-		excluded[i] = t->v[i].finished || !isfinite(as_latest(&j->history, t->v[i].id, AS_VM_LOAD));
+	/* section 3, without the vertices excluded this cycle */
 	struct as_exec x = {
 	    .o = o,
 	    .t = t,
@@ -374,32 +400,53 @@ static enum as_outcome run_cycle(struct autoscaler *as, struct as_job *j, const 
 		j->delayed.updated = false;
 	}
 	as_exec_free(&x);
-	free(excluded);
 	keep_eval(j, t, &ev);
 	return out;
 }
 
-/* 0.2 step 6: the stored overrides merged with the user's, through the realizer. */
+/* 0.2 step 6: the stored overrides merged with the user's. For a vertex excluded from scaling
+ * (vertex.exclude.ids, or for the job's latest cycle) the user's own override wins, as in the operator, whose
+ * collector adds a cycle's exclusions to the configuration the overrides are then merged with. */
+static void merge_overrides(const struct as_job *j, const struct as_options *o, const struct as_pmap *user,
+                            struct as_pmap *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (j->overrides.n == 0)
+		return;
+	for (size_t i = 0; user && i < user->n; i++)
+		as_pmap_set(ret, user->e[i].vertex, user->e[i].parallelism);
+	for (size_t i = 0; i < j->overrides.n; i++) {
+		const struct as_pmap_entry *e = &j->overrides.e[i];
+		bool excluded = false;
+		for (size_t k = 0; k < o->exclude_ids.n; k++)
+			excluded |= !strcmp(o->exclude_ids.v[k], e->vertex);
+		for (size_t k = 0; k < j->cycle_excluded.n; k++)
+			excluded |= !strcmp(j->cycle_excluded.v[k], e->vertex);
+		if (!excluded || as_pmap_get(ret, e->vertex) < 0)
+			as_pmap_set(ret, e->vertex, e->parallelism);
+	}
+}
+
+/* ... applied through the realizer (on every cycle). */
 static void realize(struct autoscaler *as, struct as_job *j, const struct as_context *ctx, const struct as_emitter *em)
 {
 	if (j->overrides.n == 0 || !as->realizer.realize)
 		return;
-	struct as_pmap merged = {0};
-	for (size_t i = 0; ctx->user_overrides && i < ctx->user_overrides->n; i++)
-		as_pmap_set(&merged, ctx->user_overrides->e[i].vertex, ctx->user_overrides->e[i].parallelism);
-	for (size_t i = 0; i < j->overrides.n; i++) {
-		const struct as_pmap_entry *e = &j->overrides.e[i];
-		bool excluded = false;
-		for (size_t k = 0; k < ctx->options->exclude_ids.n; k++)
-			excluded |= !strcmp(ctx->options->exclude_ids.v[k], e->vertex);
-		if (!excluded || as_pmap_get(&merged, e->vertex) < 0)
-			as_pmap_set(&merged, e->vertex, e->parallelism);
-	}
+	struct as_pmap merged;
+	merge_overrides(j, ctx->options, ctx->user_overrides, &merged);
 	int r = as->realizer.realize(as->realizer.userdata, j->key, &merged);
 	if (r < 0)
 		as_emit(em, AS_EVENT_WARNING, AS_REASON_ERROR, NULL, -1, "Cannot apply the parallelism overrides: %s",
 		        strerror(-r));
 	as_pmap_free(&merged);
+}
+
+void autoscaler_launch_overrides(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                                 const struct as_pmap *user, struct as_pmap *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (o->enabled)
+		merge_overrides(autoscaler_job(as, job_key), o, user, ret);
 }
 
 enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context *ctx)
@@ -408,6 +455,7 @@ enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context 
 	struct core_emit ce = {as, j, ctx->now_ms};
 	struct as_emitter em = {core_emit, &ce};
 	enum as_outcome out;
+	strv_free(&j->cycle_excluded);
 	if (!ctx->options->enabled) {
 		clear_all(as, j, &em);
 		out = AS_OUTCOME_DISABLED;

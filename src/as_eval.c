@@ -75,29 +75,44 @@ bool as_outside_bounds(const struct as_eval_metric *m)
 	return tpr < m[AS_EM_SCALE_UP_RATE_THRESHOLD].current || tpr > m[AS_EM_SCALE_DOWN_RATE_THRESHOLD].current;
 }
 
-static double latest_lag(const struct as_samples *h, const char *vertex)
+static double latest_lag(const struct as_wstat *w)
 {
-	double lag = as_latest(h, vertex, AS_VM_LAG);
+	double lag = w[AS_VM_LAG].latest;
 	return isnan(lag) ? 0 : lag;
 }
 
-bool as_processing_backlog(const struct as_options *o, const struct as_topology *t, const struct as_samples *h)
+/* The window's rate of metric m of vertex i. */
+static double rate(const struct as_window *w, size_t i, int m)
+{
+	return as_wstat_rate(&w->v[i][m]);
+}
+
+static bool processing_backlog(const struct as_options *o, const struct as_topology *t, const struct as_window *w)
 {
 	double threshold = seconds(o->backlog_lag_threshold_ms);
 	for (size_t i = 0; i < t->n; i++) {
 		if (!as_is_source(&t->v[i]))
 			continue;
-		double lag_seconds = latest_lag(h, t->v[i].id) / as_rate(h, t->v[i].id, AS_VM_NUM_RECORDS_IN);
+		double lag_seconds = latest_lag(w->v[i]) / rate(w, i, AS_VM_NUM_RECORDS_IN);
 		if (lag_seconds > threshold)
 			return true;
 	}
 	return false;
 }
 
-/* ratio(u -> v): records v receives from u per record u takes in (2.3). */
-static double edge_ratio(const struct as_topology *t, const struct as_samples *h, size_t u, size_t v)
+bool as_processing_backlog(const struct as_options *o, const struct as_topology *t, const struct as_samples *h)
 {
-	double in_u = as_rate(h, t->v[u].id, AS_VM_NUM_RECORDS_IN);
+	struct as_window w;
+	as_window_build(t, h, &w);
+	bool backlog = processing_backlog(o, t, &w);
+	as_window_free(&w);
+	return backlog;
+}
+
+/* ratio(u -> v): records v receives from u per record u takes in (2.3). */
+static double edge_ratio(const struct as_topology *t, const struct as_window *win, size_t u, size_t v)
+{
+	double in_u = rate(win, u, AS_VM_NUM_RECORDS_IN);
 	if (!(in_u > 0))
 		return 0;
 	const struct as_vertex *vv = &t->v[v];
@@ -107,16 +122,16 @@ static double edge_ratio(const struct as_topology *t, const struct as_samples *h
 		if (vv->inputs[k].from != u && t->v[vv->inputs[k].from].noutputs != 1)
 			others_single = false;
 	if (vv->ninputs == 1) {
-		e = as_rate(h, vv->id, AS_VM_NUM_RECORDS_IN);
+		e = rate(win, v, AS_VM_NUM_RECORDS_IN);
 	} else if (others_single) {
-		e = as_rate(h, vv->id, AS_VM_NUM_RECORDS_IN);
+		e = rate(win, v, AS_VM_NUM_RECORDS_IN);
 		for (size_t k = 0; k < vv->ninputs && !isnan(e); k++)
 			if (vv->inputs[k].from != u)
-				e -= as_rate(h, t->v[vv->inputs[k].from].id, AS_VM_NUM_RECORDS_OUT);
+				e -= rate(win, vv->inputs[k].from, AS_VM_NUM_RECORDS_OUT);
 		if (isnan(e))
-			e = as_rate(h, t->v[u].id, AS_VM_NUM_RECORDS_OUT);
+			e = rate(win, u, AS_VM_NUM_RECORDS_OUT);
 	} else {
-		e = as_rate(h, t->v[u].id, AS_VM_NUM_RECORDS_OUT);
+		e = rate(win, u, AS_VM_NUM_RECORDS_OUT);
 	}
 	return e > 0 ? e / in_u : 0;
 }
@@ -131,10 +146,11 @@ static void set_average(struct as_eval_metric *m, int k, double x)
 	m[k].average = as_round3(x);
 }
 
-static int evaluate_vertex(const struct as_options *o, const struct as_topology *t, const struct as_samples *h,
+static int evaluate_vertex(const struct as_options *o, const struct as_topology *t, const struct as_window *win,
                            struct as_evaluation *ev, size_t i, int64_t restart_s, char **ret_error)
 {
 	const struct as_vertex *v = &t->v[i];
+	const struct as_wstat *w = win->v[i];
 	struct as_eval_metric *m = ev->v[i].m;
 	for (int k = 0; k < AS_EM_COUNT; k++)
 		m[k].current = m[k].average = NAN;
@@ -142,8 +158,8 @@ static int evaluate_vertex(const struct as_options *o, const struct as_topology 
 	/* target and catch-up data rates */
 	double catch_up = seconds(o->catch_up_ms);
 	if (as_is_source(v)) {
-		double in_rate = as_rate(h, v->id, AS_VM_NUM_RECORDS_IN);
-		double lag_rate = as_rate(h, v->id, AS_VM_LAG);
+		double in_rate = as_wstat_rate(&w[AS_VM_NUM_RECORDS_IN]);
+		double lag_rate = as_wstat_rate(&w[AS_VM_LAG]);
 		double target = jmax0(in_rate + lag_rate);
 		if (isnan(target)) {
 			if (ret_error)
@@ -152,14 +168,14 @@ static int evaluate_vertex(const struct as_options *o, const struct as_topology 
 			return -EINVAL;
 		}
 		set_average(m, AS_EM_TARGET_DATA_RATE, target);
-		double lag = latest_lag(h, v->id);
+		double lag = latest_lag(w);
 		set_current(m, AS_EM_CATCH_UP_DATA_RATE, catch_up == 0 ? 0 : lag / catch_up);
-		set_current(m, AS_EM_LAG, as_latest(h, v->id, AS_VM_LAG));
+		set_current(m, AS_EM_LAG, w[AS_VM_LAG].latest);
 	} else {
 		double target = 0, catch_up_rate = 0;
 		for (size_t k = 0; k < v->ninputs; k++) {
 			size_t u = v->inputs[k].from;
-			double r = edge_ratio(t, h, u, i);
+			double r = edge_ratio(t, win, u, i);
 			target += ev->v[u].m[AS_EM_TARGET_DATA_RATE].average * r;
 			catch_up_rate += ev->v[u].m[AS_EM_CATCH_UP_DATA_RATE].current * r;
 		}
@@ -170,17 +186,17 @@ static int evaluate_vertex(const struct as_options *o, const struct as_topology 
 	/* busy time, ms per second */
 	double busy;
 	if (o->busy_agg == AS_BUSY_AVG)
-		busy = as_rate(h, v->id, AS_VM_ACCUMULATED_BUSY_TIME) / v->parallelism;
+		busy = as_wstat_rate(&w[AS_VM_ACCUMULATED_BUSY_TIME]) / v->parallelism;
 	else
-		busy = as_avg(h, v->id, AS_VM_LOAD, 1) * 1000;
+		busy = as_wstat_avg(&w[AS_VM_LOAD], 1) * 1000;
 	set_average(m, AS_EM_LOAD, busy / 1000);
 
 	/* true processing rate */
 	double tpr_in = o->busy_agg == AS_BUSY_AVG
-	                    ? as_rate(h, v->id, AS_VM_NUM_RECORDS_IN)
-	                    : as_avg_or_rate(h, v->id, AS_VM_NUM_RECORDS_IN_PER_SECOND, AS_VM_NUM_RECORDS_IN);
+	                    ? as_wstat_rate(&w[AS_VM_NUM_RECORDS_IN])
+	                    : as_wstat_avg_or_rate(&w[AS_VM_NUM_RECORDS_IN_PER_SECOND], &w[AS_VM_NUM_RECORDS_IN]);
 	double busy_tpr = tpr_in == 0 ? INFINITY : tpr_in / (busy / 1000);
-	double observed = as_avg(h, v->id, AS_VM_OBSERVED_TPR, o->observed_tpr_min_observations);
+	double observed = as_wstat_avg(&w[AS_VM_OBSERVED_TPR], o->observed_tpr_min_observations);
 	double tpr;
 	if (isnan(observed))
 		tpr = busy_tpr;
@@ -206,16 +222,19 @@ int as_evaluate(const struct as_options *o, const struct as_topology *t, const s
 	memset(ret, 0, sizeof(*ret));
 	ret->n = t->n;
 	ret->v = xcalloc(t->n ? t->n : 1, sizeof(*ret->v));
-	ret->backlog = as_processing_backlog(o, t, h);
+	struct as_window w;
+	as_window_build(t, h, &w);
+	ret->backlog = processing_backlog(o, t, &w);
 	for (size_t k = 0; k < t->n; k++)
-		if (evaluate_vertex(o, t, h, ret, t->order[k], restart_s, ret_error) < 0) {
+		if (evaluate_vertex(o, t, &w, ret, t->order[k], restart_s, ret_error) < 0) {
 			as_evaluation_free(ret);
+			as_window_free(&w);
 			return -EINVAL;
 		}
 	for (int k = 0; k < AS_EG_COUNT; k++)
 		ret->g[k].current = ret->g[k].average = NAN;
-	ret->g[AS_EG_GC_PRESSURE].current = as_round3(as_latest(h, NULL, AS_GM_GC_PRESSURE));
-	ret->g[AS_EG_NUM_TASK_SLOTS_USED].current = as_round3(as_latest(h, NULL, AS_GM_NUM_TASK_SLOTS_USED));
+	ret->g[AS_EG_GC_PRESSURE].current = as_round3(w.g[AS_GM_GC_PRESSURE].latest);
+	ret->g[AS_EG_NUM_TASK_SLOTS_USED].current = as_round3(w.g[AS_GM_NUM_TASK_SLOTS_USED].latest);
 	static const int both[][2] = {
 	    {AS_EG_HEAP_MAX_USAGE_RATIO, AS_GM_HEAP_MAX_USAGE_RATIO},
 	    {AS_EG_HEAP_MEMORY_USED, AS_GM_HEAP_MEMORY_USED},
@@ -223,8 +242,9 @@ int as_evaluate(const struct as_options *o, const struct as_topology *t, const s
 	    {AS_EG_METASPACE_MEMORY_USED, AS_GM_METASPACE_MEMORY_USED},
 	};
 	for (size_t k = 0; k < sizeof(both) / sizeof(both[0]); k++) {
-		ret->g[both[k][0]].current = as_round3(as_latest(h, NULL, both[k][1]));
-		ret->g[both[k][0]].average = as_round3(as_avg(h, NULL, both[k][1], 1));
+		ret->g[both[k][0]].current = as_round3(w.g[both[k][1]].latest);
+		ret->g[both[k][0]].average = as_round3(as_wstat_avg(&w.g[both[k][1]], 1));
 	}
+	as_window_free(&w);
 	return 0;
 }

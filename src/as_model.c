@@ -106,6 +106,16 @@ int as_topology_find(const struct as_topology *t, const char *id)
 	return -1;
 }
 
+int as_topology_find_hinted(const struct as_topology *t, const char *id, size_t *hint)
+{
+	if (*hint < t->n && !strcmp(t->v[*hint].id, id))
+		return (int)*hint;
+	int i = as_topology_find(t, id);
+	if (i >= 0)
+		*hint = (size_t)i;
+	return i;
+}
+
 int as_topology_link(struct as_topology *t)
 {
 	for (size_t i = 0; i < t->n; i++) {

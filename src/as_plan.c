@@ -296,10 +296,17 @@ static void parse_samples(struct plan *pl, const cJSON *j)
 /* The samples' vertices must be vertices; values are rounded as the collector stores them. */
 static void check_samples(struct plan *pl)
 {
+	size_t nhint = 0, *hint = NULL;
 	for (size_t i = 0; i < pl->samples.n; i++) {
 		struct as_sample *s = &pl->samples.s[i];
+		if (s->n > nhint) {
+			hint = xrealloc(hint, s->n * sizeof(*hint));
+			for (size_t k = nhint; k < s->n; k++)
+				hint[k] = k;
+			nhint = s->n;
+		}
 		for (size_t k = 0; k < s->n; k++) {
-			int idx = as_topology_find(&pl->t, s->v[k].id);
+			int idx = as_topology_find_hinted(&pl->t, s->v[k].id, &hint[k]);
 			if (idx < 0) {
 				err(pl, "samples[%zu].vertices.%s: no such vertex in vertices", i, s->v[k].id);
 				continue;
@@ -311,6 +318,7 @@ static void check_samples(struct plan *pl)
 				s->v[k].m[AS_VM_LAG] = 0;
 		}
 	}
+	free(hint);
 }
 
 static int parse_input(struct plan *pl, const cJSON *root, const struct spec *spec)

@@ -105,7 +105,35 @@ cJSON *as_samples_to_json(const struct as_samples *h)
 	return a;
 }
 
-static int sample_from_json(const cJSON *j, const char *path, struct as_sample *s, char **err)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether no vertex id of the sample object vs appears twice. Samples usually name the same vertices in the
+ * same order as the one before (prev, already checked): then one comparison per vertex proves it. */
+static bool distinct_ids(const cJSON *vs, size_t n, const struct as_sample *prev)
+{
+	size_t k = 0;
+	const cJSON *v = vs->child;
+	for (; prev && v && k < prev->n && !strcmp(v->string, prev->v[k].id); v = v->next)
+		k++;
+	if (!v)
+		return true;
+	const char **ids = xcalloc(n, sizeof(*ids));
+	k = 0;
+	for (v = vs->child; v; v = v->next)
+		ids[k++] = v->string;
+	qsort(ids, n, sizeof(*ids), cmp_str);
+	bool distinct = true;
+	for (k = 1; k < n && distinct; k++)
+		distinct = strcmp(ids[k - 1], ids[k]) != 0;
+	free(ids);
+	return distinct;
+}
+
+static int sample_from_json(const cJSON *j, const char *path, const struct as_sample *prev, struct as_sample *s,
+                            char **err)
 {
 	int64_t ts;
 	if (want_object(j, path, err) < 0 || want_ts(j, path, "timestamp", &ts, err) < 0)
@@ -118,15 +146,26 @@ static int sample_from_json(const cJSON *j, const char *path, struct as_sample *
 	const cJSON *vs = cJSON_GetObjectItemCaseSensitive(j, "vertices");
 	if (vs && !cJSON_IsObject(vs))
 		return fail(err, "%s.vertices: must be an object of vertex ids to metrics", path);
+	size_t n = 0;
+	for (const cJSON *v = vs ? vs->child : NULL; v; v = v->next)
+		n++;
+	/* without duplicates, no vertex needs looking up: each is appended (room for all of them at once) */
+	bool distinct = n < 2 || distinct_ids(vs, n, prev);
+	if (n)
+		s->v = xcalloc(n, sizeof(*s->v));
 	for (const cJSON *v = vs ? vs->child : NULL; v; v = v->next) {
 		if (!valid_id(v->string))
 			return fail(err, "%s.vertices: bad vertex id", path);
 		if (!cJSON_IsObject(v))
 			return fail(err, "%s.vertices.%s: must be an object of metric names to numbers", path,
 			            v->string);
-		if (as_sample_vertex_get(s, v->string))
+		if (!distinct && as_sample_vertex_get(s, v->string))
 			return fail(err, "%s.vertices.%s: duplicate vertex", path, v->string);
-		double *m = as_sample_vertex_metrics(s, v->string, true);
+		struct as_sample_vertex *sv = &s->v[s->n++];
+		sv->id = xstrdup(v->string);
+		double *m = sv->m;
+		for (int k = 0; k < AS_VM_COUNT; k++)
+			m[k] = NAN;
 		for (const cJSON *c = v->child; c; c = c->next) {
 			int k = as_vmetric_from_name(c->string);
 			if (k < 0) {
@@ -171,7 +210,7 @@ int as_samples_from_json_at(const cJSON *j, const char *path, struct as_samples 
 		char *p = xasprintf("%s[%zu]", path, i);
 		struct as_sample s;
 		memset(&s, 0, sizeof(s));
-		int r = sample_from_json(c, p, &s, err);
+		int r = sample_from_json(c, p, h.n ? &h.s[h.n - 1] : NULL, &s, err);
 		if (r == 0 && h.n && s.ts <= h.s[h.n - 1].ts)
 			r = fail(err, "%s.timestamp: must be after the previous sample's (oldest first)", p);
 		free(p);
@@ -486,14 +525,14 @@ int as_delayed_from_json(const cJSON *j, struct as_delayed *ret, char **err)
 
 size_t as_state_bound(cJSON *doc, size_t max_bytes)
 {
-	char *text = cJSON_PrintUnformatted(doc);
-	size_t len = text ? strlen(text) : 0;
+	char *text = as_json_unformatted(doc);
+	size_t len = strlen(text);
 	free(text);
 	cJSON *samples = cJSON_GetObjectItemCaseSensitive(doc, as_state_kind_name(AS_STATE_COLLECTED_METRICS));
 	size_t dropped = 0;
 	while (len > max_bytes && cJSON_IsArray(samples) && samples->child) {
-		char *one = cJSON_PrintUnformatted(samples->child);
-		size_t n = one ? strlen(one) + 1 : 1; /* the element and its comma */
+		char *one = as_json_unformatted(samples->child);
+		size_t n = strlen(one) + 1; /* the element and its comma */
 		free(one);
 		cJSON_DeleteItemFromArray(samples, 0);
 		len = len > n ? len - n : 0;

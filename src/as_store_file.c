@@ -168,6 +168,23 @@ static int file_clear_all(void *impl, const char *job_key)
 	return 0;
 }
 
+/* {"version", "jobKey", and one member per state kind}: copies of the values, or references to them */
+static cJSON *document(const struct file_job *j, bool copy)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddNumberToObject(doc, "version", VERSION);
+	cJSON_AddStringToObject(doc, "jobKey", j->key);
+	for (int k = 0; k < AS_STATE_KIND_COUNT; k++) {
+		if (!j->v[k])
+			continue;
+		if (copy)
+			cJSON_AddItemToObject(doc, as_state_kind_name(k), cJSON_Duplicate(j->v[k], true));
+		else
+			cJSON_AddItemReferenceToObject(doc, as_state_kind_name(k), j->v[k]);
+	}
+	return doc;
+}
+
 static int file_flush(void *impl, const char *job_key, char **ret_error)
 {
 	struct file_store *fs = impl;
@@ -183,15 +200,17 @@ static int file_flush(void *impl, const char *job_key, char **ret_error)
 		if (unlink(path) < 0 && errno != ENOENT)
 			r = -errno;
 	} else {
-		cJSON *doc = cJSON_CreateObject();
-		cJSON_AddNumberToObject(doc, "version", VERSION);
-		cJSON_AddStringToObject(doc, "jobKey", j->key);
-		for (int k = 0; k < AS_STATE_KIND_COUNT; k++)
-			if (j->v[k])
-				cJSON_AddItemToObject(doc, as_state_kind_name(k), cJSON_Duplicate(j->v[k], true));
-		as_state_bound(doc, AS_STATE_MAX_BYTES);
-		char *text = cJSON_PrintUnformatted(doc);
+		/* the document refers to the kept values; only one too large to store is copied and trimmed */
+		cJSON *doc = document(j, false);
+		char *text = as_json_unformatted(doc);
 		cJSON_Delete(doc);
+		if (strlen(text) > AS_STATE_MAX_BYTES) {
+			free(text);
+			doc = document(j, true);
+			as_state_bound(doc, AS_STATE_MAX_BYTES);
+			text = as_json_unformatted(doc);
+			cJSON_Delete(doc);
+		}
 		r = mkdir_p(fs->dir);
 		if (r == 0)
 			r = write_file_atomic(path, text, strlen(text));

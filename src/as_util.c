@@ -148,10 +148,44 @@ static double decimal_round(double x, int scale, enum decimal_mode mode)
 	return strtod(buf, NULL);
 }
 
-double as_round3(double x)
+double as_round3_digits(double x)
 {
 	double r = decimal_round(x, 3, HALF_UP);
 	return r == 0 ? x : r;
+}
+
+/* The same result as as_round3_digits without formatting a number, whenever that can be decided from x alone
+ * (every value the autoscaler meets but about one in 10^10); otherwise it asks as_round3_digits. Let D be
+ * the shortest decimal form of |x| (what decimal_round rounds) and t = fl(1000 |x|):
+ * - |x| integral (below 2^53): D is an integer, so |x| already has at most 3 decimals: x.
+ * - m = the integer nearest t, and m / 1000.0 == |x| (IEEE division is correctly rounded, so the decimal
+ *   m/1000 reads back as |x|): then D, no longer than m/1000 and with the same leading digit position, has
+ *   at most 3 decimals too: x. Conversely, when D has at most 3 decimals, 1000 D is an integer within
+ *   |x| 2^-52 of... t, so it is m and m / 1000.0 == |x|.
+ * - otherwise D has more than 3 decimals, and |1000 D - t| <= t 2^-52 (D is within half an ulp of |x|, t
+ *   within half an ulp of 1000 |x|). When the fraction of t is further than t 2^-48 from 0, 1/2 and 1, the
+ *   fraction of 1000 D is on the same side of 1/2 and floor(1000 D) = floor(t): half-up gives
+ *   k = floor(t) + (fraction > 1/2), and the double nearest k/1000 is k / 1000.0 (correctly rounded). */
+double as_round3(double x)
+{
+	double a = as_fabs(x);
+	if (!(a < 1e12) || a == 0) /* NaN, infinite, huge, zero */
+		return a == 0 || !isfinite(x) ? x : as_round3_digits(x);
+	double t = a * 1000.0;
+	double k = as_floor(t);
+	double frac = t - k; /* exact */
+	if (a == as_floor(a))
+		return x;
+	double m = frac >= 0.5 ? k + 1 : k;
+	if (m / 1000.0 == a)
+		return x;
+	double eps = t * 0x1p-48;
+	if (!(frac > eps && frac < 1 - eps && as_fabs(frac - 0.5) > eps))
+		return as_round3_digits(x);
+	double r = (frac > 0.5 ? k + 1 : k) / 1000.0;
+	if (r == 0)
+		return x;
+	return x < 0 ? -r : r;
 }
 
 double as_round_up2(double x)
@@ -412,6 +446,54 @@ const char *as_event_type_name(enum as_event_type t)
 
 /* ---- window functions (2.1) ---- */
 
+void as_wstat_init(struct as_wstat *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->first = w->last = w->latest = NAN;
+}
+
+void as_wstat_add(struct as_wstat *w, double v, int64_t ts)
+{
+	if (isnan(v))
+		return;
+	if (w->count++ == 0) {
+		w->first = v;
+		w->first_ts = ts;
+	} else {
+		w->last = v;
+		w->last_ts = ts;
+	}
+	if (isinf(v)) {
+		w->infinite = true;
+		return;
+	}
+	w->sum += v;
+	w->finite++;
+}
+
+double as_wstat_rate(const struct as_wstat *w)
+{
+	if (w->count < 2)
+		return NAN;
+	int64_t dt = w->last_ts - w->first_ts;
+	return 1000.0 * (w->last - w->first) / (double)(dt > 1 ? dt : 1);
+}
+
+double as_wstat_avg(const struct as_wstat *w, int min_n)
+{
+	if (w->finite == 0)
+		return w->infinite ? INFINITY : NAN;
+	if (w->finite < min_n)
+		return NAN;
+	return w->sum / w->finite;
+}
+
+double as_wstat_avg_or_rate(const struct as_wstat *per_sec, const struct as_wstat *accumulated)
+{
+	double a = as_wstat_avg(per_sec, 1);
+	return isfinite(a) ? a : as_wstat_rate(accumulated);
+}
+
 static double sample_value(const struct as_sample *s, const char *vertex, int m)
 {
 	if (!vertex)
@@ -420,50 +502,25 @@ static double sample_value(const struct as_sample *s, const char *vertex, int m)
 	return v ? v[m] : NAN;
 }
 
+static void wstat_of(const struct as_samples *h, const char *vertex, int m, struct as_wstat *w)
+{
+	as_wstat_init(w);
+	for (size_t i = 0; i < h->n; i++)
+		as_wstat_add(w, sample_value(&h->s[i], vertex, m), h->s[i].ts);
+}
+
 double as_rate(const struct as_samples *h, const char *vertex, int m)
 {
-	int64_t first_ts = 0, last_ts = 0;
-	double first = NAN, last = NAN;
-	size_t count = 0;
-	for (size_t i = 0; i < h->n; i++) {
-		double v = sample_value(&h->s[i], vertex, m);
-		if (isnan(v))
-			continue;
-		if (count++ == 0) {
-			first = v;
-			first_ts = h->s[i].ts;
-		} else {
-			last = v;
-			last_ts = h->s[i].ts;
-		}
-	}
-	if (count < 2)
-		return NAN;
-	int64_t dt = last_ts - first_ts;
-	return 1000.0 * (last - first) / (double)(dt > 1 ? dt : 1);
+	struct as_wstat w;
+	wstat_of(h, vertex, m, &w);
+	return as_wstat_rate(&w);
 }
 
 double as_avg(const struct as_samples *h, const char *vertex, int m, int min_n)
 {
-	double sum = 0;
-	int finite = 0;
-	bool infinite = false;
-	for (size_t i = 0; i < h->n; i++) {
-		double v = sample_value(&h->s[i], vertex, m);
-		if (isnan(v))
-			continue;
-		if (isinf(v)) {
-			infinite = true;
-			continue;
-		}
-		sum += v;
-		finite++;
-	}
-	if (finite == 0)
-		return infinite ? INFINITY : NAN;
-	if (finite < min_n)
-		return NAN;
-	return sum / finite;
+	struct as_wstat w;
+	wstat_of(h, vertex, m, &w);
+	return as_wstat_avg(&w, min_n);
 }
 
 double as_avg_or_rate(const struct as_samples *h, const char *vertex, int per_sec, int accumulated)
@@ -477,41 +534,47 @@ double as_latest(const struct as_samples *h, const char *vertex, int m)
 	return h->n ? sample_value(&h->s[h->n - 1], vertex, m) : NAN;
 }
 
-/* ---- output ---- */
-
-static void pretty(struct strbuf *b, const cJSON *j, int depth)
+void as_window_build(const struct as_topology *t, const struct as_samples *h, struct as_window *ret)
 {
-	bool obj = cJSON_IsObject(j), arr = cJSON_IsArray(j);
-	if (!obj && !arr) {
-		char *leaf = cJSON_PrintUnformatted(j);
-		strbuf_append(b, leaf ? leaf : "null");
-		free(leaf);
-		return;
-	}
-	if (!j->child) {
-		strbuf_append(b, obj ? "{}" : "[]");
-		return;
-	}
-	strbuf_append(b, obj ? "{\n" : "[\n");
-	for (const cJSON *c = j->child; c; c = c->next) {
-		strbuf_appendf(b, "%*s", (depth + 1) * 2, "");
-		if (obj) {
-			cJSON *key = cJSON_CreateString(c->string);
-			char *k = cJSON_PrintUnformatted(key);
-			strbuf_appendf(b, "%s: ", k);
-			free(k);
-			cJSON_Delete(key);
+	ret->v = t->n <= AS_WINDOW_INLINE ? ret->small : xcalloc(t->n, sizeof(*ret->v));
+	for (size_t i = 0; i < t->n; i++)
+		for (int m = 0; m < AS_VM_COUNT; m++)
+			as_wstat_init(&ret->v[i][m]);
+	for (int m = 0; m < AS_GM_COUNT; m++)
+		as_wstat_init(&ret->g[m]);
+	size_t nhint = 0, *hint = NULL;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct as_sample *s = &h->s[i];
+		bool newest = i + 1 == h->n;
+		if (s->n > nhint) {
+			hint = xrealloc(hint, s->n * sizeof(*hint));
+			for (size_t k = nhint; k < s->n; k++)
+				hint[k] = k; /* at first, the topology's order */
+			nhint = s->n;
 		}
-		pretty(b, c, depth + 1);
-		strbuf_append(b, c->next ? ",\n" : "\n");
+		for (size_t k = 0; k < s->n; k++) {
+			int idx = as_topology_find_hinted(t, s->v[k].id, &hint[k]);
+			if (idx < 0)
+				continue;
+			struct as_wstat *w = ret->v[idx];
+			for (int m = 0; m < AS_VM_COUNT; m++) {
+				as_wstat_add(&w[m], s->v[k].m[m], s->ts);
+				if (newest)
+					w[m].latest = s->v[k].m[m];
+			}
+		}
+		for (int m = 0; m < AS_GM_COUNT; m++) {
+			as_wstat_add(&ret->g[m], s->g[m], s->ts);
+			if (newest)
+				ret->g[m].latest = s->g[m];
+		}
 	}
-	strbuf_appendf(b, "%*s%s", depth * 2, "", obj ? "}" : "]");
+	free(hint);
 }
 
-char *as_json_pretty(const cJSON *j)
+void as_window_free(struct as_window *w)
 {
-	struct strbuf b = {0};
-	pretty(&b, j, 0);
-	strbuf_append(&b, "\n");
-	return strbuf_steal(&b);
+	if (w->v != w->small)
+		free(w->v);
+	w->v = NULL;
 }

@@ -41,6 +41,8 @@ static const char *const java17_flags[] = {
     NULL,
 };
 
+#define PARALLELISM_OVERRIDES "pipeline.jobvertex-parallelism-overrides"
+
 /* Keys that configure the supervisor, not Flink: never written to Flink's config.yaml. */
 static bool supervisor_key(const char *key)
 {
@@ -67,8 +69,12 @@ char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 		const struct conf_entry *e = &s->conf[i];
 		if (supervisor_key(e->key) || !strcmp(e->key, "$internal.pipeline.job-id"))
 			continue;
+		if (l->parallelism_overrides && !strcmp(e->key, PARALLELISM_OVERRIDES))
+			continue;
 		yaml_pair(&b, e->key, e->value);
 	}
+	if (l->parallelism_overrides)
+		yaml_pair(&b, PARALLELISM_OVERRIDES, l->parallelism_overrides);
 	yaml_pair(&b, "$internal.pipeline.job-id", l->job_id);
 	/* the user's io.tmp.dirs (a faster local disk, say) wins; flinklet's own is wiped per launch */
 	if (!spec_get(s, "io.tmp.dirs"))

@@ -2,8 +2,9 @@
  * control loop on the event loop at autoscaler.standalone.control-loop.interval, the REST collector
  * that feeds it one request at a time (never blocking the loop), the REST realizer that rescales in place
  * through PUT /jobs/:id/resource-requirements, the event handler that writes events.jsonl, and the
- * overrides in status.json. The stored overrides are re-applied after every JVM restart (the MiniCluster
- * forgets them), on the first control-loop tick that finds the job RUNNING. */
+ * overrides in status.json. A new JVM starts with the stored overrides in its configuration
+ * (pipeline.jobvertex-parallelism-overrides, sup_launch.c), so a restart restores the job once at the scaled
+ * parallelism; they are re-applied on every tick all the same, which changes nothing when they are in force. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,34 @@ static void options_for(struct supervisor *s, struct as_options *o)
 		o->vertex_max_parallelism = (int)slots;
 }
 
-static void scale(struct supervisor *s, const struct as_options *o)
+static void user_overrides(struct supervisor *s, struct as_pmap *ret)
 {
-	struct as_pmap user = {0};
+	memset(ret, 0, sizeof(*ret));
 	const char *u = spec_get(s->spec, "pipeline.jobvertex-parallelism-overrides");
 	if (u)
-		as_pmap_parse_flink(u, &user);
+		as_pmap_parse_flink(u, ret);
+}
+
+char *sup_autoscaler_launch_overrides(struct supervisor *s)
+{
+	if (!s->as || !s->job_id[0])
+		return NULL;
+	struct as_options o;
+	options_for(s, &o);
+	struct as_pmap user, merged;
+	user_overrides(s, &user);
+	autoscaler_launch_overrides(s->as, s->job_id, &o, &user, &merged);
+	char *text = merged.n ? as_pmap_to_flink(&merged) : NULL;
+	as_pmap_free(&merged);
+	as_pmap_free(&user);
+	as_options_free(&o);
+	return text;
+}
+
+static void scale(struct supervisor *s, const struct as_options *o)
+{
+	struct as_pmap user;
+	user_overrides(s, &user);
 	struct as_context ctx = {
 	    .job_key = s->job_id,
 	    .options = o,

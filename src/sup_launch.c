@@ -348,7 +348,14 @@ static int launch_jvm(struct supervisor *s)
 	    .jar_path = s->jar.local_path,
 	};
 	sup_cds_prepare(s, &l);
+	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
+	char *overrides = sup_autoscaler_launch_overrides(s);
+	l.parallelism_overrides = overrides;
+	if (overrides)
+		log_info("starting with the autoscaler's parallelism overrides %s", overrides);
 	r = write_launch_files(s, &l);
+	free(overrides);
+	l.parallelism_overrides = NULL;
 	if (r < 0) {
 		/* (a success is not news: an unchanged file is not written) */
 		sup_volume_write(s, "the Flink configuration (conf/, tmp/)", r);

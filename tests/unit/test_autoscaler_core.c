@@ -35,6 +35,7 @@ struct fx {
 	int p_src, p_agg;
 	int64_t running_ts;
 	bool drop_busy; /* the agg vertex's listing lacks busyTimeMsPerSecond */
+	bool nan_busy;  /* the agg vertex's busyTimeMsPerSecond has no value (a legacy source, say) */
 };
 
 static void on_event(void *ud, const char *job_key, enum as_event_type type, const char *reason, const char *message,
@@ -134,8 +135,9 @@ static void collect(struct fx *f, struct as_job *job, int64_t now)
 	free(q);
 	assert_int_equal(as_collect_vertex_metrics(job, "src", v), 0);
 	cJSON_Delete(v);
-	v = parse(xstrdup("[{\"id\": \"busyTimeMsPerSecond\", \"max\": 1000}, {\"id\": \"numRecordsInPerSecond\", "
-	                  "\"sum\": 800}]"));
+	v = parse(xasprintf("[{\"id\": \"busyTimeMsPerSecond\", \"max\": %s}, {\"id\": \"numRecordsInPerSecond\", "
+	                    "\"sum\": 800}]",
+	                    f->nan_busy ? "\"NaN\"" : "1000"));
 	assert_int_equal(as_collect_vertex_metrics(job, "agg", v), 0);
 	cJSON_Delete(v);
 	v = parse(
@@ -275,6 +277,62 @@ static void test_user_overrides_and_exclusion(void **state)
 	strv_push(&f->o.exclude_ids, "agg");
 	cycle_with(f, T(60000), "CREATED", &user);
 	assert_string_equal(f->last_overrides, "agg:7,other:3,src:2");
+	as_pmap_free(&user);
+}
+
+/* A vertex without busy time in this cycle's sample is excluded for the cycle, as in the operator (its
+ * collector adds it to vertex.exclude.ids of the cycle's configuration): it is not scaled, and when the
+ * overrides are applied the user's own override of it wins. The next cycle with busy time, the autoscaler's
+ * value is back. */
+static void test_cycle_exclusion_keeps_user_override(void **state)
+{
+	struct fx *f = *state;
+	scale_up_agg(f);
+	struct as_pmap user;
+	assert_int_equal(as_pmap_parse_flink("agg:7", &user), 0);
+	assert_int_equal(cycle_with(f, T(50000), "RUNNING", &user), AS_OUTCOME_SCALED);
+	assert_string_equal(f->last_overrides, "agg:4,src:2");
+	f->nan_busy = true;
+	/* agg, the only vertex outside its bounds, is excluded: no decision, and the user's 7 is applied */
+	assert_int_equal(cycle_with(f, T(60000), "RUNNING", &user), AS_OUTCOME_BALANCED);
+	assert_string_equal(f->last_overrides, "agg:7,src:2");
+	struct as_job *job = autoscaler_job(f->as, "job1");
+	assert_int_equal(job->cycle_excluded.n, 1);
+	assert_string_equal(job->cycle_excluded.v[0], "agg");
+	/* the exclusion lasts one cycle: a job that is not running collects nothing and excludes nothing */
+	assert_int_equal(cycle_with(f, T(65000), "CREATED", &user), AS_OUTCOME_NOT_RUNNING);
+	assert_string_equal(f->last_overrides, "agg:4,src:2");
+	f->nan_busy = false;
+	assert_int_equal(cycle_with(f, T(70000), "RUNNING", &user), AS_OUTCOME_SCALED);
+	assert_string_equal(f->last_overrides, "agg:4,src:2");
+	assert_int_equal(job->cycle_excluded.n, 0);
+	as_pmap_free(&user);
+}
+
+/* What a new JVM starts with: the overrides as the realizer gets them (the user's own for an excluded vertex),
+ * nothing when the autoscaler is off or has decided nothing. */
+static void test_launch_overrides(void **state)
+{
+	struct fx *f = *state;
+	struct as_pmap user, got;
+	assert_int_equal(as_pmap_parse_flink("agg:7,other:3", &user), 0);
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	assert_int_equal(got.n, 0); /* nothing decided yet: the user's value goes to Flink as it is */
+	scale_up_agg(f);
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	char *text = as_pmap_to_flink(&got);
+	assert_string_equal(text, "agg:4,other:3,src:2");
+	free(text);
+	as_pmap_free(&got);
+	strv_push(&f->o.exclude_ids, "agg");
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	text = as_pmap_to_flink(&got);
+	assert_string_equal(text, "agg:7,other:3,src:2");
+	free(text);
+	as_pmap_free(&got);
+	f->o.enabled = false;
+	autoscaler_launch_overrides(f->as, "job1", &f->o, &user, &got);
+	assert_int_equal(got.n, 0);
 	as_pmap_free(&user);
 }
 
@@ -441,6 +499,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_disabled_clears_state, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_running_reapplies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_user_overrides_and_exclusion, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cycle_exclusion_keeps_user_override, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_launch_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_only_mode, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_file_store_and_restart, setup, teardown),

@@ -251,6 +251,40 @@ static void test_user_io_tmp_dirs_not_duplicated(void **state)
 	spec_free(&s);
 }
 
+/* A launch with the autoscaler's overrides in force: they replace the user's own
+ * pipeline.jobvertex-parallelism-overrides (the supervisor has merged them), once, so the restored job starts at
+ * the scaled parallelism; without them the user's value is passed through unchanged. */
+static void test_parallelism_overrides_at_launch(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n"
+	     "    pipeline.jobvertex-parallelism-overrides: \"a:7,other:3\"\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	char *conf = flinkconf_render_config(&s, &LAUNCH), *v = NULL;
+	load_flink_yaml(conf, "pipeline.jobvertex-parallelism-overrides", &v);
+	assert_string_equal(v, "a:7,other:3");
+	free(v);
+	free(conf);
+	struct launch l = LAUNCH;
+	l.parallelism_overrides = "a:4,other:3,bc764cd8ddf7a0cff126f51c16239658:2";
+	conf = flinkconf_render_config(&s, &l);
+	v = NULL;
+	load_flink_yaml(conf, "pipeline.jobvertex-parallelism-overrides", &v); /* fails on a duplicate key */
+	assert_string_equal(v, "a:4,other:3,bc764cd8ddf7a0cff126f51c16239658:2");
+	free(v);
+	free(conf);
+	spec_free(&s);
+	/* a spec without overrides of its own gets the key too */
+	load(EXAMPLE, &s);
+	conf = flinkconf_render_config(&s, &l);
+	assert_contains(conf, "\"pipeline.jobvertex-parallelism-overrides\": \"a:4,other:3,"
+	                      "bc764cd8ddf7a0cff126f51c16239658:2\"\n");
+	free(conf);
+	spec_free(&s);
+}
+
 static void test_render_log4j(void **state)
 {
 	(void)state;
@@ -679,6 +713,7 @@ int main(void)
 	    cmocka_unit_test(test_render_config),
 	    cmocka_unit_test(test_render_config_odd_keys),
 	    cmocka_unit_test(test_user_io_tmp_dirs_not_duplicated),
+	    cmocka_unit_test(test_parallelism_overrides_at_launch),
 	    cmocka_unit_test(test_render_log4j),
 	    cmocka_unit_test(test_argv),
 	    cmocka_unit_test(test_argv_without_entry_class_and_args),
