@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "pollchain.h"
+#include "recent.h"
 #include "rest.h"
 #include "snapshots.h"
 #include "status.h"
@@ -176,6 +177,11 @@ struct supervisor {
 	char *as_last_error;
 	usec_t as_last_error_at;
 
+	/* what the status page reads (sup_observe.c): the newest events, the autoscaler's per-cycle timeline, the
+	 * page's Content-Security-Policy */
+	struct recent recent_events, as_timeline;
+	char *page_csp;
+
 	/* configuration changes and rollback */
 	char *launch_fingerprint;   /* what the running JVM was launched with */
 	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
@@ -251,6 +257,16 @@ void sup_notify_free(struct supervisor *s);
 /* sup_autoscaler.c */
 int sup_autoscaler_setup(struct supervisor *s);
 void sup_autoscaler_free(struct supervisor *s);
+
+/* sup_observe.c: the status page (GET /) and the JSON it reads besides /status */
+void sup_observe_setup(struct supervisor *s); /* after the state directory is open */
+void sup_observe_free(struct supervisor *s);
+void sup_observe_event(struct supervisor *s, const char *json_line);
+/* After each cycle of the autoscaler: a timeline entry while the job runs with the autoscaler on. */
+void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out);
+char *sup_events_json(struct supervisor *s);
+char *sup_autoscaler_json(struct supervisor *s);
+void sup_status_page(struct supervisor *s, struct http_response *resp);
 
 /* sup_reload.c */
 void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source);
