@@ -127,13 +127,14 @@ char *sup_autoscaler_json(struct supervisor *s)
 		cJSON_AddItemToObject(root, "scalingHistory",
 		                      as_scaling_history_to_json(&autoscaler_job(s->as, s->job_id)->scaling_history));
 	}
-	char *tl = recent_array(&s->as_timeline, 0);
-	cJSON *timeline = cJSON_Parse(tl);
-	free(tl);
-	cJSON_AddItemToObject(root, "timeline", timeline ? timeline : cJSON_CreateArray());
+	/* the timeline is text already: spliced in, not parsed and printed again */
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
-	char *out = xasprintf("%s\n", text ? text : "{}");
+	char *tl = recent_array(&s->as_timeline, 0);
+	size_t n = text ? strlen(text) : 0;
+	char *out = n > 1 && text[n - 1] == '}' ? xasprintf("%.*s,\"timeline\":%s}\n", (int)(n - 1), text, tl)
+	                                        : xasprintf("{\"timeline\":%s}\n", tl);
+	free(tl);
 	free(text);
 	return out;
 }
