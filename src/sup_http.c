@@ -128,6 +128,8 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 		flink_route(s, req, resp);
 		return;
 	}
+	/* what flinklet answers itself is never to be taken for anything but its Content-Type */
+	strv_push(&resp->headers, "X-Content-Type-Options: nosniff");
 	if (str_has_prefix(req->path, "/api/v1/")) {
 		if (strcmp(req->method, "POST")) {
 			resp->code = 405;
@@ -141,8 +143,6 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 		}
 		return;
 	}
-	/* what flinklet answers itself is never to be taken for anything but its Content-Type */
-	strv_push(&resp->headers, "X-Content-Type-Options: nosniff");
 	if (!get) {
 		resp->code = 405;
 		resp->body = json_msg("error", "use GET");

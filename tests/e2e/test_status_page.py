@@ -151,6 +151,9 @@ def test_status_page_in_a_real_browser(tmp_path, flinklets):
     assert "default-src 'none'" in csp and "script-src 'sha256-" in csp and "style-src 'sha256-" in csp, csp
     assert "unsafe" not in csp, csp
     assert "<script src" not in page and "<link" not in page and "https://" not in page
+    for path in ("/events", "/autoscaler", "/status"):
+        with urllib.request.urlopen(f"http://127.0.0.1:{f.http_port}{path}", timeout=10) as r:
+            assert r.headers["Content-Type"] == "application/json" and r.headers["X-Content-Type-Options"] == "nosniff"
 
     before = f.status()
     url = f"http://127.0.0.1:{f.http_port}/"
