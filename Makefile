@@ -11,7 +11,7 @@ JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
-PKGS     = libcurl libcjson yaml-0.1 libsystemd libmicrohttpd libcrypto
+PKGS     = libcurl libcjson yaml-0.1 libsystemd libmicrohttpd libcrypto zlib
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter \
            -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -30,7 +30,7 @@ ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/web_assets.o
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all deps deps-run flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -62,7 +62,11 @@ $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen:
 	mkdir -p $@
 
 deps:
-	scripts/deps.sh
+	scripts/deps.sh test
+
+# what building and running flinklet takes, without the test toolchain (make demo)
+deps-run:
+	scripts/deps.sh run
 
 flink-lib: $(FLINK_LIB)/.complete
 $(FLINK_LIB)/.complete: deps/flink/pom.xml
@@ -106,7 +110,7 @@ DEMO_FLINK_HOME = $(CURDIR)/$(FLINK_HOME_DIR)
 DEMO_JAR        = $(CURDIR)/$(JOBS_JAR)
 DEMO_RUN        = exec scripts/demo.sh $(DEMO_BIN) $(DEMO_FLINK_HOME) $(DEMO_JAR)
 
-demo: deps
+demo: deps-run
 	$(MAKE) all flink-lib jobs
 	$(DEMO_RUN)
 

@@ -32,8 +32,9 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 # The job every benchmark runs: the test job at a modest rate, parallelism 2 (as the e2e tests run it).
 JOB_ARGS = ["--rate", "200", "--keys", "8"]
 PARALLELISM = 2
-# The JVM's share of the pod for flinklet (heap = 1536m - 128m managed - 64m network - 256m metaspace - 192m
-# overhead = 896m); the standalone pair gets JobManager -Xmx512m and TaskManager -Xmx768m (tests/e2e/test_promotion.py).
+# The whole pod's budget for flinklet (src/membudget.c: heap 998m, metaspace 192m, code cache 96m, direct 144m, JVM
+# native 90m, flinklet 16m; bench/memory.py runs at 256m); the standalone pair gets JobManager -Xmx512m and
+# TaskManager -Xmx768m (tests/e2e/test_promotion.py).
 FLINKLET_MEMORY = "1536m"
 
 
@@ -184,10 +185,12 @@ class Flinklet:
             f.write("\n".join(lines) + "\n")
         os.replace(self.config + ".new", self.config)
 
-    def start(self):
+    def start(self, preexec_fn=None):
+        """preexec_fn runs in the child before flinklet: bench/memory.py moves it into a memory cgroup there."""
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([BIN, "run", "-c", self.config, "--state-dir", self.state, "--flink-home",
-                                      FLINK_HOME], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+                                      FLINK_HOME], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=preexec_fn)
         return self
 
     def status(self):

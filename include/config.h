@@ -66,9 +66,10 @@ struct spec {
 	char *image;
 	struct conf_entry *conf;
 	size_t nconf;
-	uint64_t memory;     /* bytes; 0: not set */
-	double cpu;          /* 0: not set */
-	char *log4j_console; /* logConfiguration["log4j-console.properties"] */
+	uint64_t memory;       /* bytes; 0: not set */
+	struct loc memory_loc; /* where spec.resources.memory was given, for messages */
+	double cpu;            /* 0: not set */
+	char *log4j_console;   /* logConfiguration["log4j-console.properties"] */
 	struct job_spec job;
 };
 
@@ -106,6 +107,8 @@ void spec_free(struct spec *s);
 
 /* The current spelling of a Flink key that flinklet knows deprecated spellings of; any other key as it is. */
 const char *spec_canonical_key(const char *key);
+/* The flinkConfiguration entry of a key (following Flink's deprecated spellings), or NULL. */
+const struct conf_entry *spec_entry(const struct spec *s, const char *key);
 /* Effective value of a flinkConfiguration key (following Flink's deprecated spellings), or NULL. */
 const char *spec_get(const struct spec *s, const char *key);
 usec_t spec_duration(const struct spec *s, const char *key); /* 0 when unset */

@@ -21,15 +21,18 @@ struct launch {
 	const char *restore_path; /* NULL: start empty */
 	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
 	const char *jar_path;     /* the jar on disk; NULL: spec.job.jarURI's local path */
+	const char *cds_archive;  /* the class-data-sharing archive to start from, or NULL */
+	bool cds_record;          /* no archive: record what a dump of the running JVM needs */
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);
 char *flinkconf_render_log4j(const struct spec *s);
 void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct strv *argv);
-/* The JVM's environment: the supervisor's, with FLINK_CONF_DIR (and FLINK_HOME) set. */
+/* The JVM's environment: the supervisor's, with FLINK_CONF_DIR (and FLINK_HOME) set, and MALLOC_ARENA_MAX=2
+ * unless the supervisor's environment sets it. */
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);
 
-/* The -Xmx flinklet derives from resources.memory, 0 when memory is not set. */
+/* The -Xmx flinklet derives from resources.memory (membudget), 0 when memory is not set. */
 uint64_t flinkconf_heap_bytes(const struct spec *s);
 /* The REST port the MiniCluster will listen on. */
 int flinkconf_rest_port(const struct spec *s);

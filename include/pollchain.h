@@ -36,6 +36,7 @@ struct poll_chains {
 	uint64_t next_seq; /* the number of the next chain (the first is 1) */
 	uint64_t taken;    /* the newest chain whose job-details answer was taken (0: none) */
 	unsigned slow;     /* how many times over the startup timeout has been doubled */
+	bool told_slow;    /* "still coming up" was said for this launch (once is enough) */
 };
 
 /* A new chain for launch generation gen, with requests of the given timeout; NULL when POLL_CHAINS_MAX are in

@@ -59,6 +59,7 @@ struct supervisor {
 
 	/* restarts */
 	unsigned consecutive_failures;
+	bool restarted_at_once; /* the first of these failures was restarted without a backoff */
 	usec_t stable_since;
 	bool first_start, fresh_start, next_fresh;
 
@@ -141,6 +142,10 @@ struct supervisor {
 		FILE *out;
 		char *tmp;
 		sd_event_source *retry;
+		/* the jar (local or fetched) cannot be launched (missing, unreadable, no entry class): no JVM is
+		 * started; the jar is looked at again every JAR_WAIT_USEC, and a reload starts over */
+		sd_event_source *jar_wait;
+		char *jar_problem;
 	} fetch;
 
 	/* the job's vertices as Flink last reported them */
@@ -181,6 +186,25 @@ struct supervisor {
 	 * page's Content-Security-Policy */
 	struct recent recent_events, as_timeline;
 	char *page_csp;
+	/* class-data sharing (sup_cds.c): the archive this launch uses, or whether it records for a dump; the
+	 * dump helper; what was said once */
+	struct {
+		bool checked, off;
+		char *dir, *prefix, *java_real;
+		char *archive;     /* the archive the current JVM was launched with */
+		bool record;       /* the current JVM was launched with -XX:+RecordDynamicDumpInfo */
+		bool init_error;   /* the current JVM said "Error occurred during initialization of VM" */
+		bool ran;          /* the current JVM's job has been RUNNING */
+		char *warning;     /* the JVM's first warning about the archive */
+		unsigned dump_gen; /* the launch whose JVM dumps */
+		unsigned dumps;    /* dumps started by this supervisor */
+		pid_t helper;
+		int helper_fd;
+		char *tmp;
+		usec_t dump_started;
+		sd_event_source *dump_timer;
+		struct strv said;
+	} cds;
 
 	/* configuration changes and rollback */
 	char *launch_fingerprint;   /* what the running JVM was launched with */
@@ -193,6 +217,8 @@ struct supervisor {
 /* sup_core.c */
 void sup_event(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An event logged as a warning: something is off, nothing is lost (the job runs on) */
+void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sup_write_status(struct supervisor *s);
 void sup_set_job_state(struct supervisor *s, const char *state);
 void sup_set_intent(struct supervisor *s, const char *intent);
@@ -267,6 +293,17 @@ void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out);
 char *sup_events_json(struct supervisor *s);
 char *sup_autoscaler_json(struct supervisor *s);
 void sup_status_page(struct supervisor *s, struct http_response *resp);
+/* sup_cds.c: class-data sharing (docs/operations.md, "Class-data sharing") */
+struct launch;
+struct reaped;
+/* Before a launch: the archive to start from, or recording for a dump (sets l->cds_archive, l->cds_record). */
+void sup_cds_prepare(struct supervisor *s, struct launch *l);
+void sup_cds_line(struct supervisor *s, const char *line); /* a line of the JVM's output */
+void sup_cds_running(struct supervisor *s);                /* the job is RUNNING */
+/* The JVM exited: an archive that may have kept its job from RUNNING is set aside. */
+void sup_cds_jvm_exited(struct supervisor *s, const struct reaped *r);
+bool sup_cds_reaped(struct supervisor *s, const struct reaped *r); /* true: the dump helper's exit */
+void sup_cds_free(struct supervisor *s);
 
 /* sup_reload.c */
 void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source);

@@ -85,7 +85,8 @@ done
 
 if [ $stops -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
 	# Flink's web UI through flinklet's endpoint (Flink's own REST port is on loopback only)
-	ui=$(field '"http://localhost:" + s["supervisor"]["httpAddress"].rpartition(":")[2] + "/flink/"')
+	endpoint=$(field '"http://localhost:" + s["supervisor"]["httpAddress"].rpartition(":")[2]')
+	ui="$endpoint/flink/"
 	kind=$(field 's["restoredFrom"]["kind"]')
 	if [ -z "$kind" ] || [ "$kind" = none ]; then
 		restored="nothing: a fresh start (no checkpoint or savepoint in $state yet)"
@@ -101,6 +102,8 @@ if [ $stops -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
 		"   events:       $state/events.jsonl" \
 		"   checkpoints:  $state/checkpoints/" \
 		"   Flink web UI: $ui   (REST: curl ${ui}jobs/overview)" \
+		"   endpoint:     $endpoint/status, /metrics, /healthz; POST /api/v1/savepoint with the token in" \
+		"                 $state/http.token (or: $bin savepoint --state-dir $state)" \
 		"   job output:   $state/output/   (committed files; lines are seq,key,count)" \
 		" Ctrl-C stops it with a savepoint; 'make demo' again resumes from that savepoint." \
 		"======================================================================================" ""

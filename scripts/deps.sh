@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# deps: installs what flinklet's build and tests need on a fresh Debian-like machine, only when it is
-# missing: the C libraries' -dev packages, cmocka, the linters, valgrind, a JDK and Maven, pytest. The Flink jars
-# themselves come through Maven (make flink-lib).
+# deps: installs what flinklet needs on a fresh Debian-like machine, only when it is missing. `deps.sh run`
+# (make demo): what building and running it takes: a C compiler, the C libraries' -dev packages, a JDK and
+# Maven (the Flink jars themselves come through Maven: make flink-lib), python3 for the demo's banner.
+# `deps.sh` or `deps.sh test` (make check): that and the test toolchain: cmocka, the linters, clang for the
+# fuzzers, valgrind, podman and debootstrap for the container test, pytest and its helpers.
 set -euo pipefail
+
+mode=${1:-test}
+case "$mode" in
+run | test) ;;
+*)
+	echo "usage: deps.sh [run|test]" >&2
+	exit 2
+	;;
+esac
 
 need=()
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
@@ -12,31 +23,34 @@ have_pc libcjson || need+=(libcjson-dev)
 have_pc yaml-0.1 || need+=(libyaml-dev)
 have_pc libsystemd || need+=(libsystemd-dev)
 have_pc libmicrohttpd || need+=(libmicrohttpd-dev)
-have_pc cmocka || need+=(libcmocka-dev)
 have_pc libcrypto || need+=(libssl-dev)
+have_pc zlib || need+=(zlib1g-dev)
 command -v cc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
-command -v clang-format >/dev/null || need+=(clang-format)
-command -v cppcheck >/dev/null || need+=(cppcheck)
-# clang with its libFuzzer runtime (make fuzz, fuzz-smoke); Debian 12's clang only recommends the runtime
-fuzz_ok() { echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
-	clang -x c - -fsanitize=fuzzer,address,undefined -o /dev/null >/dev/null 2>&1; }
-command -v clang >/dev/null || need+=(clang)
-if ! command -v clang >/dev/null || ! fuzz_ok; then
-	apt-cache show libclang-rt-dev >/dev/null 2>&1 && need+=(libclang-rt-dev)
-fi
 command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v python3 >/dev/null || need+=(python3)
-command -v unshare >/dev/null || need+=(util-linux)
-# make valgrind: one e2e test with flinklet under memcheck
-command -v valgrind >/dev/null || need+=(valgrind)
-# the container test: podman (with runc), and debootstrap for the locally built base image
-command -v podman >/dev/null || need+=(podman)
-command -v runc >/dev/null || need+=(runc)
-command -v debootstrap >/dev/null || need+=(debootstrap)
-# the status page's test (tests/e2e/test_status_page.py) renders it in headless Chromium
-command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
+if [ "$mode" = test ]; then
+	have_pc cmocka || need+=(libcmocka-dev)
+	command -v clang-format >/dev/null || need+=(clang-format)
+	command -v cppcheck >/dev/null || need+=(cppcheck)
+	# clang with its libFuzzer runtime (make fuzz, fuzz-smoke); Debian 12's clang only recommends the runtime
+	fuzz_ok() { echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+		clang -x c - -fsanitize=fuzzer,address,undefined -o /dev/null >/dev/null 2>&1; }
+	command -v clang >/dev/null || need+=(clang)
+	if ! command -v clang >/dev/null || ! fuzz_ok; then
+		apt-cache show libclang-rt-dev >/dev/null 2>&1 && need+=(libclang-rt-dev)
+	fi
+	command -v unshare >/dev/null || need+=(util-linux)
+	# make valgrind: one e2e test with flinklet under memcheck
+	command -v valgrind >/dev/null || need+=(valgrind)
+	# the container test: podman (with runc), and debootstrap for the locally built base image
+	command -v podman >/dev/null || need+=(podman)
+	command -v runc >/dev/null || need+=(runc)
+	command -v debootstrap >/dev/null || need+=(debootstrap)
+	# the status page's test (tests/e2e/test_status_page.py) renders it in headless Chromium
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
 	echo "deps: installing ${need[*]}"
@@ -44,6 +58,11 @@ if [ ${#need[@]} -gt 0 ]; then
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+if [ "$mode" = run ]; then
+	echo "deps: all present (to run; 'scripts/deps.sh test' adds the test toolchain)"
+	exit 0
 fi
 
 if ! python3 -c 'import pytest' 2>/dev/null; then

@@ -114,6 +114,15 @@ int cli_control(const struct control_args *a)
 	if (a->url) {
 		url = xstrdup(a->url);
 	} else {
+		/* the supervisor holds the state directory's lock: without it there is no one to ask */
+		if (store_lock_held(a->state_dir) <= 0) {
+			fprintf(stderr,
+			        "flinklet: no flinklet is running for the state directory %s (give --url for one "
+			        "elsewhere)\n",
+			        a->state_dir);
+			free(token_file);
+			return 3;
+		}
 		char *path = path_join(a->state_dir, "status.json");
 		char *text = NULL;
 		int r = read_file(path, 4u << 20, &text, NULL);

@@ -2,8 +2,9 @@
  * include/config.h): reads the file or builds the quick-mode spec, applies --jar/--class/-D/--state-dir
  * overrides, checks the flinklet.* options, the operator options flinklet honours and the Flink options
  * flinklet depends on, and inserts the Flink settings flinklet derives (snapshot directories under the
- * state directory, retention, REST port, slots, parallelism, every listener on loopback). It also names the
- * valid settings that open the job to the network (config_warnings). */
+ * state directory, retention, REST port, slots, parallelism, every listener on loopback, the Flink side of
+ * the memory budget: membudget). It also names the valid settings that open the job to the network
+ * (config_warnings). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "autoscaler.h"
 #include "config.h"
 #include "http.h"
+#include "membudget.h"
 #include "redact.h"
 
 static void check_option(struct spec *s, struct conf_entry *e, const struct option_def *o, struct diags *d)
@@ -309,6 +311,23 @@ static void set_default(struct spec *s, const char *key, const char *value)
 		spec_set(s, key, value, ORIGIN_DEFAULT, NULL);
 }
 
+/* spec.resources.memory is the whole pod's budget: the Flink side of its split (managed memory, network
+ * buffers) goes into the Flink configuration, where the user's own values win; the JVM side is flinkconf's. */
+static void derive_memory(struct spec *s, struct diags *d)
+{
+	struct membudget mb;
+	if (membudget_compute(s, &mb, d) < 0 || !mb.budget)
+		return;
+	char *managed = membudget_mib(mb.managed), *network = membudget_mib(mb.network);
+	set_default(s, "taskmanager.memory.managed.size", managed);
+	if (!spec_get(s, "taskmanager.memory.network.min") && !spec_get(s, "taskmanager.memory.network.max")) {
+		set_default(s, "taskmanager.memory.network.min", network);
+		set_default(s, "taskmanager.memory.network.max", network);
+	}
+	free(managed);
+	free(network);
+}
+
 int config_finalize(struct spec *s, struct diags *d)
 {
 	size_t before = d->msgs.n;
@@ -422,6 +441,9 @@ int config_finalize(struct spec *s, struct diags *d)
 		          "must be at least the job's parallelism %lld (got %lld)", (long long)s->job.parallelism,
 		          (long long)slots);
 	}
+	if (d->msgs.n > before)
+		return -EINVAL;
+	derive_memory(s, d);
 	return d->msgs.n > before ? -EINVAL : 0;
 }
 

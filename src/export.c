@@ -29,6 +29,10 @@ static bool derived_default(const struct conf_entry *e)
 	    "web.submit.enable",
 	    "web.cancel.enable",
 	    "web.refresh-interval",
+	    /* sized for the one pod's MiniCluster (membudget): the operator sizes its TaskManagers itself */
+	    "taskmanager.memory.managed.size",
+	    "taskmanager.memory.network.min",
+	    "taskmanager.memory.network.max",
 	    NULL,
 	};
 	for (size_t i = 0; derived[i]; i++)

@@ -12,6 +12,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "cds.h"
+#include "membudget.h"
+
 /* The module flags Flink's own scripts pass on Java 17 (flink-dist config.yaml, env.java.opts.all);
  * the JVM never reads env.java.opts itself, so the supervisor must. The 1.20 list has one more. */
 static const char *const java17_flags[] = {
@@ -87,6 +90,36 @@ char *flinkconf_render_log4j(const struct spec *s)
 	               "logger.netty.level = WARN\n"
 	               "logger.zookeeper.name = org.apache.zookeeper\n"
 	               "logger.zookeeper.level = WARN\n"
+	               /* known noise of a MiniCluster started by Flink's CLI (issue 16): the YARN CLI it does
+	                * not have (a ClassNotFoundException stack trace), the CLI's environment and configuration dumps
+	                * (about 90 lines per start), a plugins directory it does not need,
+	                * the web UI's log file, delegation tokens, the slot manager's multi-line resource dump,
+	                * and the sinks' metric-name collisions at every checkpoint */
+	               "logger.cli.name = org.apache.flink.client.cli.CliFrontend\n"
+	               "logger.cli.level = WARN\n"
+	               "logger.cli.filter.yarn.type = RegexFilter\n"
+	               "logger.cli.filter.yarn.regex = .*FlinkYarnSessionCli.*\n"
+	               "logger.cli.filter.yarn.onMatch = DENY\n"
+	               "logger.cli.filter.yarn.onMismatch = NEUTRAL\n"
+	               /* a client that hung up (flinklet's short startup polls run out of time while the REST
+	                * server comes up): a "Connection reset" stack trace each, of no use to anyone */
+	               "logger.restendpoint.name = org.apache.flink.runtime.dispatcher.DispatcherRestEndpoint\n"
+	               "logger.restendpoint.filter.reset.type = RegexFilter\n"
+	               "logger.restendpoint.filter.reset.regex = Unhandled exception.*\n"
+	               "logger.restendpoint.filter.reset.onMatch = DENY\n"
+	               "logger.restendpoint.filter.reset.onMismatch = NEUTRAL\n"
+	               "logger.globalconf.name = org.apache.flink.configuration.GlobalConfiguration\n"
+	               "logger.globalconf.level = WARN\n"
+	               "logger.plugins.name = org.apache.flink.core.plugin.PluginConfig\n"
+	               "logger.plugins.level = ERROR\n"
+	               "logger.webutils.name = org.apache.flink.runtime.webmonitor.WebMonitorUtils\n"
+	               "logger.webutils.level = ERROR\n"
+	               "logger.tokens.name = org.apache.flink.runtime.security.token\n"
+	               "logger.tokens.level = ERROR\n"
+	               "logger.slots.name = org.apache.flink.runtime.resourcemanager.slotmanager\n"
+	               "logger.slots.level = WARN\n"
+	               "logger.metricnames.name = org.apache.flink.metrics.MetricGroup\n"
+	               "logger.metricnames.level = ERROR\n"
 	               "appender.console.name = ConsoleAppender\n"
 	               "appender.console.type = CONSOLE\n"
 	               "appender.console.layout.type = PatternLayout\n"
@@ -95,21 +128,27 @@ char *flinkconf_render_log4j(const struct spec *s)
 
 uint64_t flinkconf_heap_bytes(const struct spec *s)
 {
-	if (!s->memory)
+	struct membudget mb;
+	if (membudget_compute(s, &mb, NULL) < 0)
 		return 0;
-	/* memory = heap + managed (RocksDB, off-heap) + network + metaspace + JVM overhead */
-	uint64_t managed = 128ULL << 20, network = 64ULL << 20, metaspace = 256ULL << 20;
-	const char *m = spec_get(s, "taskmanager.memory.managed.size");
-	if (m)
-		parse_memory(m, &managed);
-	uint64_t overhead = s->memory / 10;
-	if (overhead < (192ULL << 20))
-		overhead = 192ULL << 20;
-	uint64_t fixed = managed + network + metaspace + overhead;
-	uint64_t heap = s->memory > fixed ? s->memory - fixed : 0;
-	if (heap < (128ULL << 20))
-		heap = 128ULL << 20;
-	return heap;
+	return mb.heap;
+}
+
+/* The JVM's side of the memory budget (membudget): every limit the JVM has, sized to fit the pod. */
+static void memory_flags(const struct spec *s, struct strv *argv)
+{
+	struct membudget mb;
+	if (membudget_compute(s, &mb, NULL) < 0 || !mb.budget)
+		return;
+	strv_push_take(argv, xasprintf("-Xmx%llum", (unsigned long long)(mb.heap >> 20)));
+	strv_push_take(argv, xasprintf("-Xms%llum", (unsigned long long)(mb.heap >> 20)));
+	strv_push_take(argv, xasprintf("-XX:MaxMetaspaceSize=%llum", (unsigned long long)(mb.metaspace >> 20)));
+	strv_push_take(argv, xasprintf("-XX:ReservedCodeCacheSize=%llum", (unsigned long long)(mb.code_cache >> 20)));
+	strv_push_take(argv, xasprintf("-XX:MaxDirectMemorySize=%llum", (unsigned long long)(mb.direct >> 20)));
+	if (mb.serial_gc)
+		strv_push(argv, "-XX:+UseSerialGC");
+	if (mb.c1_only)
+		strv_push(argv, "-XX:TieredStopAtLevel=1");
 }
 
 int flinkconf_rest_port(const struct spec *s)
@@ -151,12 +190,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 	strv_push(argv, l->java);
 	strv_push(argv, "-XX:+IgnoreUnrecognizedVMOptions");
 	strv_push(argv, "-XX:+ExitOnOutOfMemoryError");
-	uint64_t heap = flinkconf_heap_bytes(s);
-	if (heap) {
-		strv_push_take(argv, xasprintf("-Xmx%llum", (unsigned long long)(heap >> 20)));
-		strv_push_take(argv, xasprintf("-Xms%llum", (unsigned long long)(heap >> 20)));
-		strv_push(argv, "-XX:MaxMetaspaceSize=256m");
-	}
+	memory_flags(s, argv);
 	if (s->cpu > 0) {
 		double c = ceil(s->cpu);
 		strv_push_take(argv, xasprintf("-XX:ActiveProcessorCount=%d", c < 1 ? 1 : (int)c));
@@ -166,6 +200,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 	strv_push_take(argv, xasprintf("-Dlog4j.configurationFile=file:%s/log4j-console.properties", l->conf_dir));
 	strv_push_take(argv, xasprintf("-Djava.io.tmpdir=%s", l->tmp_dir));
 	strv_push_take(argv, xasprintf("-Dflinklet.job=%s", s->name));
+	cds_jvm_options(l->cds_archive, l->cds_record, argv);
 	split_words(spec_get(s, "flinklet.jvm.options"), argv);
 
 	strv_push(argv, "-cp");
@@ -203,6 +238,13 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 			continue;
 		strv_push(envp, e);
 	}
+	/* glibc's malloc keeps up to 8 arenas per CPU, one per thread that allocates: the JVM's many threads
+	 * inflate its resident memory by tens of MiB. Two are enough (the JVM allocates its heap itself). */
+	bool arenas = false;
+	for (size_t i = 0; environ_in && environ_in[i]; i++)
+		arenas = arenas || str_has_prefix(environ_in[i], "MALLOC_ARENA_MAX=");
+	if (!arenas)
+		strv_push(envp, "MALLOC_ARENA_MAX=2");
 	const char *home = spec_get(s, "flinklet.flink.home");
 	strv_push_take(envp, xasprintf("FLINK_CONF_DIR=%s", l->conf_dir));
 	strv_push_take(envp, xasprintf("FLINK_HOME=%s", home));

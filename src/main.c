@@ -13,7 +13,9 @@
 #include "autoscaler.h"
 #include "cli.h"
 #include "config.h"
+#include "artifacts.h"
 #include "export.h"
+#include "preflight.h"
 #include "flinkconf.h"
 #include "snapshots.h"
 #include "log.h"
@@ -29,7 +31,7 @@
 static const char usage[] =
     "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
     "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
-    "       flinklet check-config [-c FILE] [-D key=value]... [--json]\n"
+    "       flinklet check-config [-c FILE] [-D key=value]... [--json] [--preflight]\n"
     "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
@@ -46,7 +48,7 @@ struct cli {
 	struct config_args cfg;
 	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input;
 	const char *subcommand;
-	bool json, ready, live, exit_on_finish, help, wait;
+	bool json, ready, live, exit_on_finish, help, wait, preflight;
 };
 
 static int need_value(int argc, char **argv, int *i, const char **out)
@@ -122,6 +124,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->wait = true;
 		} else if (!strcmp(a, "--json")) {
 			c->json = true;
+		} else if (!strcmp(a, "--preflight")) {
+			c->preflight = true;
 		} else if (!strcmp(a, "--ready")) {
 			c->ready = true;
 		} else if (!strcmp(a, "--live")) {
@@ -159,6 +163,28 @@ static int cmd_check_config(struct cli *c)
 	config_warnings(&spec, &w);
 	print_diags(&w);
 	diags_free(&w);
+	if (c->preflight) {
+		/* what would stop the launch, checked on this machine now: nothing is printed but the problems */
+		struct artifact jar = {0};
+		char *err = NULL;
+		const char *state = spec_get(&spec, "flinklet.state.dir");
+		if (artifact_plan(&spec, state ? state : ".", &jar, &err) < 0) {
+			diags_add(&d, &spec.job.jar_uri_loc, "spec.job.jarURI", "%s", err);
+			free(err);
+		} else {
+			preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d);
+		}
+		artifact_free(&jar);
+		int problems = (int)d.msgs.n;
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		if (!problems)
+			fprintf(stderr,
+			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports and "
+			        "the state directory are fine\n");
+		return problems ? EXIT_USAGE : 0;
+	}
 	cJSON *j = spec_to_json(&spec);
 	/* the output is shown and pasted: the jar's URI without its credentials or signature */
 	cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"), "job");
@@ -238,14 +264,49 @@ static void print_age(const char *label, const struct snapshot_ref *r)
 	       r->trigger_type ? r->trigger_type : "");
 }
 
-static void print_table(const struct status *st, bool supervised)
+/* What `flinklet run` on this state directory would start from: the newest restore point, as the supervisor
+ * picks it (the highest checkpoint id of the job's checkpoints and savepoints). */
+static void print_next_start(const char *dir, const struct status *st)
+{
+	if (!dir || !st->job_id[0]) {
+		printf("%-16s -\n", "next start");
+		return;
+	}
+	char *ck = path_join(dir, "checkpoints"), *sp = path_join(dir, "savepoints");
+	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+	size_t n = 0;
+	if (st->last_savepoint.location)
+		recorded[n++] = st->last_savepoint.location;
+	for (int i = 0; i < st->n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
+		recorded[n++] = st->savepoint_history[i].location;
+	struct restore_scan scan = {ck, sp, st->job_id, recorded, NULL, false};
+	struct restore_list list;
+	restore_points_scan(&scan, &list);
+	if (list.n) {
+		char *uri = file_uri_from_path(list.v[0].path);
+		printf("%-16s restores %s %s (checkpoint id %lld)\n", "next start",
+		       restore_kind_to_string(list.v[0].kind), uri, (long long)list.v[0].id);
+		free(uri);
+	} else {
+		printf("%-16s starts the job with empty state (no checkpoint or savepoint in %s)\n", "next start", dir);
+	}
+	restore_list_free(&list);
+	free(ck);
+	free(sp);
+}
+
+static void print_table(const struct status *st, bool supervised, const char *dir)
 {
 	printf("%-16s %s\n", "name", st->name ? st->name : "-");
 	printf("%-16s %s (pid %d)\n", "supervisor", supervised ? "running" : "not running", (int)st->supervisor_pid);
 	printf("%-16s %s\n", "lifecycle", lifecycle_to_string(st->lifecycle));
 	printf("%-16s %s\n", "job id", st->job_id[0] ? st->job_id : "-");
-	printf("%-16s %s (%d/%d tasks running, %d finished)\n", "job state", st->job_state ? st->job_state : "-",
-	       st->tasks_running, st->tasks_total, st->tasks_finished);
+	if (supervised && st->jvm_pid > 0)
+		printf("%-16s %s (%d/%d tasks running, %d finished)\n", "job state",
+		       st->job_state ? st->job_state : "-", st->tasks_running, st->tasks_total, st->tasks_finished);
+	else
+		printf("%-16s %s (no JVM runs%s%s)\n", "job state", st->job_state ? st->job_state : "-",
+		       st->job_state ? ": the last state Flink reported" : "", supervised ? "" : ", no supervisor");
 	printf("%-16s %s %s", "restored from", st->restored_kind ? st->restored_kind : "none",
 	       st->restored_location ? st->restored_location : "");
 	if (st->restored_location && st->restored_id >= 0)
@@ -253,12 +314,19 @@ static void print_table(const struct status *st, bool supervised)
 	printf("\n");
 	print_age("last checkpoint", &st->last_checkpoint);
 	print_age("last savepoint", &st->last_savepoint);
-	printf("%-16s pid %d, %d restarts, last exit %s%d\n", "jvm", (int)st->jvm_pid, st->jvm_restarts,
-	       st->last_exit_signal >= 0 ? "signal " : "code ",
-	       st->last_exit_signal >= 0 ? st->last_exit_signal : st->last_exit_code);
+	char pid[24] = "-", last[48] = "none yet";
+	if (supervised && st->jvm_pid > 0)
+		snprintf(pid, sizeof(pid), "%d", (int)st->jvm_pid);
+	if (st->last_exit_signal >= 0)
+		snprintf(last, sizeof(last), "signal %d", st->last_exit_signal);
+	else if (st->last_exit_code >= 0)
+		snprintf(last, sizeof(last), "code %d", st->last_exit_code);
+	printf("%-16s pid %s, %d restarts, last exit %s\n", "jvm", pid, st->jvm_restarts, last);
 	printf("%-16s %s (REST port %d)\n", "flink", st->flink_version ? st->flink_version : "-", st->rest_port);
 	printf("%-16s %s\n", "endpoint", st->http_address ? st->http_address : "-");
 	printf("%-16s %s\n", "error", st->error ? st->error : "-");
+	if (!supervised)
+		print_next_start(dir, st);
 }
 
 static int cmd_status(struct cli *c)
@@ -280,7 +348,7 @@ static int cmd_status(struct cli *c)
 		else if (c->json)
 			fputs(json, stdout);
 		else
-			print_table(&st, true);
+			print_table(&st, true, NULL);
 		status_free(&st);
 		free(json);
 		return code;
@@ -317,7 +385,7 @@ static int cmd_status(struct cli *c)
 	} else if (c->json) {
 		fputs(text, stdout);
 	} else {
-		print_table(&st, supervised);
+		print_table(&st, supervised, dir);
 	}
 	status_free(&st);
 	free(text);

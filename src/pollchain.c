@@ -53,6 +53,7 @@ void poll_chains_new_launch(struct poll_chains *pc)
 {
 	pc->taken = 0;
 	pc->slow = 0;
+	pc->told_slow = false;
 }
 
 usec_t poll_request_timeout(const struct poll_chains *pc, bool startup, usec_t interval, usec_t client_timeout)

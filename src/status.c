@@ -53,7 +53,14 @@ void status_set_string(char **field, const char *value)
 
 void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger)
 {
-	status_set_string(&r->location, location);
+	/* one spelling of local paths in the status document: Flink reports file:/x, flinklet writes file:///x */
+	if (location && str_has_prefix(location, "file:/") && !str_has_prefix(location, "file://")) {
+		char *uri = xasprintf("file:///%s", location + strlen("file:/"));
+		status_set_string(&r->location, uri);
+		free(uri);
+	} else {
+		status_set_string(&r->location, location);
+	}
 	status_set_string(&r->trigger_type, trigger);
 	r->id = id;
 	r->time_ms = time_ms;

@@ -43,7 +43,7 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	cJSON_AddStringToObject(o, "type", type);
 	cJSON_AddStringToObject(o, "jobId", s->job_id);
 	cJSON_AddStringToObject(o, "lifecycleState", lifecycle_to_string(s->status.lifecycle));
-	cJSON_AddStringToObject(o, "level", level >= LOG_LEVEL_ERROR ? "Warning" : "Normal");
+	cJSON_AddStringToObject(o, "level", level >= LOG_LEVEL_WARN ? "Warning" : "Normal");
 	cJSON_AddStringToObject(o, "message", msg.buf);
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -112,6 +112,14 @@ void sup_event(struct supervisor *s, const char *type, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	sup_event_v(s, LOG_LEVEL_INFO, type, fmt, ap);
+	va_end(ap);
+}
+
+void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sup_event_v(s, LOG_LEVEL_WARN, type, fmt, ap);
 	va_end(ap);
 }
 

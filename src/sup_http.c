@@ -31,6 +31,19 @@ static char *json_msg(const char *key, const char *value)
 	return out;
 }
 
+/* 202 Accepted, and where the outcome will show. */
+static char *accepted(const char *action, const char *result)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "accepted", action);
+	cJSON_AddStringToObject(o, "result", result);
+	char *text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	char *out = xasprintf("%s\n", text);
+	free(text);
+	return out;
+}
+
 static bool healthy(const struct supervisor *s)
 {
 	/* working as intended: the JVM up, or down on purpose (suspended, finished, stopping, a restart's backoff) */
@@ -69,7 +82,12 @@ static void control(struct supervisor *s, const char *action, struct http_respon
 		else
 			sup_request_checkpoint(s, "MANUAL");
 		resp->code = 202;
-		resp->body = json_msg("accepted", action);
+		resp->body =
+		    accepted(action, action[0] == 's'
+		                         ? "GET /status: jobStatus.savepointInfo.lastSavepoint when it completes; "
+		                           "a SavepointCompleted or SavepointFailed event in events.jsonl"
+		                         : "GET /status: jobStatus.checkpointInfo.lastCheckpoint when it completes; "
+		                           "a CheckpointCompleted or CheckpointFailed event in events.jsonl");
 		return;
 	}
 	if (!strcmp(action, "suspend") || !strcmp(action, "resume")) {
@@ -82,7 +100,8 @@ static void control(struct supervisor *s, const char *action, struct http_respon
 		sup_event(s, "ApiRequest", "POST /api/v1/%s", action);
 		sup_set_desired_state(s, want, "the API");
 		resp->code = 202;
-		resp->body = json_msg("accepted", action);
+		resp->body =
+		    accepted(action, "GET /status: lifecycleState (SUSPENDED, or STABLE once the job runs again)");
 		return;
 	}
 	resp->code = 404;

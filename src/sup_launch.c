@@ -11,8 +11,10 @@
 #include "artifacts.h"
 #include "flinkconf.h"
 #include "jvm.h"
+#include "membudget.h"
 #include "redact.h"
 #include "store.h"
+#include "preflight.h"
 #include "sup.h"
 
 extern char **environ;
@@ -76,7 +78,12 @@ static int choose_restore_point(struct supervisor *s)
 	for (size_t i = 0; i < list.skipped.n; i++)
 		if (!strv_contains(&s->reported_skips, list.skipped.v[i])) {
 			strv_push(&s->reported_skips, list.skipped.v[i]);
-			sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+			/* a checkpoint a crash interrupted (no _metadata yet) is normal and said at info; a damaged
+			 * or vanished one is an error */
+			if (strstr(list.skipped.v[i], "no _metadata (incomplete)"))
+				sup_event(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+			else
+				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
 		}
 	const struct restore_point *pick = NULL;
 	for (size_t i = 0; i < list.n && !pick; i++)
@@ -193,6 +200,7 @@ static int rotate_job_id(struct supervisor *s)
 static void on_jvm_line(void *userdata, const char *line)
 {
 	struct supervisor *s = userdata;
+	sup_cds_line(s, line);
 	if (!s->restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
 		return;
 	switch (restorelog_feed(&s->restore_scan, line)) {
@@ -234,8 +242,68 @@ static void say_demotion(struct supervisor *s, const char *uri)
 	s->demotion_said = true;
 }
 
+#define JAR_WAIT_USEC (2 * USEC_PER_SEC)
+
+static int launch_jvm(struct supervisor *s);
+
+static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
+	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+	return 0;
+}
+
+/* A jar Flink's client would refuse (gone, unreadable, not a jar, no entry class) is not launched: a JVM
+ * would only exit with a stack trace, again and again. Said once per distinct problem; true: wait. */
+static bool jar_unusable(struct supervisor *s)
+{
+	char *why = NULL;
+	if (preflight_jar(s->jar.local_path, s->spec->job.entry_class, &why) == 0) {
+		if (s->fetch.jar_problem)
+			sup_event(s, "JarUsable", "the job's jar is usable again: %s", s->jar.local_path);
+		free(s->fetch.jar_problem);
+		s->fetch.jar_problem = NULL;
+		return false;
+	}
+	if (!s->fetch.jar_problem || strcmp(s->fetch.jar_problem, why)) {
+		char *err = xasprintf("the job cannot start: %s; no JVM is started until the jar or the configuration "
+		                      "changes (looked at every %llu s)",
+		                      why, (unsigned long long)(JAR_WAIT_USEC / USEC_PER_SEC));
+		status_set_string(&s->status.error, err);
+		sup_alert(s, "JarUnusable", "%s", err);
+		free(err);
+		free(s->fetch.jar_problem);
+		s->fetch.jar_problem = why;
+		sup_write_status(s);
+	} else {
+		free(why);
+	}
+	sup_arm(s, &s->fetch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
+	return true;
+}
+
+/* The split of spec.resources.memory, once per launch: what the JVM was given (docs/configuration.md, Memory). */
+static void log_memory_split(const struct spec *spec)
+{
+	struct membudget mb;
+	if (membudget_compute(spec, &mb, NULL) < 0 || !mb.budget)
+		return;
+	log_info("memory %llum: heap %llum, metaspace %llum, code cache %llum, direct %llum (network %llum), managed "
+	         "%llum, JVM native %llum, flinklet %llum; %s collector%s",
+	         (unsigned long long)(mb.budget >> 20), (unsigned long long)(mb.heap >> 20),
+	         (unsigned long long)(mb.metaspace >> 20), (unsigned long long)(mb.code_cache >> 20),
+	         (unsigned long long)(mb.direct >> 20), (unsigned long long)(mb.network >> 20),
+	         (unsigned long long)(mb.managed >> 20), (unsigned long long)((mb.jvm_native + mb.state_native) >> 20),
+	         (unsigned long long)(mb.flinklet >> 20), mb.serial_gc ? "serial" : "G1",
+	         mb.c1_only ? ", C1 only" : "");
+}
+
 static int launch_jvm(struct supervisor *s)
 {
+	if (jar_unusable(s))
+		return 0;
 	int r = choose_restore_point(s);
 	if (r < 0)
 		return r; /* never start empty because a directory could not be read */
@@ -279,6 +347,7 @@ static int launch_jvm(struct supervisor *s)
 	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
 	    .jar_path = s->jar.local_path,
 	};
+	sup_cds_prepare(s, &l);
 	r = write_launch_files(s, &l);
 	if (r < 0) {
 		/* (a success is not news: an unchanged file is not written) */
@@ -314,6 +383,7 @@ static int launch_jvm(struct supervisor *s)
 	s->launch_fingerprint = sup_launch_fingerprint(s, s->spec);
 	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
 	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
+	log_memory_split(s->spec);
 	sup_write_status(s);
 	return 0;
 }
@@ -330,6 +400,7 @@ void sup_fetch_cancel(struct supervisor *s)
 	s->fetch.active = false;
 	s->fetch.gen++;
 	s->fetch.retry = sup_disarm(s->fetch.retry);
+	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
 }
 
 static void fetch_failed(struct supervisor *s, const char *why, bool retry)

@@ -261,10 +261,13 @@ static void report_rest_problem(struct supervisor *s, struct poll_chain *c, cons
 	bool starting = s->state == SUP_STARTING || s->state == SUP_STOP_PENDING;
 	if (refused && starting)
 		log_debug("Flink REST not reachable yet: %s", what);
-	else if (timed_out && starting)
+	else if (timed_out && starting && s->polls.told_slow)
+		log_debug("Flink's REST API is still coming up: %s", what); /* said once per launch */
+	else if (timed_out && starting) {
+		s->polls.told_slow = true;
 		log_info("Flink's REST API is still coming up: %s (after %llu ms); the next polls go out regardless",
 		         what, (unsigned long long)(c->timeout / USEC_PER_MSEC));
-	else if (timed_out)
+	} else if (timed_out)
 		log_warn("Flink's REST API: %s (after %llu ms)", what,
 		         (unsigned long long)(c->timeout / USEC_PER_MSEC));
 	else

@@ -16,6 +16,7 @@
 #include "flinkconf.h"
 #include "jvm.h"
 #include "store.h"
+#include "preflight.h"
 #include "sup.h"
 
 /* ---- timers of the stop ---- */
@@ -209,10 +210,15 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		return SUP_FAILED;
 	}
 	usec_t now = now_monotonic();
-	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period"))
+	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period")) {
 		s->consecutive_failures = 0;
+		s->restarted_at_once = false;
+	}
 	s->stable_since = 0;
 	s->consecutive_failures++;
+	/* the first failure of a job that was RUNNING (since the supervisor started, or since it last ran for the
+	 * stable period) is no crash loop: restarted at once; the backoff starts with the next failure */
+	bool at_once = s->state == SUP_RUNNING && s->consecutive_failures == 1;
 	int64_t max = spec_int(s->spec, "flinklet.restart.max-attempts");
 	if (max > 0 && s->consecutive_failures > (unsigned)max) {
 		char *why =
@@ -224,9 +230,16 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		free(why);
 		return SUP_FAILED;
 	}
-	usec_t delay =
-	    backoff_delay(s->consecutive_failures, spec_duration(s->spec, "flinklet.restart.backoff.initial"),
-	                  spec_duration(s->spec, "flinklet.restart.backoff.max"), 2.0);
+	if (at_once) {
+		s->restarted_at_once = true;
+		sup_event(s, "RestartScheduled",
+		          "restarting the JVM now (attempt 1): the first failure after a stable run needs no backoff");
+		sup_arm(s, &s->backoff_timer, 0, on_backoff_done);
+		return next;
+	}
+	usec_t delay = backoff_delay(s->consecutive_failures - (s->restarted_at_once ? 1 : 0),
+	                             spec_duration(s->spec, "flinklet.restart.backoff.initial"),
+	                             spec_duration(s->spec, "flinklet.restart.backoff.max"), 2.0);
 	sup_event(s, "RestartScheduled", "restarting the JVM in %.1f s (attempt %u)", (double)delay / USEC_PER_SEC,
 	          s->consecutive_failures);
 	sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
@@ -341,6 +354,7 @@ static void mark_running(struct supervisor *s)
 	if (!s->volume_low && !s->volume_errno && !s->demotion_said)
 		status_set_string(&s->status.error, NULL);
 	status_set_string(&s->status.intent, NULL);
+	sup_cds_running(s);
 	if (s->status.tasks_finished)
 		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)", s->job_id,
 		          s->status.tasks_running, s->status.tasks_finished);
@@ -619,7 +633,8 @@ const char *sup_invariant_violation(const struct supervisor *s)
 	bool jvm = s->jvm_pid > 0;
 	switch (s->state) {
 	case SUP_STARTING:
-		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer))
+		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer) &&
+		    !armed(s->fetch.jar_wait))
 			return "STARTING without a JVM, a fetch or a timer";
 		if (jvm && !armed(s->startup_timer) && !s->jvm_kill_sent)
 			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
@@ -694,6 +709,8 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
+	if (sup_cds_reaped(s, r))
+		return;
 	if (r->pid != s->jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
@@ -702,6 +719,7 @@ static void on_child(const struct reaped *r, void *userdata)
 	 * process group (a leftover would hold the REST port against the next launch) */
 	jvmout_drain(s->jvm_out);
 	jvm_kill_group(r->pid);
+	sup_cds_jvm_exited(s, r);
 	free(s->start_cause);
 	s->start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->jvm_out, 400);
 	jvmout_free(s->jvm_out);
@@ -773,6 +791,43 @@ static int on_hup(sd_event_source *src, const struct signalfd_siginfo *si, void 
 
 /* ---- set-up ---- */
 
+/* Before anything is written: a local jar Flink's client would refuse stops the start here, in the contract's
+ * message format (exit 2: the configuration names something unusable). A busy REST port is only said: it may
+ * be a JVM of a supervisor that just died, on its way out; the launch is retried until the port is free. */
+static int preflight_first_launch(struct supervisor *s)
+{
+	if (s->spec->job.state == JOB_STATE_SUSPENDED)
+		return 0;
+	struct artifact a = {0};
+	char *err = NULL;
+	const char *dir = spec_get(s->spec, "flinklet.state.dir");
+	int code = 0;
+	if (artifact_plan(s->spec, dir ? dir : ".", &a, &err) == 0 && !a.remote) {
+		char *why = NULL;
+		if (preflight_jar(a.local_path, s->spec->job.entry_class, &why) < 0) {
+			bool cls = s->spec->job.entry_class && access(a.local_path, R_OK) == 0 &&
+			           strstr(why, " has no class ");
+			struct diags d = {0};
+			diags_add(&d, cls ? &s->spec->job.entry_class_loc : &s->spec->job.jar_uri_loc,
+			          cls ? "spec.job.entryClass" : "spec.job.jarURI", "%s", why);
+			log_fatal("%s", d.msgs.v[0]);
+			diags_free(&d);
+			code = 2;
+		}
+		free(why);
+	}
+	free(err);
+	artifact_free(&a);
+	int64_t port = spec_int(s->spec, "rest.port");
+	const char *bind = spec_get(s->spec, "rest.bind-address");
+	if (code == 0 && port > 0 && port < 65536 &&
+	    preflight_port_free(bind ? bind : "127.0.0.1", (int)port) == -EADDRINUSE)
+		log_warn("rest.port %lld on %s is in use by another process: Flink's REST server cannot start until it "
+		         "is free (the launch is retried with the restart backoff)",
+		         (long long)port, bind ? bind : "127.0.0.1");
+	return code;
+}
+
 static int check_environment(struct supervisor *s)
 {
 	const char *home = spec_get(s->spec, "flinklet.flink.home");
@@ -789,7 +844,7 @@ static int check_environment(struct supervisor *s)
 		log_warn("spec.flinkVersion is %s but the jars in %s are Flink %s", s->spec->flink_version, s->lib_dir,
 		         s->flink_version);
 	status_set_string(&s->status.flink_version, s->flink_version);
-	return 0;
+	return preflight_first_launch(s);
 }
 
 static void adopt_old_status(struct supervisor *s, struct status *old)
@@ -938,8 +993,10 @@ static void sup_free(struct supervisor *s)
 	sup_notify_free(s);
 	sup_autoscaler_free(s);
 	sup_observe_free(s);
+	sup_cds_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);
+	free(s->fetch.jar_problem);
 	for (size_t i = 0; i < s->vertices.n; i++)
 		free(s->vertices.v[i].name);
 	free(s->vertices.v);

@@ -1,5 +1,7 @@
 """testkit: helpers shared by the e2e tests, the fault-injection tests and the benchmarks: free loopback ports,
-waiting for a condition, and what a Flink JVM started by hand needs (Java 17 flags, console logging)."""
+waiting for a condition, what a Flink JVM started by hand needs (Java 17 flags, console logging), and a memory
+cgroup that holds a process tree to a hard limit."""
+import os
 import socket
 import time
 
@@ -53,3 +55,104 @@ def norm(location):
     while p.startswith("//"):
         p = p[1:]
     return p.rstrip("/")
+
+
+class MemoryLimit:
+    """A memory cgroup with a hard limit, made under this process's own cgroup (cgroup v2, or v1's `memory`
+    controller), so a process put in it (and its children) is held to the limit by the kernel: the OOM killer
+    ends it when it needs more than the limit and no page cache is left to reclaim. make() says why not when the
+    machine does not allow one (no controller, no permission); remove() once every process in it has exited."""
+
+    def __init__(self, name, limit_bytes):
+        self.name, self.limit, self.path, self.version, self.why_not = name, limit_bytes, None, None, None
+
+    @staticmethod
+    def _own():
+        """(version, directory of this process's cgroup) for the memory controller, or None."""
+        try:
+            with open("/proc/self/cgroup") as f:
+                lines = [line.rstrip("\n").split(":", 2) for line in f]
+        except OSError:
+            return None
+        for _, controllers, rel in lines:
+            if "memory" in controllers.split(","):
+                return 1, "/sys/fs/cgroup/memory" + rel
+        for hid, controllers, rel in lines:
+            if hid == "0" and controllers == "":
+                for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                    if os.path.exists(os.path.join(root, "cgroup.controllers")):
+                        with open(os.path.join(root, "cgroup.controllers")) as c:
+                            if "memory" in c.read().split():
+                                return 2, root + rel
+        return None
+
+    def _write(self, name, value):
+        with open(os.path.join(self.path, name), "w") as f:
+            f.write(str(value))
+
+    def _read(self, name):
+        try:
+            with open(os.path.join(self.path, name)) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def make(self):
+        own = self._own()
+        if not own:
+            self.why_not = "no memory cgroup controller"
+            return False
+        self.version, base = own
+        self.path = os.path.join(base, self.name)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+            if self.version == 1:
+                self._write("memory.limit_in_bytes", self.limit)
+                try:
+                    self._write("memory.memsw.limit_in_bytes", self.limit)  # no swap beyond the limit either
+                except OSError:
+                    pass
+            else:
+                self._write("memory.max", self.limit)
+                try:
+                    self._write("memory.swap.max", 0)
+                except OSError:
+                    pass
+        except OSError as e:
+            self.why_not = f"cannot make {self.path}: {e}"
+            self.remove()
+            return False
+        return True
+
+    def enter(self):
+        """Moves the calling process into the cgroup (as a Popen preexec_fn: the child and its children)."""
+        self._write("cgroup.procs", "0")
+
+    def describe(self):
+        ctl = "memory.limit_in_bytes" if self.version == 1 else "memory.max"
+        return f"cgroup v{self.version} {ctl}={self.limit} ({self.path})"
+
+    def stats(self):
+        """{'peak': bytes the cgroup was charged at most (page cache included), 'oom_kills': n, 'failcnt': n}."""
+        out = {"peak": 0, "oom_kills": 0, "failcnt": 0}
+        if self.version == 1:
+            out["peak"] = int(self._read("memory.max_usage_in_bytes") or 0)
+            out["failcnt"] = int(self._read("memory.failcnt") or 0)
+            events = self._read("memory.oom_control")
+        else:
+            out["peak"] = int(self._read("memory.peak") or 0)
+            events = self._read("memory.events")
+        for line in events.splitlines():
+            k, _, v = line.partition(" ")
+            if k == "oom_kill":
+                out["oom_kills"] = int(v)
+            if k == "max" and self.version == 2:
+                out["failcnt"] = int(v)
+        return out
+
+    def remove(self):
+        if self.path and os.path.isdir(self.path):
+            try:
+                os.rmdir(self.path)
+            except OSError:
+                pass

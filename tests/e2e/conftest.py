@@ -31,13 +31,18 @@ SANITIZER_LOGS = os.environ.get("FLINKLET_SANITIZER_LOGS", "")
 # FLINKLET_VALGRIND_LOGS; a test during which one reported an error or a definite or indirect leak fails.
 WRAPPER = shlex.split(os.environ.get("FLINKLET_WRAPPER", ""))
 VALGRIND_LOGS = os.environ.get("FLINKLET_VALGRIND_LOGS", "")
+# Class-data sharing (flinklet.jvm.class-data-sharing: auto, the default): one archive directory for every test of
+# every session, so that the archive is made once (by the first test whose job runs 30 s) and every later JVM
+# starts from it, as on a volume that outlives pods. tests/e2e/test_cds.py uses directories of its own.
+CDS_DIR = os.environ.get("FLINKLET_E2E_CDS_DIR", os.path.abspath("build/e2e-cds"))
 
 
 class Flinklet:
     """One `flinklet run` process on its own state directory."""
 
-    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None):
+    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None, memory=None):
         self.tmp = tmp_path
+        self.memory = memory  # spec.resources.memory, None: not set
         self.state = state_dir or str(tmp_path / "state")
         self.port = free_port()
         self.output = os.path.join(self.state, "output")
@@ -47,6 +52,10 @@ class Flinklet:
         self.conf.setdefault("rest.port", str(self.port))
         self.http_port = free_port()
         self.conf.setdefault("flinklet.http.address", f"127.0.0.1:{self.http_port}")
+        self.conf.setdefault("flinklet.jvm.class-data-sharing.archive-dir", CDS_DIR)
+        # the archive is made once, before the tests (cds_archive below), not by a test's own JVM: the dump
+        # pauses the job for seconds, which a test of something else must not meet at a random moment
+        self.conf.setdefault("flinklet.jvm.class-data-sharing.dump-delay", "1 h")
         job = dict(job or {})
         job.setdefault("args", ["--rate", "100", "--keys", "8", "--output", self.output])
         job["args"] = [self.output if a == "OUT" else a for a in job["args"]]
@@ -76,6 +85,8 @@ class Flinklet:
             ]
             for k, v in self.conf.items():
                 lines.append(f"    {json.dumps(k)}: {json.dumps(str(v))}")
+            if self.memory:
+                lines += ["  resources:", f"    memory: {self.memory}"]
             lines += [
                 "  job:",
                 f"    jarURI: local://{JOBS_JAR}",
@@ -96,11 +107,12 @@ class Flinklet:
         return [BIN, "run", "-c", str(self.config), "--state-dir", self.state, "--flink-home", FLINK_HOME,
                 *self.extra_args]
 
-    def start(self, wrapper=(), env=None):
+    def start(self, wrapper=(), env=None, preexec_fn=None):
+        """preexec_fn runs in the child before flinklet (test_memory_budget.py: into a memory cgroup)."""
         self.log = open(self.log_path, "ab")
         self.pidns = "unshare" in " ".join(wrapper)
         self.proc = subprocess.Popen([*wrapper, *WRAPPER, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, env={**os.environ, **(env or {})})
+                                     start_new_session=True, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
         return self
 
     def status(self):
@@ -219,6 +231,26 @@ def real_components():
     assert os.access(BIN, os.X_OK), f"{BIN} is not built (make)"
     assert os.path.isdir(os.path.join(FLINK_HOME, "lib")), "FLINK_HOME must hold the Flink jars (make flink-lib)"
     assert os.path.exists(JOBS_JAR), f"{JOBS_JAR} is not built (make jobs)"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cds_archive(real_components, tmp_path_factory):
+    """The shared class-data sharing archive of CDS_DIR, made once before the first test (a job that runs until
+    flinklet has dumped its JVM's classes), so every test's JVM starts from it as on a volume that outlives pods.
+    Skipped when the archive is there already (e2e-asan and valgrind after e2e) or flinklet runs under a wrapper.
+    A failure here fails nothing: the tests then start without an archive, as flinklet itself would."""
+    if WRAPPER or glob.glob(os.path.join(CDS_DIR, "*.jsa")):
+        return
+    f = Flinklet(tmp_path_factory.mktemp("cds-warmup"), name="cds-warmup",
+                 conf={"flinklet.jvm.class-data-sharing.dump-delay": "3 s"})
+    try:
+        f.start()
+        done = ("ClassDataSharingArchived", "ClassDataSharingDumpFailed", "ClassDataSharingOff")
+        wait_for(lambda: [e for e in f.events() if e["type"] in done], 300, "the class-data sharing archive")
+    except AssertionError as e:
+        print(f"cds warm-up: {e}", file=sys.stderr)
+    finally:
+        f.stop()
 
 
 # ---- sanitizer and valgrind reports (make e2e-asan, make valgrind) -------------------------------------------

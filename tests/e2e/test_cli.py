@@ -3,7 +3,7 @@ import json
 import os
 import subprocess
 
-from conftest import BIN
+from conftest import BIN, wait_for
 
 
 def run(*args, env=None):
@@ -94,3 +94,36 @@ def test_status_of_empty_state_dir(tmp_path):
     assert r.returncode == 3
     assert run("status", "--state-dir", str(tmp_path), "--ready").returncode == 1
     assert run("status", "--state-dir", str(tmp_path), "--live").returncode == 1
+
+
+def test_status_reads_right_while_running_and_after_a_stop(flinklets):
+    # issue 16, item 5: no "-1" exit code while the first JVM runs, no "4/4 tasks running" once nothing runs,
+    # one spelling of file URIs, and a stopped job's status says what the next start does
+    import signal
+
+    f = flinklets().start()
+    f.wait_stable()
+    f.wait_checkpoint(2)
+    r = subprocess.run([BIN, "status", "--state-dir", f.state], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert "last exit none yet" in r.stdout and "code -1" not in r.stdout, r.stdout
+    assert "tasks running" in r.stdout
+    st = f.status()
+    assert st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["location"].startswith("file:///")
+    # a 202 says where the outcome will show
+    code, body = f.http("/api/v1/savepoint", method="POST", token=f.token())
+    assert code == 202 and "lastSavepoint" in json.loads(body)["result"], body
+    wait_for(lambda: f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"], 60, "the MANUAL savepoint")
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(40) == 0
+    st = f.status()
+    sp = st["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]
+    assert sp.startswith("file:///"), sp
+    r = subprocess.run([BIN, "status", "--state-dir", f.state], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert "tasks running" not in r.stdout and "no JVM runs" in r.stdout, r.stdout
+    assert "pid -," in r.stdout and "last exit code 0" in r.stdout, r.stdout
+    assert f"next start       restores savepoint {sp}" in r.stdout, r.stdout
+    # control commands without a supervisor name the reason
+    r = subprocess.run([BIN, "savepoint", "--state-dir", f.state], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 3 and f"no flinklet is running for the state directory {f.state}" in r.stderr, r.stderr

@@ -107,7 +107,7 @@ def build_image(capsys, base):
     say(capsys, f"image {tag} built in {time.monotonic() - t0:.1f} s")
     cfg = json.loads(podman("image", "inspect", tag).stdout)[0]
     assert cfg["Config"]["Entrypoint"] == ["/usr/local/bin/flinklet", "run"]
-    assert cfg["Config"]["User"] == "flink"
+    assert cfg["Config"]["User"] == "9999:9999"  # numeric: runAsNonRoot without runAsUser is admitted
     assert cfg["Config"]["StopSignal"] == "SIGTERM"
     assert STATE in cfg["Config"]["Volumes"]
     health = cfg.get("Healthcheck") or cfg.get("HealthCheck") or cfg["Config"].get("Healthcheck") or {}
@@ -299,4 +299,67 @@ def test_container_pid1_crash_restore_stop_savepoint_and_restore(tmp_path, capsy
     finally:
         for c in containers:
             c.remove()
+        podman("volume", "rm", "-f", volume, check=False)
+
+
+def readme_podman_run():
+    """The `podman run` command of README.md's "Running it in a container", continuation lines joined."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    section = text.split("## Running it in a container", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1).replace("\\\n", " ")
+    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines()]
+    assert lines[0] == "make container-image", lines
+    return [line for line in lines if line.startswith("podman run")][0]
+
+
+def test_readme_podman_line_runs_stops_with_a_savepoint_and_resumes(tmp_path, capsys):
+    # the README's line as written, with what this machine and the harness must own swapped: podman's global
+    # options and no network (so no -p and no -it: there is no terminal), the image tag built here, a fresh volume
+    base = build_base(capsys)
+    image = build_image(capsys, base)
+    words = shlex.split(readme_podman_run().replace("$PWD", ROOT))
+    assert words[:2] == ["podman", "run"] and "localhost/flinklet:0.1.0-flink2.2.1" in words, words
+    volume = f"flinklet-readme-{uuid.uuid4().hex[:8]}"
+    name = f"flinklet-readme-{uuid.uuid4().hex[:8]}"
+    args, skip = [], 0
+    for i, w in enumerate(words[2:], 2):
+        if skip:
+            skip -= 1
+            continue
+        if w in ("-it", "--rm"):
+            continue
+        if w == "-p":
+            skip = 1
+            continue
+        w = {"localhost/flinklet:0.1.0-flink2.2.1": image}.get(w, w)
+        if w.startswith("flinklet-state:"):
+            w = w.replace("flinklet-state:", f"{volume}:", 1)
+        args.append(w.replace(os.path.join(ROOT, "build/jobs-2.2.1/flinklet-test-jobs.jar"), JOBS_JAR))
+
+    def run():
+        podman("run", "-d", "--name", name, *RUN_OPTS, *args)
+
+    def status():
+        r = podman("exec", name, "flinklet", "status", "--json", check=False, timeout=60)
+        return json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+
+    def stable():
+        st = status()
+        return st if st and st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0 else None
+
+    podman("volume", "create", volume)
+    try:
+        run()
+        wait_for(stable, 150, "the README's container job RUNNING", interval=1)
+        wait_for(lambda: (s := status()) and s["jobStatus"]["checkpointInfo"]["lastCheckpoint"], 60,
+                 "a checkpoint", interval=1)
+        podman("stop", "-t", "40", name, timeout=90)  # "podman stop (SIGTERM) takes the savepoint"
+        assert json.loads(podman("inspect", name).stdout)[0]["State"]["ExitCode"] == 0
+        sp = volume_status(volume)["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]
+        podman("rm", "-f", name, check=False)
+        run()  # "the next podman run on the same volume resumes from it"
+        st = wait_for(stable, 150, "the second container", interval=1)
+        assert st["restoredFrom"]["kind"] == "savepoint" and same_location(st["restoredFrom"]["location"], sp)
+    finally:
+        podman("rm", "-f", "-t", "0", name, check=False)
         podman("volume", "rm", "-f", volume, check=False)

@@ -125,3 +125,22 @@ def test_missing_java_exit_3(flinklets):
     r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert r.returncode == 3
     assert "/nonexistent/bin/java" in r.stderr
+
+
+def test_console_is_quiet_by_default(flinklets):
+    # what every start and every checkpoint printed before (issue 16, item 3): a ClassNotFoundException stack trace
+    # for the YARN CLI, the CLI's environment and configuration dumps, a "Missing resources" dump, the plugins
+    # directory, and metric-name collisions at each checkpoint of the exactly-once sink
+    f = flinklets().start()
+    f.wait_stable()
+    f.wait_checkpoint(3)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    out = f.logs()
+    for noise in ("FlinkYarnSessionCli", "ClassNotFoundException", "Missing resources:", "Name collision",
+                  "plugins directory", "Loading configuration property", "log.file", "No tokens obtained"):
+        assert noise not in out, f"{noise!r} is still printed:\n{out[-3000:]}"
+    assert not [line for line in out.splitlines() if " WARN " in line or " ERROR " in line], out[-3000:]
+    # what tells the job's progress stays: Flink's task switches and flinklet's own lines, told apart
+    assert "switched from INITIALIZING to RUNNING" in out
+    assert "flinklet info: checkpoint" in out

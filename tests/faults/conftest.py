@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 
 import pytest
 
@@ -40,7 +41,8 @@ class Supervisor:
         (self.flink_home / "lib").mkdir(parents=True, exist_ok=True)
         (self.flink_home / "lib" / "flink-dist-2.2.1.jar").write_bytes(b"")
         self.jar = tmp_path / "job.jar"
-        self.jar.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip
+        with zipfile.ZipFile(self.jar, "w") as z:  # what flinklet's pre-flight looks for: the entry class
+            z.writestr("dev/flinklet/Fake.class", b"\xca\xfe\xba\xbe")
         self.log_path = str(tmp_path / f"flinklet-{time.monotonic_ns()}.log")
         self.conf = {
             "rest.port": str(server.port),

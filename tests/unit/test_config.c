@@ -1062,7 +1062,9 @@ static const struct bad_case bad_cases[] = {
      1},
     {"memory 100m too small",
      HEAD "  resources:\n    memory: 100m\n",
-     "t.yaml:9:13: spec.resources.memory: must be at least 256m for a MiniCluster JVM (got \"100m\")",
+     "t.yaml:9:13: spec.resources.memory: 100m is too small for the whole pod with the hashmap state backend: it "
+     "must be at least 240m (then: flinklet 16m, JVM metaspace 80m, code cache 24m, direct memory 24m, JVM native "
+     "48m, and a heap of at least 48m)",
      {0},
      1},
     {"memory a list",

@@ -324,6 +324,44 @@ static void test_argv_without_entry_class_and_args(void **state)
 	spec_free(&s);
 }
 
+/* Class-data sharing: the archive when there is one, recording when not, neither when off; always among the
+ * JVM options, before the user's own (which may override them) and before -cp. */
+static void test_argv_class_data_sharing(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {flinklet.jvm.options: \"-Xss2m\"}\n"
+	     "  job: {jarURI: \"file:///jobs/j.jar\"}\n",
+	     &s);
+	struct launch l = LAUNCH;
+	struct strv argv = {0};
+	/* absent (or off): nothing about CDS */
+	flinkconf_build_argv(&s, &l, &argv);
+	assert_int_equal(argv_count_prefix(&argv, "-XX:SharedArchiveFile"), 0);
+	assert_int_equal(argv_index(&argv, "-XX:+RecordDynamicDumpInfo"), -1);
+	strv_free(&argv);
+	/* present: started from it */
+	l.cds_archive = "/var/lib/flinklet/cds/flink-2.2.1-0123456789abcdef-55304192.jsa";
+	flinkconf_build_argv(&s, &l, &argv);
+	ssize_t at =
+	    argv_index(&argv, "-XX:SharedArchiveFile=/var/lib/flinklet/cds/flink-2.2.1-0123456789abcdef-55304192.jsa");
+	assert_true(at > 0);
+	assert_true(at < argv_index(&argv, "-Xss2m"));
+	assert_true(at < argv_index(&argv, "-cp"));
+	assert_int_equal(argv_index(&argv, "-XX:+RecordDynamicDumpInfo"), -1);
+	strv_free(&argv);
+	/* absent or stale (the caller found none to use): recording for a dump, quietly */
+	l.cds_archive = NULL;
+	l.cds_record = true;
+	flinkconf_build_argv(&s, &l, &argv);
+	at = argv_index(&argv, "-XX:+RecordDynamicDumpInfo");
+	assert_true(at > 0 && at < argv_index(&argv, "-Xss2m"));
+	assert_true(argv_index(&argv, "-Xlog:cds=off") > 0);
+	assert_int_equal(argv_count_prefix(&argv, "-XX:SharedArchiveFile"), 0);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
 static void test_argv_restore(void **state)
 {
 	(void)state;
@@ -359,42 +397,57 @@ static void test_argv_restore(void **state)
 	spec_free(&s);
 }
 
+/* The JVM's side of the memory budget (membudget; its arithmetic is test_membudget's): every limit is on the
+ * command line, once, before the class path. */
 static void test_heap(void **state)
 {
 	(void)state;
 	struct spec s;
-	load(EXAMPLE, &s);
-	/* memory = heap + managed 128m + network 64m + metaspace 256m + overhead max(10%, 192m) */
-	uint64_t mem = 2048ULL << 20;
-	uint64_t want = mem - (128ULL << 20) - (64ULL << 20) - (256ULL << 20) - mem / 10;
-	assert_int_equal(flinkconf_heap_bytes(&s), want);
-	assert_int_equal(want >> 20, 1395);
-	assert_true(want < mem * 3 / 4 && want > mem / 2); /* sane: well inside the container */
+	load(EXAMPLE, &s); /* 2048m, rocksdb, cpu 1, 2 slots */
+	assert_int_equal(flinkconf_heap_bytes(&s), 796ULL << 20);
 	struct strv argv = {0};
 	flinkconf_build_argv(&s, &LAUNCH, &argv);
-	assert_true(argv_index(&argv, "-Xmx1395m") > 0);
-	assert_true(argv_index(&argv, "-Xms1395m") > 0);
-	assert_true(argv_index(&argv, "-XX:MaxMetaspaceSize=256m") > 0);
+	static const char *const want[] = {"-Xmx796m",
+	                                   "-Xms796m",
+	                                   "-XX:MaxMetaspaceSize=256m",
+	                                   "-XX:ReservedCodeCacheSize=128m",
+	                                   "-XX:MaxDirectMemorySize=192m",
+	                                   "-XX:+UseSerialGC",
+	                                   NULL};
+	ssize_t cp = argv_index(&argv, "-cp");
+	for (size_t i = 0; want[i]; i++) {
+		ssize_t at = argv_index(&argv, want[i]);
+		if (at < 0 || at > cp)
+			fail_msg("%s missing before -cp", want[i]);
+	}
+	static const char *const once[] = {
+	    "-Xmx", "-Xms", "-XX:MaxMetaspaceSize=", "-XX:ReservedCodeCacheSize=", "-XX:MaxDirectMemorySize=", NULL};
+	for (size_t i = 0; once[i]; i++)
+		assert_int_equal(argv_count_prefix(&argv, once[i]), 1);
+	assert_int_equal(argv_index(&argv, "-XX:TieredStopAtLevel=1"), -1); /* C2 above 512m */
 	strv_free(&argv);
 	spec_free(&s);
 
-	/* a bigger managed memory leaves less heap */
-	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    taskmanager.memory.managed.size: 512m\n"
-	     "  resources: {memory: 4g}\n  job: {jarURI: /j.jar}\n",
-	     &s);
-	mem = 4ULL << 30;
-	want = mem - (512ULL << 20) - (64ULL << 20) - (256ULL << 20) - mem / 10;
-	assert_int_equal(flinkconf_heap_bytes(&s), want);
+	/* 256m, hashmap: C1 only, the serial collector, small limits */
+	load("metadata: {name: j}\nspec:\n  resources: {memory: 256m}\n  job: {jarURI: /j.jar, parallelism: 2}\n", &s);
+	flinkconf_build_argv(&s, &LAUNCH, &argv);
+	assert_true(argv_index(&argv, "-Xmx62m") > 0);
+	assert_true(argv_index(&argv, "-Xms62m") > 0);
+	assert_true(argv_index(&argv, "-XX:MaxMetaspaceSize=80m") > 0);
+	assert_true(argv_index(&argv, "-XX:ReservedCodeCacheSize=24m") > 0);
+	assert_true(argv_index(&argv, "-XX:MaxDirectMemorySize=24m") > 0);
+	assert_true(argv_index(&argv, "-XX:+UseSerialGC") > 0);
+	assert_true(argv_index(&argv, "-XX:TieredStopAtLevel=1") > 0);
+	strv_free(&argv);
 	spec_free(&s);
 
-	/* the overhead is at least 192m, and the heap at least 128m */
-	load("metadata: {name: j}\nspec:\n  resources: {memory: 1g}\n  job: {jarURI: /j.jar}\n", &s);
-	mem = 1ULL << 30;
-	assert_int_equal(flinkconf_heap_bytes(&s),
-	                 mem - (128ULL << 20) - (64ULL << 20) - (256ULL << 20) - (192ULL << 20));
-	spec_free(&s);
-	load("metadata: {name: j}\nspec:\n  resources: {memory: 256m}\n  job: {jarURI: /j.jar}\n", &s);
-	assert_int_equal(flinkconf_heap_bytes(&s), 128ULL << 20);
+	/* 4g on more than one CPU: G1 (the JVM's default), C2 */
+	load("metadata: {name: j}\nspec:\n  resources: {memory: 4g, cpu: 2}\n  job: {jarURI: /j.jar}\n", &s);
+	flinkconf_build_argv(&s, &LAUNCH, &argv);
+	assert_int_equal(argv_index(&argv, "-XX:+UseSerialGC"), -1);
+	assert_int_equal(argv_index(&argv, "-XX:TieredStopAtLevel=1"), -1);
+	assert_int_equal(argv_count_prefix(&argv, "-Xmx"), 1);
+	strv_free(&argv);
 	spec_free(&s);
 }
 
@@ -479,12 +532,21 @@ static void test_envp(void **state)
 	assert_int_equal(argv_count_prefix(&envp, "FLINKLET_"), 0);
 	assert_int_equal(argv_count_prefix(&envp, "NOTIFY_SOCKET="), 0);
 	assert_true(argv_index(&envp, "FLINK_CONF_DIRX=kept") >= 0);
+	assert_true(argv_index(&envp, "MALLOC_ARENA_MAX=2") >= 0); /* glibc's arenas would inflate the JVM's RSS */
 	strv_free(&envp);
 
 	/* an empty environment still gets the Flink variables */
 	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
-	assert_int_equal(envp.n, 4);
-	assert_string_equal(envp.v[0], "FLINK_CONF_DIR=/var/lib/flinklet/conf");
+	assert_int_equal(envp.n, 5);
+	assert_string_equal(envp.v[0], "MALLOC_ARENA_MAX=2");
+	assert_string_equal(envp.v[1], "FLINK_CONF_DIR=/var/lib/flinklet/conf");
+	strv_free(&envp);
+
+	/* the environment's own MALLOC_ARENA_MAX wins */
+	char *const env_arena[] = {"MALLOC_ARENA_MAX=4", NULL};
+	flinkconf_build_envp(&s, &LAUNCH, env_arena, &envp);
+	assert_int_equal(argv_count_prefix(&envp, "MALLOC_ARENA_MAX="), 1);
+	assert_true(argv_index(&envp, "MALLOC_ARENA_MAX=4") >= 0);
 	strv_free(&envp);
 	spec_free(&s);
 }
@@ -621,6 +683,7 @@ int main(void)
 	    cmocka_unit_test(test_argv),
 	    cmocka_unit_test(test_argv_without_entry_class_and_args),
 	    cmocka_unit_test(test_argv_restore),
+	    cmocka_unit_test(test_argv_class_data_sharing),
 	    cmocka_unit_test(test_heap),
 	    cmocka_unit_test(test_cpu),
 	    cmocka_unit_test(test_jvm_options_and_homes),
