@@ -19,11 +19,14 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*.c))
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
-OBJS     = $(SRCS:src/%.c=$(BUILD)/obj/%.o)
-LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
+# the files of web/ (the status page), built into the binary as one generated C file (scripts/embed.sh)
+WEB_FILES = $(sort $(wildcard web/*))
+WEB_C     = $(BUILD)/gen/web_assets.c
+OBJS     = $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/web_assets.o
+LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/web_assets.o
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
-ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o)
+ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/web_assets.o
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -40,13 +43,22 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
 $(BUILD)/asan/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
+$(WEB_C): $(WEB_FILES) scripts/embed.sh | $(BUILD)/gen
+	scripts/embed.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/web_assets.o: $(WEB_C) include/webpage.h | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/web_assets.o: $(WEB_C) include/webpage.h | $(BUILD)/asan
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h | $(BUILD)/unit
 	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) -lcmocka
 
 $(BUILD)/asan-unit/%: tests/unit/%.c $(ASAN_OBJS) tests/unit/unit.h | $(BUILD)/asan-unit
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJS) $(LDLIBS) -lcmocka
 
-$(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit:
+$(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen:
 	mkdir -p $@
 
 deps:
@@ -112,7 +124,7 @@ format:
 	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/flinklet
+	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen $(BUILD)/flinklet
 
 # ---- containers (container/README.md, docs/deployment.md) ------------------------------------------------
 # PODMAN: the podman command with its global options (runc and cgroupfs where runc is installed, as on machines
@@ -152,12 +164,15 @@ FUZZ_SRCS           = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_ALL            = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_TARGETS       ?= $(FUZZ_ALL)
 FUZZ_BINS           = $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_OBJS           = $(LIB_SRCS:src/%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_OBJS           = $(LIB_SRCS:src/%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/web_assets.o
 
 .PHONY: fuzz fuzz-smoke fuzz-build bench
 .SECONDARY: $(FUZZ_OBJS)
 
 $(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) include/webpage.h | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS) | $(BUILD)/fuzz/obj

@@ -44,5 +44,8 @@ int fsync_parent(const char *path);
 int store_append_event(const char *state_dir, const char *json_line);
 /* Cuts a torn last line (a crash in mid-append) off events.jsonl. */
 int store_repair_events(const char *state_dir);
+/* The whole lines among the last max_bytes of events.jsonl (malloc'd, NUL-terminated; "" when there is no
+ * file). Returns 0 or -errno. */
+int store_events_tail(const char *state_dir, size_t max_bytes, char **ret, size_t *ret_len);
 
 #endif

@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "pollchain.h"
+#include "recent.h"
 #include "rest.h"
 #include "snapshots.h"
 #include "status.h"
@@ -181,6 +182,10 @@ struct supervisor {
 	char *as_last_error;
 	usec_t as_last_error_at;
 
+	/* what the status page reads (sup_observe.c): the newest events, the autoscaler's per-cycle timeline, the
+	 * page's Content-Security-Policy */
+	struct recent recent_events, as_timeline;
+	char *page_csp;
 	/* class-data sharing (sup_cds.c): the archive this launch uses, or whether it records for a dump; the
 	 * dump helper; what was said once */
 	struct {
@@ -282,6 +287,15 @@ int sup_autoscaler_setup(struct supervisor *s);
 char *sup_autoscaler_launch_overrides(struct supervisor *s);
 void sup_autoscaler_free(struct supervisor *s);
 
+/* sup_observe.c: the status page (GET /) and the JSON it reads besides /status */
+void sup_observe_setup(struct supervisor *s); /* after the state directory is open */
+void sup_observe_free(struct supervisor *s);
+void sup_observe_event(struct supervisor *s, const char *json_line);
+/* After each cycle of the autoscaler: a timeline entry while the job runs with the autoscaler on. */
+void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out);
+char *sup_events_json(struct supervisor *s);
+char *sup_autoscaler_json(struct supervisor *s);
+void sup_status_page(struct supervisor *s, struct http_response *resp);
 /* sup_cds.c: class-data sharing (docs/operations.md, "Class-data sharing") */
 struct launch;
 struct reaped;

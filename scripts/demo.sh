@@ -97,6 +97,7 @@ if [ $stops -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
 		"======================================================================================" \
 		" flinklet demo: the job is RUNNING." \
 		"   resumed from: $restored" \
+		"   status page:  ${ui%flink/}" \
 		"   status:       $bin status --state-dir $state      (or $status_json)" \
 		"   events:       $state/events.jsonl" \
 		"   checkpoints:  $state/checkpoints/" \

@@ -48,6 +48,8 @@ if [ "$mode" = test ]; then
 	command -v podman >/dev/null || need+=(podman)
 	command -v runc >/dev/null || need+=(runc)
 	command -v debootstrap >/dev/null || need+=(debootstrap)
+	# the status page's test (tests/e2e/test_status_page.py) renders it in headless Chromium
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -309,6 +309,51 @@ int store_append_event(const char *state_dir, const char *json_line)
 	return r;
 }
 
+int store_events_tail(const char *state_dir, size_t max_bytes, char **ret, size_t *ret_len)
+{
+	*ret = NULL;
+	*ret_len = 0;
+	char *path = path_join(state_dir, "events.jsonl");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		*ret = xstrdup("");
+		return 0;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	/* one byte before the window too: whether the window starts a line */
+	off_t from = st.st_size > (off_t)max_bytes ? st.st_size - (off_t)max_bytes - 1 : 0;
+	size_t want = (size_t)(st.st_size - from), got = 0;
+	char *buf = xmalloc(want + 1);
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, from + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* cut short: what was read is still whole lines up to its last newline */
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	size_t skip = 0;
+	if (from > 0) {
+		/* from the first line that starts after buf[0] */
+		const char *nl = memchr(buf, '\n', got);
+		skip = nl ? (size_t)(nl - buf) + 1 : got;
+	}
+	memmove(buf, buf + skip, got - skip + 1);
+	*ret = buf;
+	*ret_len = got - skip;
+	return 0;
+}
+
 static bool is_temp_name(const char *name)
 {
 	/* what write_file_atomic_mode makes: .<name>.tmp.<pid> */

@@ -93,6 +93,7 @@ static void scale(struct supervisor *s, const struct as_options *o)
 		ctx.job_status = s->status.job_state ? s->status.job_state : "CREATED";
 	enum as_outcome out = autoscaler_scale(s->as, &ctx);
 	log_debug("autoscaler: %s", as_outcome_name(out));
+	sup_observe_autoscaler(s, out);
 	as_pmap_free(&user);
 	cJSON *ov = autoscaler_overrides_json(s->as, s->job_id);
 	char *text = cJSON_PrintUnformatted(ov);

@@ -48,6 +48,7 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	char *line = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	strbuf_free(&msg);
+	sup_observe_event(s, line); /* the status page's recent events, whether the volume takes it or not */
 	/* events the volume did not take yet go first, in order */
 	strv_push_take(&s->pending_events, line);
 	size_t done = 0;

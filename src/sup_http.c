@@ -1,5 +1,6 @@
-/* sup_http: the supervisor's HTTP endpoint (contract section 5): GET /healthz, /readyz, /status, /metrics
- * and the bearer-token protected POST /api/v1/savepoint|checkpoint|suspend|resume, whose actions go through
+/* sup_http: the supervisor's HTTP endpoint (contract section 5): GET /healthz, /readyz, /status, /metrics, the
+ * status page at / with the JSON it reads besides /status (/events, /autoscaler: src/sup_observe.c), and the
+ * bearer-token protected POST /api/v1/savepoint|checkpoint|suspend|resume, whose actions go through
  * the same lifecycle as the configuration fields; and Flink's web UI and REST API under /flink/
  * (src/flinkproxy.c): GET and HEAD for everyone, any other method only with the token. Served on the event
  * loop (src/http.c). */
@@ -146,6 +147,8 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 		flink_route(s, req, resp);
 		return;
 	}
+	/* what flinklet answers itself is never to be taken for anything but its Content-Type */
+	strv_push(&resp->headers, "X-Content-Type-Options: nosniff");
 	if (str_has_prefix(req->path, "/api/v1/")) {
 		if (strcmp(req->method, "POST")) {
 			resp->code = 405;
@@ -162,6 +165,14 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 	if (!get) {
 		resp->code = 405;
 		resp->body = json_msg("error", "use GET");
+	} else if (!strcmp(req->path, "/")) {
+		sup_status_page(s, resp);
+	} else if (!strcmp(req->path, "/events")) {
+		resp->code = 200;
+		resp->body = sup_events_json(s);
+	} else if (!strcmp(req->path, "/autoscaler")) {
+		resp->code = 200;
+		resp->body = sup_autoscaler_json(s);
 	} else if (!strcmp(req->path, "/healthz")) {
 		resp->code = healthy(s) ? 200 : 503;
 		resp->body = json_msg("lifecycleState", lifecycle_to_string(s->status.lifecycle));
@@ -246,7 +257,8 @@ int sup_http_start(struct supervisor *s)
 	char *actual = xasprintf("%.*s:%d", (int)(colon - address), address, http_port(s->http));
 	status_set_string(&s->status.http_address, actual);
 	status_set_string(&s->status.token_file, token_path);
-	log_info("serving /healthz, /readyz, /status, /metrics and /api/v1 on %s (at most %u connections, %u per "
+	log_info("serving the status page at /, /healthz, /readyz, /status, /metrics, /events, /autoscaler and /api/v1 "
+	         "on %s (at most %u connections, %u per "
 	         "client address, closed after %u s idle)",
 	         actual, limits.max_connections, limits.max_connections_per_ip, limits.timeout_s);
 	if (s->rest) {

@@ -1,11 +1,16 @@
 /* sup_metrics: GET /metrics, the supervisor's own figures in Prometheus' text format (version 0.0.4):
- * the JVM, restarts, restore kind, checkpoint and savepoint ages and counts, the lifecycle state, the
- * autoscaler's decisions and parallelism, the HTTP endpoint's connections, and the supervisor's own memory and
- * CPU. */
+ * the JVM, restarts, restore kind, checkpoint and savepoint ages and counts, the lifecycle state, the state
+ * volume's space and write errors, the autoscaler's decisions, parallelism and last evaluation, the HTTP
+ * endpoint's connections, and the supervisor's own memory and CPU. conf/grafana/flinklet-dashboard.json charts
+ * them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "store.h"
 #include "sup.h"
@@ -26,6 +31,55 @@ static void label_value(struct strbuf *b, const char *v)
 		else
 			strbuf_appendn(b, p, 1);
 	}
+}
+
+/* flinklet_<name>{vertex_id,vertex_name} <value> for each vertex the last evaluation has a finite value of. */
+static void autoscaler_vertex_metric(struct strbuf *b, struct supervisor *s, const cJSON *vertices, const char *name,
+                                     const char *metric_name, const char *help)
+{
+	metric(b, name, "gauge", help);
+	for (size_t i = 0; i < s->vertices.n; i++) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(vertices, s->vertices.v[i].id), metric_name);
+		double v;
+		if (!m || as_json_double(m, &v) < 0 || !isfinite(v))
+			continue;
+		strbuf_appendf(b, "%s{vertex_id=\"", name);
+		label_value(b, s->vertices.v[i].id);
+		strbuf_append(b, "\",vertex_name=\"");
+		label_value(b, s->vertices.v[i].name ? s->vertices.v[i].name : "");
+		strbuf_appendf(b, "\"} %.6g\n", v);
+	}
+}
+
+static void autoscaler_figures(struct strbuf *b, struct supervisor *s)
+{
+	struct as_options o;
+	as_options_from_spec(s->spec, &o);
+	metric(b, "flinklet_autoscaler_enabled", "gauge", "1 when job.autoscaler.enabled is true.");
+	strbuf_appendf(b, "flinklet_autoscaler_enabled %d\n", o.enabled ? 1 : 0);
+	as_options_free(&o);
+	if (!s->as)
+		return;
+	cJSON *report = autoscaler_report_json(s->as, s->job_id);
+	metric(b, "flinklet_autoscaler_evaluations_total", "counter",
+	       "Evaluations of the autoscaler by this supervisor that decided, by outcome (scale: a rescale; "
+	       "no_scale: every vertex within its bounds or a gate held it; error: a cycle that failed).");
+	static const char *const outcomes[][2] = {{"scale", "scalings"}, {"no_scale", "balanced"}, {"error", "errors"}};
+	for (size_t i = 0; i < 3; i++) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(report, outcomes[i][1]);
+		strbuf_appendf(b, "flinklet_autoscaler_evaluations_total{outcome=\"%s\"} %.0f\n", outcomes[i][0],
+		               cJSON_IsNumber(n) ? n->valuedouble : 0);
+	}
+	const cJSON *vertices = cJSON_GetObjectItemCaseSensitive(report, "vertices");
+	autoscaler_vertex_metric(b, s, vertices, "flinklet_autoscaler_true_processing_rate", "TRUE_PROCESSING_RATE",
+	                         "Records per second the vertex could process at full load, by the last evaluation "
+	                         "(absent while it is idle).");
+	autoscaler_vertex_metric(b, s, vertices, "flinklet_autoscaler_target_data_rate", "TARGET_DATA_RATE",
+	                         "Records per second the vertex is to process, by the last evaluation.");
+	autoscaler_vertex_metric(b, s, vertices, "flinklet_autoscaler_recommended_parallelism",
+	                         "RECOMMENDED_PARALLELISM", "The parallelism the last full evaluation recommends.");
+	cJSON_Delete(report);
 }
 
 static double age_seconds(int64_t time_ms)
@@ -74,6 +128,17 @@ char *sup_metrics(struct supervisor *s)
 	strbuf_appendf(&b, "flinklet_volume_writable %d\n", s->volume_errno ? 0 : 1);
 	metric(&b, "flinklet_volume_write_errors_total", "counter", "Writes to the state volume that failed.");
 	strbuf_appendf(&b, "flinklet_volume_write_errors_total %llu\n", (unsigned long long)s->volume_write_errors);
+	struct statvfs vfs;
+	if (statvfs(s->state_dir, &vfs) == 0 && vfs.f_blocks > 0) {
+		metric(&b, "flinklet_volume_free_bytes", "gauge",
+		       "Bytes free on the state volume for flinklet's user.");
+		strbuf_appendf(&b, "flinklet_volume_free_bytes %.0f\n", (double)vfs.f_bavail * (double)vfs.f_frsize);
+		metric(&b, "flinklet_volume_size_bytes", "gauge", "The size of the state volume in bytes.");
+		strbuf_appendf(&b, "flinklet_volume_size_bytes %.0f\n", (double)vfs.f_blocks * (double)vfs.f_frsize);
+	}
+	metric(&b, "flinklet_volume_low", "gauge",
+	       "1 while the state volume's free space is below flinklet.volume.min-free-percent.");
+	strbuf_appendf(&b, "flinklet_volume_low %d\n", s->volume_low ? 1 : 0);
 
 	metric(&b, "flinklet_lifecycle_state", "gauge", "The lifecycle state: 1 for the current one.");
 	static const char *const states[] = {"CREATED",   "DEPLOYED",     "STABLE",      "UPGRADING",
@@ -131,6 +196,8 @@ char *sup_metrics(struct supervisor *s)
 		label_value(&b, s->vertices.v[i].name);
 		strbuf_appendf(&b, "\"} %d\n", s->vertices.v[i].parallelism);
 	}
+
+	autoscaler_figures(&b, s);
 
 	metric(&b, "flinklet_api_unauthorized_total", "counter",
 	       "Control API requests refused for a missing or bad token.");

@@ -891,6 +891,7 @@ static int open_state_dir(struct supervisor *s)
 		return 3;
 	}
 	store_repair_events(s->state_dir);
+	sup_observe_setup(s);
 	s->conf_dir = path_join(s->state_dir, "conf");
 	s->tmp_dir = path_join(s->state_dir, "tmp");
 	{
@@ -991,6 +992,7 @@ static void sup_free(struct supervisor *s)
 	sup_http_stop(s);
 	sup_notify_free(s);
 	sup_autoscaler_free(s);
+	sup_observe_free(s);
 	sup_cds_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);

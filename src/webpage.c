@@ -1,0 +1,57 @@
+/* webpage: the files of web/ built into the binary, and the Content-Security-Policy of the status page, which
+ * allows its inline script and style by their hashes (include/webpage.h). */
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "util.h"
+#include "webpage.h"
+
+const struct web_asset *web_asset_find(const char *name)
+{
+	for (const struct web_asset *a = web_assets; a->name; a++)
+		if (!strcmp(a->name, name))
+			return a;
+	return NULL;
+}
+
+/* 'sha256-<base64>' of each element's content, space-separated, into b. */
+static void hashes(struct strbuf *b, const char *html, size_t len, const char *open, const char *close)
+{
+	size_t open_len = strlen(open), close_len = strlen(close);
+	const char *p = html, *end = html + len;
+	while ((size_t)(end - p) >= open_len) {
+		const char *o = memmem(p, (size_t)(end - p), open, open_len);
+		if (!o)
+			break;
+		const char *body = o + open_len;
+		const char *c = memmem(body, (size_t)(end - body), close, close_len);
+		if (!c)
+			break;
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned int md_len = 0;
+		unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+		if (EVP_Digest(body, (size_t)(c - body), md, &md_len, EVP_sha256(), NULL) == 1) {
+			EVP_EncodeBlock(b64, md, (int)md_len);
+			strbuf_appendf(b, " 'sha256-%s'", (const char *)b64);
+		}
+		p = c + close_len;
+	}
+}
+
+char *webpage_csp(const char *html, size_t len)
+{
+	struct strbuf b = {0};
+	strbuf_append(&b, "default-src 'none'; connect-src 'self'; img-src 'self'; script-src");
+	size_t at = b.len;
+	hashes(&b, html, len, "<script>", "</script>");
+	if (b.len == at)
+		strbuf_append(&b, " 'none'");
+	strbuf_append(&b, "; style-src");
+	at = b.len;
+	hashes(&b, html, len, "<style>", "</style>");
+	if (b.len == at)
+		strbuf_append(&b, " 'none'");
+	strbuf_append(&b, "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+	return strbuf_steal(&b);
+}
