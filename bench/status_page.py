@@ -11,18 +11,11 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import Flinklet, log, print_rows, row, wait_for  # noqa: E402
+from testkit import RECOMMENDING_AUTOSCALER as AUTOSCALER  # noqa: E402
 from http_endpoint import CONNS, LOAD_S, WRK, Load  # noqa: E402
 
 PATHS = ("/", "/status", "/events", "/autoscaler", "/metrics")
 TIMELINE = int(os.environ.get("BENCH_PAGE_TIMELINE", "20"))
-AUTOSCALER = {
-    "job.autoscaler.enabled": "true",
-    "job.autoscaler.scaling.enabled": "false",
-    "job.autoscaler.metrics.window": "20 s",
-    "job.autoscaler.stabilization.interval": "5 s",
-    "autoscaler.standalone.control-loop.interval": "3 s",
-    "metrics.fetcher.update-interval": "2000",
-}
 
 
 def fetch(port, path):

@@ -12,8 +12,12 @@
 #include "config.h"
 
 /* The jar at path (a local file) as Flink's client would take it: 0, or -errno with *why (allocated) saying
- * what is wrong: missing, unreadable, not a jar, no such entry class, no Main-Class and no entryClass. */
+ * what is wrong: missing, unreadable, not a jar, no Main-Class and no entryClass; -ESRCH: no such entry class. */
 int preflight_jar(const char *path, const char *entry_class, char **why);
+
+/* preflight_jar for the job's jar at jar_path, its problem (if any) one message in d naming the field to
+ * change: spec.job.entryClass for a class the jar lacks, spec.job.jarURI for anything else. Returns its r. */
+int preflight_jar_diag(const struct spec *s, const char *jar_path, struct diags *d);
 
 /* host:port can be bound now (SO_REUSEADDR, as a server would): 0, or -errno (-EADDRINUSE: taken). */
 int preflight_port_free(const char *host, int port);

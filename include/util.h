@@ -60,6 +60,9 @@ void format_iso8601(usec_t t, char *buf, size_t size);
 char *local_path_from_uri(const char *uri);
 /* "/p" -> "file:///p" (malloc'd). */
 char *file_uri_from_path(const char *path);
+/* Writes all of data to fd, again after EINTR: 0, or -errno at the first failing write (-EIO when a write
+ * takes nothing; a full non-blocking pipe gives -EAGAIN). */
+int write_all(int fd, const void *data, size_t len);
 /* Joins a directory and a name with exactly one '/'. */
 char *path_join(const char *dir, const char *name);
 

@@ -65,36 +65,18 @@ if [ "$mode" = run ]; then
 	exit 0
 fi
 
-if ! python3 -c 'import pytest' 2>/dev/null; then
-	echo "deps: installing pytest"
-	python3 -m pip install -q pytest 2>/dev/null || {
-		sudo=""
+# py MODULE PIP-NAME DEBIAN-PACKAGE WHY: a Python module the tests import, from pip, else from Debian
+py() {
+	python3 -c "import $1" 2>/dev/null && return 0
+	echo "deps: installing $2${4:+ ($4)}"
+	python3 -m pip install -q "$2" 2>/dev/null || {
+		local sudo=""
 		[ "$(id -u)" -eq 0 ] || sudo="sudo"
-		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pytest
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$3"
 	}
-fi
-if ! python3 -c 'import prometheus_client' 2>/dev/null; then
-	echo "deps: installing prometheus_client (the e2e tests parse /metrics with it)"
-	python3 -m pip install -q prometheus_client 2>/dev/null || {
-		sudo=""
-		[ "$(id -u)" -eq 0 ] || sudo="sudo"
-		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-prometheus-client
-	}
-fi
-if ! python3 -c 'import yaml' 2>/dev/null; then
-	echo "deps: installing pyyaml (the e2e tests read the Kubernetes manifests with it)"
-	python3 -m pip install -q pyyaml 2>/dev/null || {
-		sudo=""
-		[ "$(id -u)" -eq 0 ] || sudo="sudo"
-		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-yaml
-	}
-fi
-if ! python3 -c 'import jsonschema' 2>/dev/null; then
-	echo "deps: installing jsonschema (the export tests validate against the operator's CRD with it)"
-	python3 -m pip install -q jsonschema 2>/dev/null || {
-		sudo=""
-		[ "$(id -u)" -eq 0 ] || sudo="sudo"
-		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-jsonschema
-	}
-fi
+}
+py pytest pytest python3-pytest
+py prometheus_client prometheus_client python3-prometheus-client "the e2e tests parse /metrics with it"
+py yaml pyyaml python3-yaml "the e2e tests read the Kubernetes manifests with it"
+py jsonschema jsonschema python3-jsonschema "the export tests validate against the operator's CRD with it"
 echo "deps: all present"

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 ssize_t jattach_request(const char *command, char *buf, size_t size)
 {
 	static const char head[] = "1\0jcmd"; /* the protocol version, the command */
@@ -62,19 +64,6 @@ static int try_connect(const struct sockaddr_un *addr)
 		return fd;
 	close(fd);
 	return -1;
-}
-
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 static void helper(const struct helper_args *a)

@@ -28,19 +28,6 @@ struct jvmout {
 	size_t count;
 };
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* our own output is gone (closed, full non-blocking pipe): the line is still seen */
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 static void emit_line(struct jvmout *o, const char *line, size_t n)
 {
 	char *copy = xstrndup(line, n);
@@ -62,7 +49,8 @@ static void split_lines(struct stream *st, bool flush)
 	for (size_t i = 0; i < st->len; i++)
 		if (st->buf[i] == '\n') {
 			/* passed on a whole line per write(2), as flinklet writes its own: with stdout and stderr
-			 * in one pipe (2>&1, a container's log) no line of one lands in the middle of the other's */
+			 * in one pipe (2>&1, a container's log) no line of one lands in the middle of the other's.
+			 * If our own output is gone (closed, a full non-blocking pipe), the line is still seen */
 			write_all(st->target, st->buf + start, i - start + 1);
 			emit_line(st->o, st->buf + start, i - start);
 			start = i + 1;

@@ -304,11 +304,23 @@ int preflight_jar(const char *path, const char *entry_class, char **why)
 	if (entry_class && !has_class && !nested) {
 		*why = xasprintf("%s has no class %s (no %s in the jar)", path, entry_class, cls);
 		free(cls);
-		return -ENOENT;
+		return -ESRCH;
 	}
 	free(cls);
 	free(main_class);
 	return 0;
+}
+
+int preflight_jar_diag(const struct spec *s, const char *jar_path, struct diags *d)
+{
+	char *why = NULL;
+	int r = preflight_jar(jar_path, s->job.entry_class, &why);
+	if (r == -ESRCH)
+		diags_add(d, &s->job.entry_class_loc, "spec.job.entryClass", "%s", why);
+	else if (r < 0)
+		diags_add(d, &s->job.jar_uri_loc, "spec.job.jarURI", "%s", why);
+	free(why);
+	return r;
 }
 
 /* address ("host:port", "[v6]:port") can be bound now, as a server would (SO_REUSEADDR): 0 or -errno. */
@@ -400,18 +412,8 @@ int preflight_all(const struct spec *s, const char *jar_path, struct diags *d)
 	free(version);
 	free(lib);
 
-	if (jar_path) {
-		char *why = NULL;
-		int r = preflight_jar(jar_path, s->job.entry_class, &why);
-		if (r < 0) {
-			bool class_problem = r == -ENOENT && access(jar_path, R_OK) == 0;
-			if (class_problem && s->job.entry_class)
-				diags_add(d, &s->job.entry_class_loc, "spec.job.entryClass", "%s", why);
-			else
-				diags_add(d, &s->job.jar_uri_loc, "spec.job.jarURI", "%s", why);
-		}
-		free(why);
-	}
+	if (jar_path)
+		preflight_jar_diag(s, jar_path, d);
 
 	int64_t port = spec_int(s, "rest.port");
 	const char *bind = spec_get(s, "rest.bind-address");

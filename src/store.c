@@ -44,20 +44,6 @@ int mkdir_p(const char *path)
 	return r;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int fsync_parent(const char *path)
 {
 	const char *slash = strrchr(path, '/');

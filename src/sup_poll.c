@@ -297,40 +297,73 @@ static const cJSON *our_job_in_overview(const struct supervisor *s, const cJSON 
 	return found;
 }
 
-static void on_jobs_overview(void *userdata, long code, cJSON *body, const char *error)
+/* The first steps of a job-state answer: what the request came to, a sign of life of this JVM's REST API
+ * (even an overtaken answer says it is not hung), and a failed request said. False: the chain is ended. */
+static bool job_answer(struct supervisor *s, struct poll_chain *c, long code, const cJSON *body, const char *error,
+                       const char *path)
 {
-	struct poll_chain *c = userdata;
-	struct supervisor *s = c->owner;
 	chain_outcome(s, c, code, error);
 	if (code != 0 && same_launch(s, c))
 		s->last_rest_ok = now_monotonic();
-	const cJSON *job = code == 200 ? our_job_in_overview(s, body) : NULL;
-	if (!chain_current(s, c) || !job) {
-		/* a 200 without our job: not submitted yet, as a 404 of /jobs/:id says */
-		if (chain_current(s, c) && (code != 200 || !body))
-			report_rest_problem(s, c, "/jobs/overview", code, error);
-		chain_end(s, c);
-		return;
-	}
+	if (chain_current(s, c) && code == 200 && body)
+		return true;
+	if (chain_current(s, c))
+		report_rest_problem(s, c, path, code, error);
+	chain_end(s, c);
+	return false;
+}
+
+/* The answer is the newest one about the job: it is used, and no problem stands. False: the chain is ended. */
+static bool take_job_answer(struct supervisor *s, struct poll_chain *c)
+{
 	if (!poll_chain_take_details(&s->polls, c, s->launch_gen)) {
 		chain_end(s, c);
-		return;
+		return false;
 	}
 	status_set_string(&s->last_rest_problem, NULL);
+	return true;
+}
+
+/* Flink's state of the job and its start time, into the status. Returns the state (NULL: none). */
+static const char *record_job_state(struct supervisor *s, const cJSON *job)
+{
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(job, "state");
 	const cJSON *start = cJSON_GetObjectItemCaseSensitive(job, "start-time");
-	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks");
-	int64_t total = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "total"));
-	int64_t running = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "running"));
-	int64_t finished = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "finished"));
-	/* counts that do not add up are not believed: no "every task running" from them */
-	bool consistent =
-	    total >= 1 && total <= (1 << 20) && running >= 0 && finished >= 0 && running + finished <= total;
 	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
 	if (sup_follows_job(s))
 		sup_set_job_state(s, st);
 	if (count_of(start) > 0)
 		s->status.start_time_ms = count_of(start);
+	return st;
+}
+
+/* RUNNING with every task running; a source subtask that got no split (or a bounded one) is FINISHED, not
+ * missing. Counts that do not add up are not believed. */
+static bool every_task_running(bool consistent, const char *st, int64_t total, int64_t running, int64_t finished)
+{
+	return consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total;
+}
+
+static void on_jobs_overview(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	if (!job_answer(s, c, code, body, error, "/jobs/overview"))
+		return;
+	const cJSON *job = our_job_in_overview(s, body);
+	if (!job) { /* not submitted yet, as a 404 of /jobs/:id says */
+		chain_end(s, c);
+		return;
+	}
+	if (!take_job_answer(s, c))
+		return;
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks");
+	int64_t total = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "total"));
+	int64_t running = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "running"));
+	int64_t finished = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "finished"));
+	bool consistent =
+	    total >= 1 && total <= (1 << 20) && running >= 0 && finished >= 0 && running + finished <= total;
+	const char *st = record_job_state(s, job);
 	if (consistent) {
 		s->status.tasks_total = (int)total;
 		s->status.tasks_running = (int)running;
@@ -338,7 +371,7 @@ static void on_jobs_overview(void *userdata, long code, cJSON *body, const char 
 	}
 	sup_write_status(s);
 	chain_end(s, c);
-	if (consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
+	if (every_task_running(consistent, st, total, running, finished))
 		sup_dispatch(s, EV_JOB_RUNNING);
 }
 
@@ -346,26 +379,11 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 {
 	struct poll_chain *c = userdata;
 	struct supervisor *s = c->owner;
-	chain_outcome(s, c, code, error);
-	/* any answer of this JVM's REST API, even an overtaken one, says it is not hung */
-	if (code != 0 && same_launch(s, c))
-		s->last_rest_ok = now_monotonic();
-	if (!chain_current(s, c) || code != 200 || !body) {
-		if (chain_current(s, c)) {
-			char *path = xasprintf("/jobs/%s", s->job_id);
-			report_rest_problem(s, c, path, code, error);
-			free(path);
-		}
-		chain_end(s, c);
+	char *asked = xasprintf("/jobs/%s", s->job_id);
+	bool answered = job_answer(s, c, code, body, error, asked);
+	free(asked);
+	if (!answered || !take_job_answer(s, c))
 		return;
-	}
-	if (!poll_chain_take_details(&s->polls, c, s->launch_gen)) {
-		chain_end(s, c);
-		return;
-	}
-	status_set_string(&s->last_rest_problem, NULL);
-	const cJSON *state = cJSON_GetObjectItemCaseSensitive(body, "state");
-	const cJSON *start = cJSON_GetObjectItemCaseSensitive(body, "start-time");
 	int total = 0, running = 0, finished = 0;
 	bool consistent = true;
 	const cJSON *v;
@@ -385,17 +403,12 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 		finished += (int)f;
 	}
 	record_vertices(s, cJSON_GetObjectItemCaseSensitive(body, "vertices"));
-	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
-	if (sup_follows_job(s))
-		sup_set_job_state(s, st);
-	if (count_of(start) > 0)
-		s->status.start_time_ms = count_of(start);
+	const char *st = record_job_state(s, body);
 	s->status.tasks_total = total;
 	s->status.tasks_running = running;
 	s->status.tasks_finished = finished;
 	sup_write_status(s);
-	/* every task running; a source subtask that got no split (or a bounded one) is FINISHED, not missing */
-	if (consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total)
+	if (every_task_running(consistent, st, total, running, finished))
 		sup_dispatch(s, EV_JOB_RUNNING);
 	if (job_state_terminal(st) || !chain_current(s, c) || polled_for_startup(s)) {
 		/* a terminal job ends its JVM by itself; it is never restarted by a health check. Until the job

@@ -803,18 +803,12 @@ static int preflight_first_launch(struct supervisor *s)
 	const char *dir = spec_get(s->spec, "flinklet.state.dir");
 	int code = 0;
 	if (artifact_plan(s->spec, dir ? dir : ".", &a, &err) == 0 && !a.remote) {
-		char *why = NULL;
-		if (preflight_jar(a.local_path, s->spec->job.entry_class, &why) < 0) {
-			bool cls = s->spec->job.entry_class && access(a.local_path, R_OK) == 0 &&
-			           strstr(why, " has no class ");
-			struct diags d = {0};
-			diags_add(&d, cls ? &s->spec->job.entry_class_loc : &s->spec->job.jar_uri_loc,
-			          cls ? "spec.job.entryClass" : "spec.job.jarURI", "%s", why);
+		struct diags d = {0};
+		if (preflight_jar_diag(s->spec, a.local_path, &d) < 0) {
 			log_fatal("%s", d.msgs.v[0]);
-			diags_free(&d);
 			code = 2;
 		}
-		free(why);
+		diags_free(&d);
 	}
 	free(err);
 	artifact_free(&a);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void oom(void)
 {
@@ -441,4 +442,19 @@ char *path_join(const char *dir, const char *name)
 	if (n == 1 && dir[0] == '/')
 		return xasprintf("/%s", name);
 	return xasprintf("%.*s/%s", (int)n, dir, name);
+}
+
+int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }

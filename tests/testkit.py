@@ -27,6 +27,18 @@ appender.console.layout.pattern = %d %-5p %c{1} - %m%n
 """
 
 
+# The autoscaler on, deciding every few seconds but not scaling (recommendations only): what the status page's
+# test and its bench chart
+RECOMMENDING_AUTOSCALER = {
+    "job.autoscaler.enabled": "true",
+    "job.autoscaler.scaling.enabled": "false",
+    "job.autoscaler.metrics.window": "20 s",
+    "job.autoscaler.stabilization.interval": "5 s",
+    "autoscaler.standalone.control-loop.interval": "3 s",
+    "metrics.fetcher.update-interval": "2000",
+}
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,18 +18,10 @@ import urllib.request
 import pytest
 
 from conftest import wait_for
-from testkit import norm
+from testkit import RECOMMENDING_AUTOSCALER as AUTOSCALER, norm
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-AUTOSCALER = {
-    "job.autoscaler.enabled": "true",
-    "job.autoscaler.scaling.enabled": "false",
-    "job.autoscaler.metrics.window": "20 s",
-    "job.autoscaler.stabilization.interval": "5 s",
-    "autoscaler.standalone.control-loop.interval": "3 s",
-    "metrics.fetcher.update-interval": "2000",
-}
 
 # would mark the page if it ever ran as markup
 HOSTILE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
