@@ -94,6 +94,7 @@ lint:
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) fuzz-smoke
+	$(MAKE) parity
 	$(MAKE) e2e
 	$(MAKE) e2e-asan
 	$(MAKE) valgrind
@@ -188,6 +189,22 @@ fuzz:
 
 fuzz-smoke:
 	@tests/fuzz/run.sh "$(MAKE)" "$(BUILD)" "$(FUZZ_CC)" $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+# ---- parity with the operator's own autoscaler (issue 19; tests/parity/, docs/autoscaler.md) -----------------
+# A Java harness (tests/parity/pom.xml: the operator's flink-autoscaler release from Maven Central, test-only, built
+# into build/parity/ like the test jobs: fetched once, then from the Maven cache) runs the operator's classes on
+# PARITY_CASES plan documents that tests/parity/parity.py generates from PARITY_SEED; every difference from
+# `flinklet autoscaler plan` must be one of the listed changes made upstream after that release.
+PARITY_CASES ?= 4000
+PARITY_SEED  ?= 19
+PARITY_DIR    = $(BUILD)/parity
+PARITY_JAR    = $(PARITY_DIR)/flinklet-parity-harness.jar
+.PHONY: parity
+$(PARITY_JAR): $(shell find tests/parity/src -name '*.java' 2>/dev/null) tests/parity/pom.xml
+	cd tests/parity && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_DIR)
+parity: $(BUILD)/flinklet $(PARITY_JAR)
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet PARITY_HARNESS=$(CURDIR)/$(PARITY_DIR) PARITY_CASES=$(PARITY_CASES) \
+	PARITY_SEED=$(PARITY_SEED) python3 -m pytest -v -p no:cacheprovider tests/parity
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
 # BENCH: which ones (footprint recovery shutdown autoscaler http startup, or all); each prints its figures and one

@@ -109,7 +109,11 @@ bool as_processing_backlog(const struct as_options *o, const struct as_topology 
 	return backlog;
 }
 
-/* ratio(u -> v): records v receives from u per record u takes in (2.3). */
+/* ratio(u -> v): records v receives from u per record u takes in (2.3). The edge rate e: v's records-in
+ * rate when u is v's only input; else, when every other input of v has exactly one output, v's records-in
+ * rate minus the sum of the other inputs' records-out rates, subtracted at once (a NaN rate of v, with
+ * fewer than two samples, makes the ratio 0, as in the operator); else (or when one of those rates is
+ * NaN) u's own records-out rate. */
 static double edge_ratio(const struct as_topology *t, const struct as_window *win, size_t u, size_t v)
 {
 	double in_u = rate(win, u, AS_VM_NUM_RECORDS_IN);
@@ -117,21 +121,17 @@ static double edge_ratio(const struct as_topology *t, const struct as_window *wi
 		return 0;
 	const struct as_vertex *vv = &t->v[v];
 	double e;
-	bool others_single = true;
-	for (size_t k = 0; k < vv->ninputs; k++)
-		if (vv->inputs[k].from != u && t->v[vv->inputs[k].from].noutputs != 1)
-			others_single = false;
 	if (vv->ninputs == 1) {
 		e = rate(win, v, AS_VM_NUM_RECORDS_IN);
-	} else if (others_single) {
-		e = rate(win, v, AS_VM_NUM_RECORDS_IN);
-		for (size_t k = 0; k < vv->ninputs && !isnan(e); k++)
-			if (vv->inputs[k].from != u)
-				e -= rate(win, vv->inputs[k].from, AS_VM_NUM_RECORDS_OUT);
-		if (isnan(e))
-			e = rate(win, u, AS_VM_NUM_RECORDS_OUT);
 	} else {
-		e = rate(win, u, AS_VM_NUM_RECORDS_OUT);
+		double others = 0;
+		for (size_t k = 0; k < vv->ninputs && !isnan(others); k++) {
+			size_t w = vv->inputs[k].from;
+			if (w == u)
+				continue;
+			others = t->v[w].noutputs == 1 ? others + rate(win, w, AS_VM_NUM_RECORDS_OUT) : NAN;
+		}
+		e = isnan(others) ? rate(win, u, AS_VM_NUM_RECORDS_OUT) : rate(win, v, AS_VM_NUM_RECORDS_IN) - others;
 	}
 	return e > 0 ? e / in_u : 0;
 }

@@ -125,12 +125,28 @@ struct field {
 	size_t offset;
 	double min, max; /* K_DOUBLE range (inclusive) */
 	const char *deprecated;
+	/* the other spellings in the order Flink's Configuration tries them after the key (fallback keys
+	 * first, in their declared order, then deprecated keys); NULL: only the old-prefix fallback */
+	const char *const *alternatives;
 };
 
 #define F(key, kind, member, min, max, dep)                                                                            \
 	{                                                                                                              \
-		P key, kind, offsetof(struct as_options, member), min, max, dep                                        \
+		P key, kind, offsetof(struct as_options, member), min, max, dep, NULL                                  \
 	}
+#define FA(key, kind, member, min, max, dep, alts)                                                                     \
+	{                                                                                                              \
+		P key, kind, offsetof(struct as_options, member), min, max, dep, alts                                  \
+	}
+
+/* The operator declares these options with withDeprecatedKeys(...) and then withFallbackKeys(...); Flink
+ * puts fallback keys before deprecated ones, in the order given (flink-core ConfigOption), and
+ * Configuration returns the first spelling present. */
+static const char *const utilization_target_keys[] = {FALLBACK P "utilization.target", FALLBACK P "target.utilization",
+                                                      P "target.utilization", NULL};
+static const char *const scale_down_interval_keys[] = {
+    FALLBACK P "scale-up.grace-period", FALLBACK P "scale-down.interval", P "scale-up.grace-period", NULL};
+static const char *const control_loop_keys[] = {"scalingInterval", NULL};
 
 static const struct field fields[] = {
     F("enabled", K_BOOL, enabled, 0, 0, NULL),
@@ -138,11 +154,12 @@ static const struct field fields[] = {
     F("metrics.window", K_DURATION, metrics_window_ms, 0, 0, NULL),
     F("stabilization.interval", K_DURATION, stabilization_ms, 0, 0, NULL),
     F("excluded.periods", K_PERIODS, excluded_periods, 0, 0, NULL),
-    F("utilization.target", K_DOUBLE, utilization_target, 0, 1, P "target.utilization"),
+    FA("utilization.target", K_DOUBLE, utilization_target, 0, 1, P "target.utilization", utilization_target_keys),
     F("target.utilization.boundary", K_DOUBLE, utilization_boundary, 0, INFINITY, NULL),
     F("utilization.max", K_DOUBLE, utilization_max, 0, 1, NULL),
     F("utilization.min", K_DOUBLE, utilization_min, 0, 1, NULL),
-    F("scale-down.interval", K_DURATION, scale_down_interval_ms, 0, 0, P "scale-up.grace-period"),
+    FA("scale-down.interval", K_DURATION, scale_down_interval_ms, 0, 0, P "scale-up.grace-period",
+       scale_down_interval_keys),
     F("vertex.min-parallelism", K_INT, vertex_min_parallelism, 0, 0, NULL),
     F("vertex.max-parallelism", K_INT, vertex_max_parallelism, 0, 0, NULL),
     F("scale-down.max-factor", K_DOUBLE, scale_down_max_factor, 0, INFINITY, NULL),
@@ -181,7 +198,7 @@ static const struct field fields[] = {
     F("metrics.custom-evaluators", K_PLUGINS, enabled, 0, 0, NULL),
     F("scaling.custom-executors", K_PLUGINS, enabled, 0, 0, NULL),
     {"autoscaler.standalone.control-loop.interval", K_DURATION, offsetof(struct as_options, control_loop_interval_ms),
-     0, 0, "scalingInterval"},
+     0, 0, "scalingInterval", control_loop_keys},
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -241,21 +258,21 @@ static const struct kv *kv_find(const struct kvset *s, const char *key)
 	return NULL;
 }
 
-/* The entry that gives field f its value: the key, its fallback, the deprecated key, its fallback. */
+/* The entry that gives field f its value, as Flink's Configuration finds it: the key, then the other
+ * spellings in their order (by default the kubernetes.operator. fallback of the key). */
 static const struct kv *effective(const struct kvset *s, const struct field *f)
 {
-	char buf[256];
 	const struct kv *e = kv_find(s, f->key);
 	if (e)
 		return e;
-	snprintf(buf, sizeof(buf), FALLBACK "%s", f->key);
-	if ((e = kv_find(s, buf)))
-		return e;
-	if (!f->deprecated)
+	if (f->alternatives) {
+		for (const char *const *k = f->alternatives; *k; k++)
+			if ((e = kv_find(s, *k)))
+				return e;
 		return NULL;
-	if ((e = kv_find(s, f->deprecated)))
-		return e;
-	snprintf(buf, sizeof(buf), FALLBACK "%s", f->deprecated);
+	}
+	char buf[256];
+	snprintf(buf, sizeof(buf), FALLBACK "%s", f->key);
 	return kv_find(s, buf);
 }
 
