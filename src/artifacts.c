@@ -23,11 +23,11 @@ static void hex(const unsigned char *d, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static void sha256_string(const char *s, char out[65])
+void sha256_hex(const void *data, size_t len, char out[65])
 {
 	unsigned char d[32];
 	unsigned int n = 0;
-	EVP_Digest(s, strlen(s), d, &n, EVP_sha256(), NULL);
+	EVP_Digest(data, len, d, &n, EVP_sha256(), NULL);
 	hex(d, 32, out);
 }
 
@@ -135,7 +135,7 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 		snprintf(name, sizeof(name), "%s.jar", lower);
 	} else {
 		char h[65];
-		sha256_string(uri, h);
+		sha256_hex(uri, strlen(uri), h);
 		snprintf(name, sizeof(name), "uri-%s.jar", h);
 	}
 	a->local_path = path_join(dir, name);
@@ -180,15 +180,17 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 			return -EBADMSG;
 		}
 	}
+	/* temp file, fsync, rename, fsync of the directory */
 	int fd = open(tmp_path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
+	int r = fd < 0 ? -errno : store_sync(fd, false);
+	if (fd >= 0)
 		close(fd);
-	}
-	if (rename(tmp_path, a->local_path) < 0) {
-		*err = xasprintf("unable to move the download into %s: %s", a->local_path, strerror(errno));
+	if (r == 0 && rename(tmp_path, a->local_path) < 0)
+		r = -errno;
+	if (r < 0) {
+		*err = xasprintf("unable to move the download into %s: %s", a->local_path, strerror(-r));
 		unlink(tmp_path);
-		return -errno;
+		return r;
 	}
-	return 0;
+	return fsync_parent(a->local_path);
 }
