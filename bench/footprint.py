@@ -66,10 +66,35 @@ def steady_detail(f):
         time.sleep(WARMUP_S)
         detail = []
         sample([f.proc.pid], SAMPLE_S, detail)
+        steady_detail.by_map = smaps_by_mapping(f.proc.pid)
         return detail
     finally:
         stop.set()
         f.stop()
+
+
+def smaps_by_mapping(pid):
+    """Rss in bytes of each mapped file (its base name; [heap], [stack], [anon] for the rest) of pid, from
+    /proc/<pid>/smaps: which shared library costs what. {} when gone."""
+    out = {}
+    cur = None
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                parts = line.split()
+                if not parts[0].endswith(":") and "-" in parts[0]:
+                    cur = parts[5].rsplit("/", 1)[-1] if len(parts) >= 6 else "[anon]"
+                elif parts[0] == "Rss:":
+                    out[cur] = out.get(cur, 0) + int(parts[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return out
+
+
+def breakdown_row(by_map, label):
+    top = sorted(by_map.items(), key=lambda kv: -kv[1])[:12]
+    return row(f"flinklet RSS by mapping ({label})", "; ".join(f"{k} {v / 1024:.0f} KiB" for k, v in top),
+               "Rss of each mapping of /proc/<pid>/smaps summed per file, at the end of the sampling; the 12 largest")
 
 
 def mean_mib(detail, key):
@@ -83,7 +108,7 @@ def baseline_row(detail):
     base = steady_detail(Flinklet("footprint-baseline", conf=CONF, job={"upgradeMode": "last-state"},
                                   binary=BASELINE_BIN))
     cols = [f"{k} {mean_mib(detail, k):.2f} / {mean_mib(base, k):.2f} MiB" for k in ("VmRSS", "RssAnon", "RssFile")]
-    return row("flinklet RSS, this build / baseline", "; ".join(cols),
+    return breakdown_row(getattr(steady_detail, "by_map", {}), "baseline"), row("flinklet RSS, this build / baseline", "; ".join(cols),
                f"means of /proc/<pid>/status over {SAMPLE_S} s each, the same job and settings, one run after the "
                f"other; baseline {BASELINE_BIN}")
 
@@ -102,6 +127,7 @@ def run():
         time.sleep(WARMUP_S)
         detail = []
         rss, cpu, wall = sample([f.proc.pid, jvm], SAMPLE_S, detail)
+        by_map = smaps_by_mapping(f.proc.pid)
         if f.jvm_pid() != jvm:
             log("footprint: WARNING: the JVM changed during sampling")
         stop.set()
@@ -122,6 +148,7 @@ def run():
                         f"(goal <= 2 MiB); RssFile {mib(statistics.mean(files)):.2f} MiB mean",
                         "RssAnon (heap, stacks, relocated library data: the process's own) and RssFile (pages of the "
                         "binary and its shared libraries it touched) from /proc/<pid>/status, same samples"))
+    rows.append(breakdown_row(by_map, "this build"))
     rows.append(row("flinklet CPU share", f"{100 * cpu[f.proc.pid] / wall:.2f} % of one core",
                     f"(utime+stime) of flinklet over the same {wall:.0f} s / wall time; autoscaler loop 3 s, "
                     "health checks on, /readyz+/healthz every 10 s"))
@@ -129,7 +156,7 @@ def run():
                     f"VmRSS of the one JVM, mean over the same window (spec.resources.memory {f.memory}); "
                     f"JVM CPU {100 * cpu[jvm] / wall:.1f} % of one core"))
     if BASELINE_BIN:
-        rows.append(baseline_row(detail))
+        rows.extend(baseline_row(detail))
     one = fl_rss + jvm_rss
     log(f"footprint: {len(scalings)} autoscaler events during the run")
 
