@@ -11,11 +11,16 @@ JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
-PKGS     = libcurl libcjson yaml-0.1 libsystemd libmicrohttpd libcrypto zlib
+PKGS     = libcjson yaml-0.1 libsystemd libmicrohttpd nettle libssh2 zlib
+# libcurl's GnuTLS flavour (Debian's libcurl3-gnutls): TLS is then libmicrohttpd's GnuTLS, loaded and initialised
+# once, not OpenSSL too (docs/performance.md, "The supervisor's footprint"). libcurl's headers are the same for every
+# flavour, so those of whichever -dev package is installed serve (libcurl4-openssl-dev or libcurl4-gnutls-dev).
+# CURL_LIBS=-lcurl builds against the -dev package's own flavour instead.
+CURL_LIBS ?= -l:libcurl-gnutls.so.4
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter \
-           -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+           -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
+LDLIBS  += $(CURL_LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*.c))
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
@@ -160,7 +165,7 @@ FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SANITIZE       = -fsanitize=address,undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS         = -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude \
-                      -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+                      -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
 FUZZ_SRCS           = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_ALL            = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_TARGETS       ?= $(FUZZ_ALL)

@@ -25,6 +25,8 @@ FLINK_HOME = os.environ.get("FLINK_HOME", os.path.join(ROOT, "build", f"flink-{F
 JOBS_JAR = os.environ.get("FLINKLET_JOBS_JAR",
                           os.path.join(ROOT, "build", f"jobs-{FLINK_VERSION}", "flinklet-test-jobs.jar"))
 WORK = os.environ.get("FLINKLET_BENCH_DIR", os.path.join(ROOT, "build", "bench"))
+# the LD_PRELOAD library that makes every fsync of the state volume slow (tests/faults/volshim.c; make bench builds it)
+VOLSHIM = os.environ.get("FLINKLET_VOLSHIM", os.path.join(ROOT, "build", "volshim.so"))
 JAVA = shutil.which("java") or "java"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -97,6 +99,21 @@ def proc_rss(pid):
     return 0
 
 
+def proc_status_bytes(pid, keys=("VmRSS", "RssAnon", "RssFile")):
+    """Fields of /proc/<pid>/status in bytes ({} when gone): VmRSS = RssAnon (private) + RssFile (mapped files,
+    shared libraries mostly) + RssShmem."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in keys:
+                    out[k] = int(v.split()[0]) * 1024
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return out
+
+
 def proc_cpu_seconds(pid):
     """utime + stime of the process itself (not its children)."""
     try:
@@ -149,7 +166,8 @@ def check_components():
 class Flinklet:
     """One `flinklet run` on its own state directory under build/bench/<name>."""
 
-    def __init__(self, name, conf=None, job=None, memory=FLINKLET_MEMORY, fresh=True):
+    def __init__(self, name, conf=None, job=None, memory=FLINKLET_MEMORY, fresh=True, binary=None):
+        self.bin = binary or BIN
         self.dir = os.path.join(WORK, name)
         if fresh and os.path.exists(self.dir):
             shutil.rmtree(self.dir)
@@ -185,12 +203,15 @@ class Flinklet:
             f.write("\n".join(lines) + "\n")
         os.replace(self.config + ".new", self.config)
 
-    def start(self, preexec_fn=None):
+    def start(self, preexec_fn=None, env=None):
         """preexec_fn runs in the child before flinklet: bench/memory.py moves it into a memory cgroup there."""
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([BIN, "run", "-c", self.config, "--state-dir", self.state, "--flink-home",
+        # flinklet.scratch.dir's default ($TMPDIR/flinklet-<name>-<hash>) in this benchmark's directory
+        scratch = os.path.join(self.dir, "scratch")
+        os.makedirs(scratch, exist_ok=True)
+        self.proc = subprocess.Popen([self.bin, "run", "-c", self.config, "--state-dir", self.state, "--flink-home",
                                       FLINK_HOME], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     preexec_fn=preexec_fn)
+                                     preexec_fn=preexec_fn, env={**os.environ, "TMPDIR": scratch, **(env or {})})
         return self
 
     def status(self):

@@ -390,6 +390,11 @@ struct as_state_store as_store_memory_new(void);
  * bounded to AS_STATE_MAX_BYTES by dropping the oldest collected samples. An unreadable file is renamed
  * to <job key>.json.corrupt and reported once through get. dir is created on the first flush. */
 struct as_state_store as_store_file_new(const char *dir);
+/* Who writes the file store's documents instead of flush itself (the supervisor: its worker thread, so that the
+ * event loop never waits on the volume): called with the file's path and its new text (owned by the writer from
+ * then on); flush then reports no error of its own, the writer says what failed. */
+typedef void (*as_file_writer)(void *ctx, const char *path, char *text);
+struct as_state_store as_store_file_new_with_writer(const char *dir, as_file_writer writer, void *ctx);
 #define AS_STATE_MAX_BYTES 1000000
 
 enum as_event_type { AS_EVENT_NORMAL, AS_EVENT_WARNING };

@@ -4,7 +4,9 @@
 #ifndef FLINKLET_STORE_H
 #define FLINKLET_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* mkdir -p with mode 0750 for the missing parts. Returns 0 or -errno. */
 int mkdir_p(const char *path);
@@ -39,9 +41,17 @@ int store_job_id(const char *state_dir, char ret[33]);
 /* fsyncs the directory that holds path (after a rename in it). Returns 0 or -errno. */
 int fsync_parent(const char *path);
 
-/* Appends one line (a JSON object without the newline) to <state_dir>/events.jsonl and fsyncs it; a
- * failed append leaves the file as it was (a partial line is cut off again). */
+/* Appends lines (JSON objects without the newline) to <state_dir>/events.jsonl with one write(2) and one
+ * fdatasync, however many: all of them or, when that fails, none (a partial write is cut off again). Returns 0 or
+ * -errno. Safe on the worker thread (it touches nothing but the file). */
+int store_append_events(const char *state_dir, char *const *lines, size_t n);
+/* The same for one line. */
 int store_append_event(const char *state_dir, const char *json_line);
+
+/* fsync (data_only: fdatasync) counted: every sync of the volume store.c does goes through here. */
+int store_sync(int fd, bool data_only);
+/* How many syncs store.c made since the start (for /metrics and the tests of grouping). */
+uint64_t store_syncs(void);
 /* Cuts a torn last line (a crash in mid-append) off events.jsonl. */
 int store_repair_events(const char *state_dir);
 /* The whole lines among the last max_bytes of events.jsonl (malloc'd, NUL-terminated; "" when there is no

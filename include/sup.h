@@ -26,6 +26,7 @@
 #include "snapshots.h"
 #include "status.h"
 #include "supervisor.h"
+#include "worker.h"
 
 #define RESTART_SAMPLES 256
 
@@ -39,7 +40,8 @@ struct supervisor {
 	struct spec *spec;     /* the desired spec (owned) */
 	struct spec *launched; /* the spec the JVM was launched with: spec, or an older one (owned then) */
 	const struct run_options *opts;
-	char *state_dir, *conf_dir, *tmp_dir, *lib_dir, *ckpt_dir, *sp_dir;
+	char *state_dir, *conf_dir, *lib_dir, *ckpt_dir, *sp_dir;
+	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
 	char *flink_version;
 	char job_id[33];
 	int lock_fd;
@@ -113,6 +115,11 @@ struct supervisor {
 	uint64_t volume_write_errors;
 	struct strv pending_events;
 	uint64_t events_dropped;
+	/* the records' flush (sup_core.c): the worker thread that writes them, the defer source that hands them
+	 * over at the end of a loop iteration, a flush running, status.json to be rendered again */
+	struct worker *worker;
+	sd_event_source *flush_source;
+	bool flushing, status_dirty;
 
 	/* stop-with-savepoint */
 	enum stop_purpose stop_purpose;
@@ -219,7 +226,17 @@ void sup_event(struct supervisor *s, const char *type, const char *fmt, ...) __a
 void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* An event logged as a warning: something is off, nothing is lost (the job runs on) */
 void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records the status document: rewritten by the next flush when its text changed. */
 void sup_write_status(struct supervisor *s);
+/* Returns once every event and the status recorded so far are on the volume (or failed to get there): before an
+ * action whose intent must be durable first. Waits on the disk: only there, and at the end. */
+void sup_sync(struct supervisor *s);
+/* Replaces path (its directory created when missing) with text (taken) on the worker thread; what names it in a
+ * VolumeWriteFailed message. For files nothing waits on: the loop goes on at once. */
+void sup_write_file(struct supervisor *s, const char *path, char *text, const char *what);
+/* The worker thread and the flush source; sup_journal_free writes what is left and stops the thread. */
+int sup_journal_setup(struct supervisor *s);
+void sup_journal_free(struct supervisor *s);
 void sup_set_job_state(struct supervisor *s, const char *state);
 void sup_set_intent(struct supervisor *s, const char *intent);
 void sup_exit(struct supervisor *s, int code);
@@ -243,6 +260,11 @@ usec_t sup_grace_period(struct supervisor *s);
  * savepoints of flinklet's own savepoint directory; a savepoint from elsewhere is not flinklet's to move. */
 void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point);
 int sup_launch(struct supervisor *s); /* 0: the JVM runs, or its jar is being fetched first */
+/* The JVM's scratch directory (flinklet.scratch.dir, else <state dir>/tmp), and the removal of what earlier JVMs
+ * left there, off the loop. */
+void sup_scratch_setup(struct supervisor *s);
+/* At exit, with the JVM gone: the JVM's scratch directory is removed. */
+void sup_scratch_free(struct supervisor *s);
 void sup_fetch_cancel(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 

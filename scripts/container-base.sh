@@ -29,7 +29,7 @@ fi
 read -r -a podman <<<"$PODMAN"
 suite=bookworm
 # the JRE, the TLS roots for https jars, and the runtime side of flinklet's -dev packages (scripts/deps.sh)
-packages=(openjdk-17-jre-headless ca-certificates libcurl4 libcjson1 libyaml-0-2 libsystemd0 libmicrohttpd12 libssl3)
+packages=(openjdk-17-jre-headless ca-certificates libcurl3-gnutls libcjson1 libyaml-0-2 libsystemd0 libmicrohttpd12 libnettle8)
 name=localhost/flinklet-base
 
 say() { echo "container-base: $*" >&2; }

@@ -4,11 +4,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 #include "redact.h"
 #include "store.h"
@@ -23,12 +24,14 @@ static void hex(const unsigned char *d, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static void sha256_string(const char *s, char out[65])
+void sha256_hex(const void *data, size_t len, char out[65])
 {
-	unsigned char d[32];
-	unsigned int n = 0;
-	EVP_Digest(s, strlen(s), d, &n, EVP_sha256(), NULL);
-	hex(d, 32, out);
+	uint8_t d[SHA256_DIGEST_SIZE];
+	struct sha256_ctx ctx;
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, data);
+	sha256_digest(&ctx, sizeof(d), d);
+	hex(d, sizeof(d), out);
 }
 
 int sha256_file(const char *path, char out[65])
@@ -36,8 +39,9 @@ int sha256_file(const char *path, char out[65])
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int r = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ? 0 : -ENOMEM;
+	struct sha256_ctx ctx;
+	sha256_init(&ctx);
+	int r = 0;
 	unsigned char buf[65536];
 	while (r == 0) {
 		ssize_t n = read(fd, buf, sizeof(buf));
@@ -47,15 +51,13 @@ int sha256_file(const char *path, char out[65])
 			r = -errno;
 		if (n <= 0)
 			break;
-		EVP_DigestUpdate(ctx, buf, (size_t)n);
+		sha256_update(&ctx, (size_t)n, buf);
 	}
 	if (r == 0) {
-		unsigned char d[32];
-		unsigned int len = 0;
-		EVP_DigestFinal_ex(ctx, d, &len);
-		hex(d, 32, out);
+		uint8_t d[SHA256_DIGEST_SIZE];
+		sha256_digest(&ctx, sizeof(d), d);
+		hex(d, sizeof(d), out);
 	}
-	EVP_MD_CTX_free(ctx);
 	close(fd);
 	return r;
 }
@@ -135,7 +137,7 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 		snprintf(name, sizeof(name), "%s.jar", lower);
 	} else {
 		char h[65];
-		sha256_string(uri, h);
+		sha256_hex(uri, strlen(uri), h);
 		snprintf(name, sizeof(name), "uri-%s.jar", h);
 	}
 	a->local_path = path_join(dir, name);
@@ -180,15 +182,17 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 			return -EBADMSG;
 		}
 	}
+	/* temp file, fsync, rename, fsync of the directory */
 	int fd = open(tmp_path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
+	int r = fd < 0 ? -errno : store_sync(fd, false);
+	if (fd >= 0)
 		close(fd);
-	}
-	if (rename(tmp_path, a->local_path) < 0) {
-		*err = xasprintf("unable to move the download into %s: %s", a->local_path, strerror(errno));
+	if (r == 0 && rename(tmp_path, a->local_path) < 0)
+		r = -errno;
+	if (r < 0) {
+		*err = xasprintf("unable to move the download into %s: %s", a->local_path, strerror(-r));
 		unlink(tmp_path);
-		return -errno;
+		return r;
 	}
-	return 0;
+	return fsync_parent(a->local_path);
 }

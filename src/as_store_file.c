@@ -28,6 +28,8 @@ struct file_job {
 
 struct file_store {
 	char *dir;
+	as_file_writer writer; /* NULL: write_file_atomic here */
+	void *writer_ctx;
 	struct file_job *jobs;
 	size_t n;
 };
@@ -211,10 +213,14 @@ static int file_flush(void *impl, const char *job_key, char **ret_error)
 			text = as_json_unformatted(doc);
 			cJSON_Delete(doc);
 		}
-		r = mkdir_p(fs->dir);
-		if (r == 0)
-			r = write_file_atomic(path, text, strlen(text));
-		free(text);
+		if (fs->writer) {
+			fs->writer(fs->writer_ctx, path, text); /* it creates dir too */
+		} else {
+			r = mkdir_p(fs->dir);
+			if (r == 0)
+				r = write_file_atomic(path, text, strlen(text));
+			free(text);
+		}
 	}
 	if (r < 0 && ret_error)
 		*ret_error = xasprintf("cannot write %s: %s", path, strerror(-r));
@@ -249,7 +255,14 @@ static const struct as_state_store_ops file_ops = {
 
 struct as_state_store as_store_file_new(const char *dir)
 {
+	return as_store_file_new_with_writer(dir, NULL, NULL);
+}
+
+struct as_state_store as_store_file_new_with_writer(const char *dir, as_file_writer writer, void *ctx)
+{
 	struct file_store *fs = xcalloc(1, sizeof(*fs));
 	fs->dir = xstrdup(dir);
+	fs->writer = writer;
+	fs->writer_ctx = ctx;
 	return (struct as_state_store){&file_ops, fs};
 }

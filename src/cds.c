@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 char *cds_resolve_java(const char *java, const char *path_env)
 {
@@ -113,7 +113,7 @@ bool cds_user_options(const char *jvm_options)
 	return false;
 }
 
-static void digest_stat(EVP_MD_CTX *ctx, const char *label, const char *path)
+static void digest_stat(struct sha256_ctx *ctx, const char *label, const char *path)
 {
 	struct stat st;
 	char line[PATH_MAX + 128];
@@ -124,7 +124,7 @@ static void digest_stat(EVP_MD_CTX *ctx, const char *label, const char *path)
 	else
 		n = snprintf(line, sizeof(line), "%s %s missing\n", label, path);
 	if (n > 0)
-		EVP_DigestUpdate(ctx, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		sha256_update(ctx, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, (const uint8_t *)line);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -147,12 +147,8 @@ int cds_key(const char *java_real, const char *lib_dir, char ret[CDS_KEY_LEN + 1
 	closedir(dir);
 	if (jars.n)
 		qsort(jars.v, jars.n, sizeof(jars.v[0]), cmp_str);
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(ctx);
-		strv_free(&jars);
-		return -ENOMEM;
-	}
+	struct sha256_ctx ctx_s, *ctx = &ctx_s;
+	sha256_init(ctx);
 	digest_stat(ctx, "java", java_real);
 	char *home = cds_java_home(java_real);
 	if (home) {
@@ -165,7 +161,7 @@ int cds_key(const char *java_real, const char *lib_dir, char ret[CDS_KEY_LEN + 1
 		char *rp = path_join(home, "release");
 		char *release = read_small(rp, 8192);
 		if (release)
-			EVP_DigestUpdate(ctx, release, strlen(release));
+			sha256_update(ctx, strlen(release), (const uint8_t *)release);
 		free(release);
 		free(rp);
 		free(home);
@@ -176,10 +172,8 @@ int cds_key(const char *java_real, const char *lib_dir, char ret[CDS_KEY_LEN + 1
 		free(p);
 	}
 	strv_free(&jars);
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	EVP_DigestFinal_ex(ctx, d, &len);
-	EVP_MD_CTX_free(ctx);
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_digest(ctx, sizeof(d), d);
 	static const char digits[] = "0123456789abcdef";
 	for (int i = 0; i < CDS_KEY_LEN / 2; i++) {
 		ret[2 * i] = digits[d[i] >> 4];

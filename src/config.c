@@ -120,6 +120,10 @@ const struct option_def flinklet_options[] = {
     {"flinklet.http.token-file", OPT_PATH, NULL, 0, 0, NULL,
      "The bearer token of the control API (a Kubernetes secret mount, say). Default: <state dir>/http.token, "
      "generated on the first start."},
+    {"flinklet.scratch.dir", OPT_PATH, NULL, 0, 0, NULL,
+     "Local scratch space of the JVM (Flink's io.tmp.dirs unless set, and java.io.tmpdir): RocksDB's working "
+     "files, spills, BLOBs; emptied for each launch. Default: $TMPDIR (else /tmp)/flinklet-<name>-<hash of the "
+     "state directory>."},
     {"flinklet.log.level", OPT_ENUM, "info", 0, 0, "debug,info,warn,error", "The supervisor's log level."},
     {"kubernetes.operator.flink.client.timeout", OPT_DURATION, "10 s", 0, 0, NULL,
      "Timeout of one request to Flink's REST API (the operator's option, same default)."},

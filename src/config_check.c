@@ -22,6 +22,7 @@
 #include "http.h"
 #include "membudget.h"
 #include "redact.h"
+#include "scratch.h"
 
 static void check_option(struct spec *s, struct conf_entry *e, const struct option_def *o, struct diags *d)
 {
@@ -365,7 +366,8 @@ int config_finalize(struct spec *s, struct diags *d)
 	free(java);
 
 	/* make paths absolute: Flink needs absolute file URIs */
-	static const char *const path_keys[] = {"flinklet.state.dir", "flinklet.flink.home", NULL};
+	static const char *const path_keys[] = {"flinklet.state.dir", "flinklet.flink.home", "flinklet.scratch.dir",
+	                                        NULL};
 	for (size_t i = 0; path_keys[i]; i++) {
 		struct conf_entry *e = NULL;
 		for (size_t k = 0; k < s->nconf; k++)
@@ -387,8 +389,13 @@ int config_finalize(struct spec *s, struct diags *d)
 	snprintf(num, sizeof(num), "%lld", (long long)s->job.parallelism);
 	spec_set(s, "parallelism.default", num, ORIGIN_DEFAULT, NULL);
 
-	/* the Flink settings flinklet derives */
+	/* the JVM's scratch space: local, one per deployment (src/scratch.c) */
 	const char *state = spec_get(s, "flinklet.state.dir");
+	char *scratch = scratch_default_dir(s->name ? s->name : "job", state);
+	set_default(s, "flinklet.scratch.dir", scratch);
+	free(scratch);
+
+	/* the Flink settings flinklet derives */
 	char *ckpt = path_join(state, "checkpoints"), *sp = path_join(state, "savepoints");
 	char *ckpt_uri = file_uri_from_path(ckpt), *sp_uri = file_uri_from_path(sp);
 	set_default(s, "execution.target", "local");

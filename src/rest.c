@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <libssh2.h>
 
 #define MAX_RESPONSE_BYTES (16u << 20)
 
@@ -196,7 +197,13 @@ int rest_new(sd_event *event, const char *base_url, usec_t timeout, struct rest 
 {
 	static bool global_init;
 	if (!global_init) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		/* libcurl initialises libssh2 (SCP, SFTP) in curl_global_init, and libssh2 then initialises its crypto
+		 * library, OpenSSL's libcrypto (ENGINE_load_builtin_engines and the rest: about 1.5 MiB resident for
+		 * good). flinklet's transfers are http and https only (CURLOPT_PROTOCOLS_STR on every handle), so
+		 * libssh2 is initialised first without crypto: curl's own libssh2_init only counts it then. TLS is
+		 * GnuTLS, shared with libmicrohttpd (Makefile: libcurl's GnuTLS flavour); docs/performance.md has the
+		 * figures. */
+		if (libssh2_init(LIBSSH2_INIT_NO_CRYPTO) != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return -EIO;
 		global_init = true;
 	}

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,20 @@
 #include <unistd.h>
 
 #include "util.h"
+
+static atomic_uint_fast64_t syncs;
+
+int store_sync(int fd, bool data_only)
+{
+	atomic_fetch_add(&syncs, 1);
+	int r = data_only ? fdatasync(fd) : fsync(fd);
+	return r < 0 ? -errno : 0;
+}
+
+uint64_t store_syncs(void)
+{
+	return atomic_load(&syncs);
+}
 
 int mkdir_p(const char *path)
 {
@@ -52,7 +67,7 @@ int fsync_parent(const char *path)
 	free(dir);
 	if (fd < 0)
 		return -errno;
-	int r = fsync(fd) < 0 ? -errno : 0;
+	int r = store_sync(fd, false);
 	close(fd);
 	return r;
 }
@@ -74,8 +89,8 @@ int write_file_atomic_mode(const char *path, const char *data, size_t len, unsig
 		return r;
 	}
 	int r = write_all(fd, data, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
+	if (r == 0)
+		r = store_sync(fd, false);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
@@ -266,8 +281,10 @@ int store_job_id(const char *state_dir, char ret[33])
 	return r;
 }
 
-int store_append_event(const char *state_dir, const char *json_line)
+int store_append_events(const char *state_dir, char *const *lines, size_t n)
 {
+	if (n == 0)
+		return 0;
 	char *path = path_join(state_dir, "events.jsonl");
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	free(path);
@@ -279,20 +296,28 @@ int store_append_event(const char *state_dir, const char *json_line)
 		close(fd);
 		return r;
 	}
-	size_t n = strlen(json_line);
-	char *line = xmalloc(n + 1);
-	memcpy(line, json_line, n);
-	line[n] = '\n';
-	int r = write_all(fd, line, n + 1);
-	free(line);
-	if (r == 0 && fdatasync(fd) < 0)
-		r = -errno;
+	/* one write of every line, one fdatasync: a burst of events costs what one did */
+	struct strbuf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		strbuf_append(&b, lines[i]);
+		strbuf_append(&b, "\n");
+	}
+	int r = write_all(fd, b.buf, b.len);
+	strbuf_free(&b);
+	if (r == 0)
+		r = store_sync(fd, true);
 	/* a full volume can take half a line: cut it off again, so that the next line starts a line of its own
 	 * (a crash before this is what store_repair_events handles) */
 	if (r < 0 && ftruncate(fd, st.st_size) == 0)
-		(void)fdatasync(fd);
+		(void)store_sync(fd, true);
 	close(fd);
 	return r;
+}
+
+int store_append_event(const char *state_dir, const char *json_line)
+{
+	char *line = (char *)json_line;
+	return store_append_events(state_dir, &line, 1);
 }
 
 int store_events_tail(const char *state_dir, size_t max_bytes, char **ret, size_t *ret_len)

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "autoscaler.h"
+#include "store.h"
 #include "sup.h"
 
 /* One control-loop cycle's collection. */
@@ -375,12 +376,18 @@ static void on_as_event(void *userdata, const char *job_key, enum as_event_type 
 		sup_event(s, reason, "autoscaler: %s", message);
 }
 
+/* The autoscaler's state file, written on the worker thread like the events and the status (sup_core.c). */
+static void write_state(void *ctx, const char *path, char *text)
+{
+	sup_write_file(ctx, path, text, "autoscaler/");
+}
+
 int sup_autoscaler_setup(struct supervisor *s)
 {
 	char *dir = path_join(s->state_dir, "autoscaler");
 	struct as_realizer realizer = {realize, s};
 	struct as_event_handler events = {on_as_event, s};
-	s->as = autoscaler_new(&realizer, &events, as_store_file_new(dir));
+	s->as = autoscaler_new(&realizer, &events, as_store_file_new_with_writer(dir, write_state, s));
 	free(dir);
 	return sup_arm(s, &s->as_timer, 2 * USEC_PER_SEC, on_tick);
 }

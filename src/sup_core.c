@@ -1,5 +1,6 @@
 /* sup_core: the supervisor's record keeping: events (log line + events.jsonl), the status document
- * (rewritten atomically, only when it changed), the lifecycle state it shows, and timers. */
+ * (rewritten atomically, only when it changed), both written off the loop in grouped flushes on the worker
+ * thread (a burst of events costs one fsync), the lifecycle state it shows, and timers. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,12 @@
 #include "redact.h"
 #include "store.h"
 #include "sup.h"
+#include "worker.h"
 
 /* events kept in memory while the volume does not take them */
 #define PENDING_EVENTS_MAX 256
+
+static void schedule_flush(struct supervisor *s);
 
 static void sup_event_v(struct supervisor *s, enum log_level level, const char *type, const char *fmt, va_list ap)
 {
@@ -49,24 +53,15 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	cJSON_Delete(o);
 	strbuf_free(&msg);
 	sup_observe_event(s, line); /* the status page's recent events, whether the volume takes it or not */
-	/* events the volume did not take yet go first, in order */
+	/* appended at the end of this loop iteration, with every other event of it: one write, one fdatasync */
 	strv_push_take(&s->pending_events, line);
-	size_t done = 0;
-	int r = 0;
-	while (done < s->pending_events.n && (r = store_append_event(s->state_dir, s->pending_events.v[done])) == 0)
-		done++;
-	for (size_t i = 0; i < done; i++)
-		free(s->pending_events.v[i]);
-	memmove(s->pending_events.v, s->pending_events.v + done, (s->pending_events.n - done) * sizeof(char *));
-	s->pending_events.n -= done;
-	s->pending_events.v[s->pending_events.n] = NULL;
 	if (s->pending_events.n > PENDING_EVENTS_MAX) {
 		free(s->pending_events.v[0]);
 		memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
 		s->pending_events.n--;
 		s->events_dropped++;
 	}
-	sup_volume_write(s, "events.jsonl", r);
+	schedule_flush(s);
 }
 
 void sup_volume_write(struct supervisor *s, const char *file, int r)
@@ -133,22 +128,8 @@ void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...)
 
 void sup_write_status(struct supervisor *s)
 {
-	char *text = status_render(&s->status);
-	if (s->last_written && !strcmp(text, s->last_written)) {
-		free(text);
-		return;
-	}
-	char *path = path_join(s->state_dir, "status.json");
-	int r = write_file_atomic(path, text, strlen(text));
-	free(path);
-	sup_volume_write(s, "status.json", r);
-	if (r < 0) {
-		/* the status error changed: the next write tries again with it */
-		free(text);
-		return;
-	}
-	free(s->last_written);
-	s->last_written = text;
+	s->status_dirty = true;
+	schedule_flush(s);
 }
 
 void sup_set_job_state(struct supervisor *s, const char *state)
@@ -163,6 +144,209 @@ void sup_set_intent(struct supervisor *s, const char *intent)
 {
 	status_set_string(&s->status.intent, intent);
 	sup_write_status(s);
+}
+
+/* ---- the volume's records, written off the loop ----
+ *
+ * Events and the status document are kept in memory and written by one flush at the end of the loop iteration
+ * that recorded them (a defer source): the event lines with one write and one fdatasync, status.json replaced
+ * once (temp, fsync, rename, fsync of the directory) with its latest text. The flush runs on the worker thread,
+ * one at a time: what is recorded while one runs goes with the next. So the loop never waits on the volume, and a
+ * burst of events costs one fsync. Where an action must not go before its record is on the volume (the intent
+ * before a launch or a stop-with-savepoint), sup_sync waits for it. */
+
+struct flush {
+	char *state_dir;
+	struct strv lines; /* events to append, in order */
+	char *status;      /* status.json's new text, or NULL */
+	int events_r, status_r;
+	struct supervisor *s;
+};
+
+static void flush_run(void *arg)
+{
+	struct flush *f = arg;
+	f->events_r = f->lines.n ? store_append_events(f->state_dir, f->lines.v, f->lines.n) : 0;
+	if (f->status) {
+		char *path = path_join(f->state_dir, "status.json");
+		f->status_r = write_file_atomic(path, f->status, strlen(f->status));
+		free(path);
+	}
+}
+
+static void flush_done(void *arg)
+{
+	struct flush *f = arg;
+	struct supervisor *s = f->s;
+	s->flushing = false;
+	bool had_lines = f->lines.n > 0, had_status = f->status != NULL;
+	if (f->events_r < 0) {
+		/* not appended: they go first with the next flush, in order, before what came since */
+		struct strv back = {0};
+		for (size_t i = 0; i < f->lines.n; i++)
+			strv_push_take(&back, f->lines.v[i]);
+		for (size_t i = 0; i < s->pending_events.n; i++)
+			strv_push_take(&back, s->pending_events.v[i]);
+		free(f->lines.v);
+		free(s->pending_events.v);
+		s->pending_events = back;
+		while (s->pending_events.n > PENDING_EVENTS_MAX) {
+			free(s->pending_events.v[0]);
+			memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
+			s->pending_events.n--;
+			s->events_dropped++;
+		}
+	} else {
+		strv_free(&f->lines);
+	}
+	if (f->status) {
+		if (f->status_r == 0) {
+			free(s->last_written);
+			s->last_written = f->status;
+		} else {
+			free(f->status);
+			s->status_dirty =
+			    true; /* tried again with the next flush (with the status error it gets now) */
+		}
+	}
+	int events_r = f->events_r, status_r = f->status_r;
+	free(f->state_dir);
+	free(f);
+	if (had_lines || events_r < 0)
+		sup_volume_write(s, "events.jsonl", events_r);
+	if (had_status)
+		sup_volume_write(s, "status.json", status_r);
+	/* what was recorded meanwhile; a failing volume is not retried until something new is recorded */
+	if (s->pending_events.n && events_r == 0)
+		schedule_flush(s);
+}
+
+/* What the next flush writes, taken from the supervisor (NULL: nothing to write). */
+static struct flush *flush_take(struct supervisor *s)
+{
+	char *text = NULL;
+	if (!s->state_dir)
+		return NULL;
+	if (s->status_dirty) {
+		s->status_dirty = false;
+		text = status_render(&s->status);
+		if (s->last_written && !strcmp(text, s->last_written)) {
+			free(text);
+			text = NULL;
+		}
+	}
+	if (!text && !s->pending_events.n)
+		return NULL;
+	struct flush *f = xcalloc(1, sizeof(*f));
+	f->s = s;
+	f->state_dir = xstrdup(s->state_dir);
+	f->lines = s->pending_events;
+	s->pending_events = (struct strv){0};
+	f->status = text;
+	return f;
+}
+
+static int on_flush(sd_event_source *src, void *userdata)
+{
+	struct supervisor *s = userdata;
+	if (s->flushing)
+		return 0; /* the running flush's end schedules the next */
+	struct flush *f = flush_take(s);
+	if (!f)
+		return 0;
+	s->flushing = true;
+	worker_submit(s->worker, flush_run, flush_done, f);
+	return 0;
+}
+
+static void schedule_flush(struct supervisor *s)
+{
+	if (!s->worker || !s->flush_source) {
+		sup_sync(s); /* before the loop runs (and after it): written at once */
+		return;
+	}
+	sd_event_source_set_enabled(s->flush_source, SD_EVENT_ONESHOT);
+}
+
+void sup_sync(struct supervisor *s)
+{
+	/* the flush in flight first (its end may put events back), then what is left, on this thread: again while
+	 * writing records something new (VolumeWritable), not again when the volume refuses */
+	worker_drain(s->worker);
+	for (int round = 0; round < 3; round++) {
+		struct flush *f = flush_take(s);
+		if (!f)
+			return;
+		s->flushing = true;
+		flush_run(f);
+		bool ok = f->events_r == 0 && f->status_r == 0;
+		flush_done(f);
+		if (!ok)
+			return;
+	}
+}
+
+/* ---- other files replaced off the loop (the stable spec, the autoscaler's state) ---- */
+
+struct file_write {
+	struct supervisor *s;
+	char *path, *text, *what;
+	int r;
+};
+
+static void file_write_run(void *arg)
+{
+	struct file_write *w = arg;
+	char *dir = xstrndup(w->path, (size_t)(strrchr(w->path, '/') - w->path));
+	w->r = mkdir_p(dir);
+	if (w->r == 0)
+		w->r = write_file_atomic(w->path, w->text, strlen(w->text));
+	free(dir);
+}
+
+static void file_write_done(void *arg)
+{
+	struct file_write *w = arg;
+	sup_volume_write(w->s, w->what, w->r);
+	free(w->path);
+	free(w->text);
+	free(w->what);
+	free(w);
+}
+
+void sup_write_file(struct supervisor *s, const char *path, char *text, const char *what)
+{
+	struct file_write *w = xcalloc(1, sizeof(*w));
+	w->s = s;
+	w->path = xstrdup(path);
+	w->text = text;
+	w->what = xstrdup(what);
+	if (s->worker) {
+		worker_submit(s->worker, file_write_run, file_write_done, w);
+	} else {
+		file_write_run(w);
+		file_write_done(w);
+	}
+}
+
+int sup_journal_setup(struct supervisor *s)
+{
+	int r = worker_new(s->event, &s->worker);
+	if (r < 0)
+		return r;
+	r = sd_event_add_defer(s->event, &s->flush_source, on_flush, s);
+	if (r < 0)
+		return r;
+	sd_event_source_set_description(s->flush_source, "volume-flush");
+	return sd_event_source_set_enabled(s->flush_source, SD_EVENT_OFF);
+}
+
+void sup_journal_free(struct supervisor *s)
+{
+	s->flush_source = sup_disarm(s->flush_source);
+	sup_sync(s);
+	worker_free(s->worker);
+	s->worker = NULL;
 }
 
 void sup_exit(struct supervisor *s, int code)

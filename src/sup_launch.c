@@ -13,6 +13,7 @@
 #include "jvm.h"
 #include "membudget.h"
 #include "redact.h"
+#include "scratch.h"
 #include "store.h"
 #include "preflight.h"
 #include "sup.h"
@@ -155,12 +156,68 @@ static int write_launch_files(struct supervisor *s, const struct launch *l)
 	free(log4j);
 	free(conf_path);
 	free(log_path);
-	if (r == 0) {
-		/* Flink's temporary files (blobs, the extracted RPC jar, spill files) from an earlier JVM */
-		rm_rf(s->tmp_dir);
-		r = mkdir_p(s->tmp_dir);
-	}
 	return r;
+}
+
+/* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
+ * aside and removed by a child process, off the loop. */
+static int prepare_scratch(struct supervisor *s)
+{
+	char *old = NULL;
+	int r = scratch_rotate(s->scratch_dir, s->launch_gen + 1, &old);
+	if (r < 0) {
+		log_error("unable to prepare the JVM's scratch directory %s: %s", s->tmp_dir, strerror(-r));
+		return r;
+	}
+	if (old) {
+		struct strv v = {0};
+		strv_push_take(&v, old);
+		pid_t pid = scratch_remove(&v);
+		if (pid < 0)
+			log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
+		strv_free(&v);
+	}
+	return 0;
+}
+
+void sup_scratch_free(struct supervisor *s)
+{
+	/* nothing in it outlives the JVM; the loop is over, so this may wait (a JVM still running keeps it: the next
+	 * launch puts it aside) */
+	if (s->jvm_pid <= 0 && s->tmp_dir) {
+		rm_rf(s->tmp_dir);
+		rmdir(s->scratch_dir); /* when empty: not another's leftovers */
+	}
+}
+
+void sup_scratch_setup(struct supervisor *s)
+{
+	const char *dir = spec_get(s->spec, "flinklet.scratch.dir");
+	char *def = scratch_default_dir(s->spec->name, s->state_dir);
+	char *err = NULL;
+	if (dir && scratch_open(dir, !strcmp(dir, def), &err) == 0) {
+		s->scratch_dir = xstrdup(dir);
+	} else {
+		s->scratch_dir = path_join(s->state_dir, "tmp");
+		log_warn("%s; the JVM's scratch space is %s on the state volume instead",
+		         err ? err : "no scratch directory", s->scratch_dir);
+		mkdir_p(s->scratch_dir);
+	}
+	free(err);
+	free(def);
+	s->tmp_dir = path_join(s->scratch_dir, "jvm");
+	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
+	 * it on the volume */
+	struct strv old = {0};
+	scratch_leftovers(s->scratch_dir, &old);
+	char *legacy = path_join(s->state_dir, "tmp");
+	if (strcmp(legacy, s->scratch_dir) && access(legacy, F_OK) == 0)
+		strv_push(&old, legacy);
+	free(legacy);
+	pid_t pid = scratch_remove(&old);
+	if (pid < 0)
+		log_warn("unable to remove the scratch directories earlier JVMs left: %s", strerror((int)-pid));
+	strv_free(&old);
 }
 
 static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata)
@@ -358,10 +415,17 @@ static int launch_jvm(struct supervisor *s)
 	l.parallelism_overrides = NULL;
 	if (r < 0) {
 		/* (a success is not news: an unchanged file is not written) */
-		sup_volume_write(s, "the Flink configuration (conf/, tmp/)", r);
+		sup_volume_write(s, "the Flink configuration (conf/)", r);
 		free(uri);
 		return r;
 	}
+	r = prepare_scratch(s);
+	if (r < 0) {
+		free(uri);
+		return r;
+	}
+	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs */
+	sup_sync(s);
 	struct strv argv = {0}, envp = {0};
 	flinkconf_build_argv(s->spec, &l, &argv);
 	flinkconf_build_envp(s->spec, &l, environ, &envp);
@@ -400,6 +464,7 @@ static int launch_jvm(struct supervisor *s)
 /* ---- the jar ---- */
 
 static void start_fetch(struct supervisor *s);
+static void fetch_failed(struct supervisor *s, const char *why, bool retry);
 static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata);
 
 void sup_fetch_cancel(struct supervisor *s)
@@ -432,7 +497,108 @@ static void fetch_failed(struct supervisor *s, const char *why, bool retry)
 	sup_dispatch(s, EV_LAUNCH_FAILED);
 }
 
-static void on_fetched(void *userdata, long code, const char *error);
+/* ---- the jar's checks on the worker thread ----
+ *
+ * The sha256 of a cached jar and of a download, and the move of a download into the cache (fsync, rename, fsync
+ * of the directory), read or write the whole jar on the volume: they run on the worker thread, and their end
+ * comes back to the loop. A job works on its own copies (the artifact may be planned anew meanwhile); its end is
+ * used only while the fetch it belongs to is current (fetch.gen, fetch.active). */
+
+struct jar_job {
+	struct supervisor *s;
+	unsigned gen;
+	struct artifact a; /* local_path and sha256 only, copied */
+	char *tmp;         /* the download to move into the cache, or NULL: check the cache */
+	bool cached;
+	int r;
+	char *err;
+};
+
+static struct jar_job *jar_job_new(struct supervisor *s, char *tmp)
+{
+	struct jar_job *j = xcalloc(1, sizeof(*j));
+	j->s = s;
+	j->gen = s->fetch.gen;
+	j->a.local_path = xstrdup(s->jar.local_path);
+	j->a.sha256 = s->jar.sha256 ? xstrdup(s->jar.sha256) : NULL;
+	j->tmp = tmp;
+	return j;
+}
+
+static bool jar_job_end(struct jar_job *j)
+{
+	bool current = j->gen == j->s->fetch.gen && j->s->fetch.active;
+	free(j->a.local_path);
+	free((char *)j->a.sha256);
+	free(j->tmp);
+	free(j->err);
+	free(j);
+	return current;
+}
+
+static void jar_job_submit(struct supervisor *s, worker_fn fn, worker_done_fn done, struct jar_job *j)
+{
+	if (s->worker) {
+		worker_submit(s->worker, fn, done, j);
+	} else {
+		fn(j);
+		done(j);
+	}
+}
+
+static void check_run(void *arg)
+{
+	struct jar_job *j = arg;
+	j->cached = artifact_cached(&j->a);
+}
+
+static void check_done(void *arg)
+{
+	struct jar_job *j = arg;
+	struct supervisor *s = j->s;
+	bool cached = j->cached;
+	if (!jar_job_end(j))
+		return;
+	if (!cached) {
+		start_fetch(s);
+		return;
+	}
+	s->fetch.active = false;
+	if (launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+}
+
+static void commit_run(void *arg)
+{
+	struct jar_job *j = arg;
+	j->r = artifact_commit(&j->a, j->tmp, &j->err);
+	free(j->tmp);
+	j->tmp = NULL;
+}
+
+static void commit_done(void *arg)
+{
+	struct jar_job *j = arg;
+	struct supervisor *s = j->s;
+	int r = j->r;
+	char *err = j->err;
+	j->err = NULL;
+	if (!jar_job_end(j)) {
+		free(err);
+		return;
+	}
+	if (r < 0) {
+		fetch_failed(s, err, false); /* a wrong checksum does not get better by asking again */
+		free(err);
+		return;
+	}
+	s->fetch.active = false;
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->jar.local_path);
+	free(shown);
+	if (launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+}
 
 struct fetch_ticket {
 	struct supervisor *s;
@@ -462,20 +628,8 @@ static void on_fetched(void *userdata, long code, const char *error)
 		free(why);
 		return;
 	}
-	char *err = NULL;
-	int r = artifact_commit(&s->jar, tmp, &err);
-	free(tmp);
-	if (r < 0) {
-		fetch_failed(s, err, false); /* a wrong checksum does not get better by asking again */
-		free(err);
-		return;
-	}
-	s->fetch.active = false;
-	char *shown = redact_uri(s->spec->job.jar_uri);
-	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->jar.local_path);
-	free(shown);
-	if (launch_jvm(s) < 0)
-		sup_dispatch(s, EV_LAUNCH_FAILED);
+	/* the checksum, the fsync and the rename: off the loop */
+	jar_job_submit(s, commit_run, commit_done, jar_job_new(s, tmp));
 }
 
 static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata)
@@ -544,9 +698,17 @@ int sup_launch(struct supervisor *s)
 		free(err);
 		return r;
 	}
-	if (s->jar.remote && !artifact_cached(&s->jar)) {
+	if (s->jar.remote) {
 		s->fetch.attempts = 0;
-		start_fetch(s);
+		if (access(s->jar.local_path, R_OK) < 0) {
+			start_fetch(s);
+		} else if (s->jar.sha256) {
+			/* a cached jar is read whole for its checksum: on the worker thread */
+			s->fetch.active = true;
+			jar_job_submit(s, check_run, check_done, jar_job_new(s, NULL));
+		} else {
+			return launch_jvm(s);
+		}
 		return s->fetch.active || s->state != SUP_STARTING ? 0 : -EIO;
 	}
 	return launch_jvm(s);

@@ -139,6 +139,9 @@ char *sup_metrics(struct supervisor *s)
 	metric(&b, "flinklet_volume_low", "gauge",
 	       "1 while the state volume's free space is below flinklet.volume.min-free-percent.");
 	strbuf_appendf(&b, "flinklet_volume_low %d\n", s->volume_low ? 1 : 0);
+	metric(&b, "flinklet_volume_syncs_total", "counter",
+	       "fsyncs and fdatasyncs of the state volume's records (events, status, the files flinklet replaces).");
+	strbuf_appendf(&b, "flinklet_volume_syncs_total %llu\n", (unsigned long long)store_syncs());
 
 	metric(&b, "flinklet_lifecycle_state", "gauge", "The lifecycle state: 1 for the current one.");
 	static const char *const states[] = {"CREATED",   "DEPLOYED",     "STABLE",      "UPGRADING",

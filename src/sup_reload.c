@@ -99,14 +99,14 @@ void sup_keep_stable_spec(struct supervisor *s)
 {
 	char *yaml = spec_to_yaml(s->spec);
 	char *path = stable_spec_path(s);
-	int r = write_file_atomic(path, yaml, strlen(yaml));
-	sup_volume_write(s, "spec.stable.yaml", r);
+	/* nothing acts on it before the next change of configuration: off the loop */
+	sup_write_file(s, path, yaml, "spec.stable.yaml");
 	free(path);
-	free(yaml);
 }
 
 struct spec *sup_load_stable_spec(struct supervisor *s)
 {
+	worker_drain(s->worker); /* a write of it still on its way (rare: it is written when a launch is stable) */
 	char *path = stable_spec_path(s);
 	char *text = NULL;
 	size_t len = 0;

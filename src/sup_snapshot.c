@@ -199,6 +199,7 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	free(intent);
 	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
 	          s->job_id, s->sp_dir, why[s->stop_purpose]);
+	sup_sync(s); /* the intent is on the volume before the request goes out */
 	char *uri = file_uri_from_path(s->sp_dir);
 	cJSON *body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "targetDirectory", uri);

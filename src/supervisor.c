@@ -887,7 +887,7 @@ static int open_state_dir(struct supervisor *s)
 	store_repair_events(s->state_dir);
 	sup_observe_setup(s);
 	s->conf_dir = path_join(s->state_dir, "conf");
-	s->tmp_dir = path_join(s->state_dir, "tmp");
+	sup_scratch_setup(s);
 	{
 		/* what a crash between a write and its rename left behind (the files themselves are intact) */
 		char *as_dir = path_join(s->state_dir, "autoscaler");
@@ -970,6 +970,9 @@ static int setup_loop(struct supervisor *s)
 	    (r = sd_event_add_signal(s->event, NULL, SIGQUIT, on_quit, s)) < 0 ||
 	    (r = sd_event_add_signal(s->event, NULL, SIGHUP, on_hup, s)) < 0)
 		return r;
+	/* the volume's records are written off the loop from now on (sup_core.c) */
+	if ((r = sup_journal_setup(s)) < 0)
+		return r;
 	char *url = flinkconf_rest_url(s->spec);
 	r = rest_new(s->event, url, spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"), &s->rest);
 	free(url);
@@ -997,6 +1000,9 @@ static void sup_free(struct supervisor *s)
 	artifact_free(&s->jar);
 	sup_reload_free(s);
 	sup_snapshot_cancel(s);
+	/* what is recorded and not written yet goes to the volume now, before the lock is let go */
+	sup_journal_free(s);
+	sup_scratch_free(s);
 	sup_disarm(s->poll_timer);
 	sup_disarm(s->startup_timer);
 	sup_disarm(s->backoff_timer);
@@ -1028,6 +1034,7 @@ static void sup_free(struct supervisor *s)
 	free(s->state_dir);
 	free(s->conf_dir);
 	free(s->tmp_dir);
+	free(s->scratch_dir);
 	free(s->lib_dir);
 	free(s->ckpt_dir);
 	free(s->sp_dir);

@@ -2,7 +2,8 @@
  * allows its inline script and style by their hashes (include/webpage.h). */
 #include <string.h>
 
-#include <openssl/evp.h>
+#include <nettle/base64.h>
+#include <nettle/sha2.h>
 
 #include "util.h"
 #include "webpage.h"
@@ -28,13 +29,15 @@ static void hashes(struct strbuf *b, const char *html, size_t len, const char *o
 		const char *c = memmem(body, (size_t)(end - body), close, close_len);
 		if (!c)
 			break;
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int md_len = 0;
-		unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
-		if (EVP_Digest(body, (size_t)(c - body), md, &md_len, EVP_sha256(), NULL) == 1) {
-			EVP_EncodeBlock(b64, md, (int)md_len);
-			strbuf_appendf(b, " 'sha256-%s'", (const char *)b64);
-		}
+		uint8_t md[SHA256_DIGEST_SIZE];
+		char b64[BASE64_ENCODE_RAW_LENGTH(SHA256_DIGEST_SIZE) + 1];
+		struct sha256_ctx ctx;
+		sha256_init(&ctx);
+		sha256_update(&ctx, (size_t)(c - body), (const uint8_t *)body);
+		sha256_digest(&ctx, sizeof(md), md);
+		base64_encode_raw(b64, sizeof(md), md);
+		b64[sizeof(b64) - 1] = '\0';
+		strbuf_appendf(b, " 'sha256-%s'", b64);
 		p = c + close_len;
 	}
 }

@@ -111,8 +111,13 @@ class Flinklet:
         """preexec_fn runs in the child before flinklet (test_memory_budget.py: into a memory cgroup)."""
         self.log = open(self.log_path, "ab")
         self.pidns = "unshare" in " ".join(wrapper)
+        # TMPDIR: flinklet.scratch.dir's default (the JVM's io.tmp.dirs) inside the test's own directory, which is
+        # removed with it (the default is /tmp/flinklet-<name>-<hash>)
+        tmpdir = os.path.join(os.path.dirname(self.state), "scratch")
+        os.makedirs(tmpdir, exist_ok=True)
         self.proc = subprocess.Popen([*wrapper, *WRAPPER, *self.argv()], stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
+                                     start_new_session=True, env={**os.environ, "TMPDIR": tmpdir, **(env or {})},
+                                     preexec_fn=preexec_fn)
         return self
 
     def status(self):

@@ -41,6 +41,9 @@ def test_check_config_json_has_defaults(tmp_path):
     assert fc["execution.checkpointing.externalized-checkpoint-retention"] == "RETAIN_ON_CANCELLATION"
     assert fc["flinklet.shutdown.timeout"] == "25 s"
     assert fc["taskmanager.numberOfTaskSlots"] == "2"
+    # the JVM's scratch space is local, one per deployment (flinklet.scratch.dir's default)
+    assert fc["flinklet.scratch.dir"].startswith(os.path.join(os.environ.get("TMPDIR") or "/tmp",
+                                                              "flinklet-clicks-per-user-"))
 
 
 def test_check_config_from_env_and_override(tmp_path):

@@ -72,7 +72,7 @@ class Supervisor:
         self.proc = subprocess.Popen([BIN, "run", "-c", str(self.config), "--state-dir", self.state,
                                       "--flink-home", str(self.flink_home)],
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=dict(os.environ, **self.start_env))
+                                     env=dict(os.environ, TMPDIR=str(self.tmp), **self.start_env))
         return self
 
     def alive(self):

@@ -8,8 +8,11 @@
  *   erofs   the call fails with EROFS
  *
  * With $VOLSHIM_LOG each counted step is appended there ("<n> <call> <path>"), so a first run with
- * VOLSHIM_AT=0 lists every step of a scenario and later runs can stop at each one. The library unsets
- * LD_PRELOAD at load, so the JVM flinklet starts does not inherit it. Test code only: never shipped. */
+ * VOLSHIM_AT=0 lists every step of a scenario and later runs can stop at each one. With $VOLSHIM_SYNC_DELAY_MS
+ * every fsync and fdatasync of a file under $VOLSHIM_DIR takes that long first (a slow network volume, issue 15).
+ * Steps are counted atomically
+ * (flinklet writes from its worker thread and its loop). The library unsets LD_PRELOAD at load, so the JVM
+ * flinklet starts does not inherit it. Test code only: never shipped. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *dir;
@@ -28,6 +32,7 @@ static long at;
 static int fail_errno; /* 0: kill */
 static int log_fd = -1;
 static long step;
+static long sync_delay_ms;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -61,6 +66,8 @@ __attribute__((constructor)) static void volshim_init(void)
 	             : !strcmp(act, "eio")        ? EIO
 	             : !strcmp(act, "erofs")      ? EROFS
 	                                          : 0;
+	const char *delay = getenv("VOLSHIM_SYNC_DELAY_MS");
+	sync_delay_ms = delay ? strtol(delay, NULL, 10) : 0;
 	const char *lp = getenv("VOLSHIM_LOG");
 	if (lp)
 		log_fd = real_open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -85,7 +92,7 @@ static int fd_under_dir(int fd)
 /* Counts a step; returns 1 when this one is to fail (errno set), kills when it is to kill. */
 static int fault(const char *call, const char *path, int fd, int torn_fd, const void *buf, size_t len)
 {
-	step++;
+	long me = __atomic_add_fetch(&step, 1, __ATOMIC_SEQ_CST);
 	if (log_fd >= 0) {
 		char target[4096] = "";
 		if (!path) {
@@ -96,11 +103,11 @@ static int fault(const char *call, const char *path, int fd, int torn_fd, const 
 			path = target;
 		}
 		char line[4200];
-		int n = snprintf(line, sizeof(line), "%ld %s %s\n", step, call, path);
+		int n = snprintf(line, sizeof(line), "%ld %s %s\n", me, call, path);
 		if (n > 0)
 			real_write(log_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
-	if (step != at)
+	if (me != at)
 		return 0;
 	if (torn_fd >= 0 && len > 1)
 		real_write(torn_fd, buf, len / 2);
@@ -155,17 +162,33 @@ int ftruncate(int fd, off_t len)
 	return real_ftruncate(fd, len);
 }
 
+/* A slow volume: the sync waits first. */
+static void slow_sync(void)
+{
+	if (sync_delay_ms <= 0)
+		return;
+	struct timespec ts = {sync_delay_ms / 1000, (sync_delay_ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 int fsync(int fd)
 {
-	if (fd_under_dir(fd) && fault("fsync", NULL, fd, -1, NULL, 0))
+	if (!fd_under_dir(fd))
+		return real_fsync(fd);
+	if (fault("fsync", NULL, fd, -1, NULL, 0))
 		return -1;
+	slow_sync();
 	return real_fsync(fd);
 }
 
 int fdatasync(int fd)
 {
-	if (fd_under_dir(fd) && fault("fdatasync", NULL, fd, -1, NULL, 0))
+	if (!fd_under_dir(fd))
+		return real_fdatasync(fd);
+	if (fault("fdatasync", NULL, fd, -1, NULL, 0))
 		return -1;
+	slow_sync();
 	return real_fdatasync(fd);
 }
 

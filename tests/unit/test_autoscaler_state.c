@@ -337,6 +337,48 @@ static void test_file_store(void **state)
 	remove_tree(tmp);
 }
 
+struct handed {
+	char *path, *text;
+	int calls;
+};
+
+static void capture_write(void *ctx, const char *path, char *text)
+{
+	struct handed *h = ctx;
+	free(h->path);
+	free(h->text);
+	h->path = xstrdup(path);
+	h->text = text; /* the writer owns it */
+	h->calls++;
+}
+
+/* With a writer (the supervisor's worker thread), flush hands the document over and writes nothing itself. */
+static void test_file_store_with_a_writer(void **state)
+{
+	(void)state;
+	char *tmp = make_tempdir();
+	char *dir = path_join(tmp, "autoscaler");
+	struct handed h = {0};
+	struct as_state_store s = as_store_file_new_with_writer(dir, capture_write, &h);
+	char *err = NULL;
+	s.ops->put(s.impl, "0123abcd", AS_STATE_PARALLELISM_OVERRIDES, cJSON_Parse("{\"aa\": \"4\"}"));
+	assert_int_equal(s.ops->flush(s.impl, "0123abcd", &err), 0);
+	assert_int_equal(h.calls, 1);
+	char *file = path_join(dir, "0123abcd.json");
+	assert_string_equal(h.path, file);
+	assert_contains(h.text, "\"parallelismOverrides\":{\"aa\":\"4\"}");
+	assert_int_equal(access(dir, F_OK), -1); /* nothing written here */
+	/* nothing changed: nothing handed over again */
+	assert_int_equal(s.ops->flush(s.impl, "0123abcd", &err), 0);
+	assert_int_equal(h.calls, 1);
+	s.ops->free(s.impl);
+	free(h.path);
+	free(h.text);
+	free(file);
+	free(dir);
+	remove_tree(tmp);
+}
+
 static void test_file_store_corrupt(void **state)
 {
 	(void)state;
@@ -420,8 +462,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_samples_round_trip), cmocka_unit_test(test_other_kinds_round_trip),
 	    cmocka_unit_test(test_corrupt_values),     cmocka_unit_test(test_memory_store),
-	    cmocka_unit_test(test_file_store),         cmocka_unit_test(test_file_store_corrupt),
-	    cmocka_unit_test(test_size_bound),
+	    cmocka_unit_test(test_file_store),         cmocka_unit_test(test_file_store_with_a_writer),
+	    cmocka_unit_test(test_file_store_corrupt), cmocka_unit_test(test_size_bound),
 	};
 	return cmocka_run_group_tests_name("autoscaler_state", tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * made here (in a thread, like a real one) that takes its first connection and never answers it (a REST server still
  * coming up), and answers the next ones at once. A request that hangs does not hold back the one sent after it; a
  * request's own timeout (rest_request_within) ends it although the client's default is an hour, and its error is known
- * as a timeout; a refused connection is not a timeout. */
+ * as a timeout; a refused connection is not a timeout. The answers map to what the supervisor acts on: an HTTP error
+ * status with its JSON body, a body that is not JSON, a connection closed without an answer, a redirect not
+ * followed; and the proxy settings of the environment are never used for Flink's REST API (issue 17). */
 #include "unit.h"
 
 #include <arpa/inet.h>
@@ -11,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
+#include <cjson/cJSON.h>
 #include <systemd/sd-event.h>
 
 #include "rest.h"
@@ -22,6 +25,8 @@ struct server {
 	int hang;           /* how many connections to take and never answer before answering the rest */
 	atomic_bool taken;  /* one was taken and not answered */
 	int held[8], nheld; /* those connections */
+	const char *reply;  /* the whole answer (NULL: 200 with a small JSON object; "": close without one) */
+	atomic_int served;  /* connections answered (or closed) */
 	pthread_t thread;
 };
 
@@ -68,19 +73,21 @@ static void *serve(void *arg)
 			if (strstr(buf, "\r\n\r\n"))
 				break;
 		}
-		static const char reply[] =
-		    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 16\r\n"
-		    "Connection: close\r\n\r\n{\"state\":\"RUN\"}\n";
-		ssize_t w = write(c, reply, sizeof(reply) - 1);
+		static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 16\r\n"
+		                         "Connection: close\r\n\r\n{\"state\":\"RUN\"}\n";
+		const char *reply = sv->reply ? sv->reply : ok;
+		ssize_t w = write(c, reply, strlen(reply));
 		(void)w;
+		atomic_fetch_add(&sv->served, 1);
 		close(c);
 	}
 }
 
-static void server_start(struct server *sv, int hang)
+static void server_start_with(struct server *sv, int hang, const char *reply)
 {
 	memset(sv, 0, sizeof(*sv));
 	sv->hang = hang;
+	sv->reply = reply;
 	sv->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(sv->fd >= 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -90,6 +97,11 @@ static void server_start(struct server *sv, int hang)
 	assert_int_equal(getsockname(sv->fd, (struct sockaddr *)&a, &len), 0);
 	sv->port = ntohs(a.sin_port);
 	assert_int_equal(pthread_create(&sv->thread, NULL, serve, sv), 0);
+}
+
+static void server_start(struct server *sv, int hang)
+{
+	server_start_with(sv, hang, NULL);
 }
 
 static void server_stop(struct server *sv)
@@ -186,12 +198,113 @@ static void test_timeout_words(void **state)
 	assert_false(rest_error_is_timeout(NULL));
 }
 
+/* One request to a server that gives the answer reply; the outcome and the body's "state" (or ""). */
+struct answer {
+	struct outcome o;
+	char state[64];
+};
+
+static void on_answer(void *userdata, long code, struct cJSON *body, const char *error)
+{
+	struct answer *a = userdata;
+	const cJSON *st = body ? cJSON_GetObjectItemCaseSensitive(body, "state") : NULL;
+	snprintf(a->state, sizeof(a->state), "%s", cJSON_IsString(st) ? st->valuestring : "");
+	on_done(&a->o, code, body, error);
+}
+
+static struct answer ask(const char *reply)
+{
+	sd_event *ev = NULL;
+	assert_true(sd_event_new(&ev) >= 0);
+	struct server sv;
+	server_start_with(&sv, 0, reply);
+	char *base = xasprintf("http://127.0.0.1:%d", sv.port);
+	struct rest *r = NULL;
+	assert_int_equal(rest_new(ev, base, 30 * USEC_PER_SEC, &r), 0);
+	free(base);
+	struct answer a = {0};
+	assert_int_equal(rest_request(r, "GET", "/jobs/x", NULL, on_answer, &a), 0);
+	run_until(ev, &a.o.done);
+	rest_free(r);
+	server_stop(&sv);
+	sd_event_unref(ev);
+	return a;
+}
+
+static void test_an_http_error_comes_with_its_status_and_json_body(void **state)
+{
+	(void)state;
+	struct answer a = ask("HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+	                      "Content-Length: 31\r\nConnection: close\r\n\r\n{\"state\":\"x\",\"errors\":[\"boom\"]}");
+	assert_int_equal(a.o.code, 500);
+	assert_string_equal(a.o.error, ""); /* an answer: the status says what went wrong */
+	assert_string_equal(a.state, "x");  /* and the body is there to read Flink's errors from */
+}
+
+static void test_an_answer_that_is_not_json_is_an_error_with_its_status(void **state)
+{
+	(void)state;
+	struct answer a = ask("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 15\r\n"
+	                      "Connection: close\r\n\r\n<html>hi</html>");
+	assert_int_equal(a.o.code, 200);
+	assert_string_equal(a.o.error, "response is not JSON");
+	assert_string_equal(a.state, "");
+}
+
+static void test_a_connection_closed_without_an_answer_is_no_status_and_no_timeout(void **state)
+{
+	(void)state;
+	struct answer a = ask("");
+	assert_int_equal(a.o.code, 0);
+	assert_true(a.o.error[0] != '\0');
+	assert_false(rest_error_is_timeout(a.o.error));
+}
+
+static void test_a_redirect_is_not_followed(void **state)
+{
+	(void)state;
+	struct answer a = ask("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n"
+	                      "Connection: close\r\n\r\n");
+	assert_int_equal(a.o.code, 302);
+	assert_string_equal(a.o.error, "");
+}
+
+/* http_proxy, HTTPS_PROXY and ALL_PROXY point at a "proxy" that would answer for Flink: none of it is used. */
+static void test_proxies_in_the_environment_are_not_used(void **state)
+{
+	(void)state;
+	struct server proxy;
+	server_start_with(&proxy, 0,
+	                  "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 17\r\n"
+	                  "Connection: close\r\n\r\n{\"state\":\"PROXY\"}");
+	char *url = xasprintf("http://127.0.0.1:%d", proxy.port);
+	static const char *const vars[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
+	                                   "HTTPS_PROXY", "ALL_PROXY",  "all_proxy"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		setenv(vars[i], url, 1);
+	unsetenv("NO_PROXY");
+	unsetenv("no_proxy");
+	struct answer a = ask(NULL);
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	free(url);
+	assert_int_equal(a.o.code, 200);
+	assert_string_equal(a.state, "RUN"); /* Flink's answer, not the proxy's */
+	assert_int_equal(atomic_load(&proxy.served), 0);
+	server_stop(&proxy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_hung_request_holds_back_nothing_and_ends_at_its_own_timeout),
 	    cmocka_unit_test(test_a_refused_connection_is_not_a_timeout),
 	    cmocka_unit_test(test_timeout_words),
+	    cmocka_unit_test(test_an_http_error_comes_with_its_status_and_json_body),
+	    cmocka_unit_test(test_an_answer_that_is_not_json_is_an_error_with_its_status),
+	    cmocka_unit_test(test_a_connection_closed_without_an_answer_is_no_status_and_no_timeout),
+	    cmocka_unit_test(test_a_redirect_is_not_followed),
+	    cmocka_unit_test(test_proxies_in_the_environment_are_not_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,30 @@
+/* scratch: the JVM's local scratch space, flinklet.scratch.dir (Flink's io.tmp.dirs and java.io.tmpdir: RocksDB's
+ * working files, spills, BLOBs, the extracted RPC jar). It is local disk, not the state volume: nothing there must
+ * survive the JVM, and nothing there should cost the volume's fsyncs or bandwidth. Each launch gets an empty
+ * <scratch>/jvm: the previous one is renamed aside at once (<scratch>/.old-<pid>-<n>) and removed by a child
+ * process, so the loop never waits for a tree of RocksDB files to be deleted. */
+#ifndef FLINKLET_SCRATCH_H
+#define FLINKLET_SCRATCH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+/* The default of flinklet.scratch.dir: $TMPDIR (else /tmp) / flinklet-<name>-<8 hex of the state directory's
+ * sha256>: local, and one per deployment on a machine that runs several (malloc'd). */
+char *scratch_default_dir(const char *name, const char *state_dir);
+/* Creates dir (mode 0750 for what is created) and checks that it is a directory (not a symlink); with strict (the
+ * default directory, in a /tmp others write to) also that it is flinklet's own: owned by this user and writable by
+ * no one else. Returns 0, or -errno with *err set (malloc'd). */
+int scratch_open(const char *dir, bool strict, char **err);
+/* Makes <dir>/jvm empty for the next JVM: an existing one is renamed to <dir>/.old-<pid>-<n> (returned in *old,
+ * malloc'd, for scratch_remove; NULL when there was none), then <dir>/jvm is created. Returns 0 or -errno. */
+int scratch_rotate(const char *dir, unsigned n, char **old);
+/* What earlier supervisors left to remove in dir (.old-* entries), appended to out as paths. */
+void scratch_leftovers(const char *dir, struct strv *out);
+/* Removes the trees (rm -rf) in a child process; returns its pid (reaped by the supervisor's reaper), or -errno.
+ * Nothing to remove: 0. The child dies with the supervisor; what it did not finish is a leftover next time. */
+pid_t scratch_remove(const struct strv *paths);
+
+#endif

@@ -1,0 +1,42 @@
+"""The JVM's scratch space (flinklet.scratch.dir, issue 15 item 5): Flink's io.tmp.dirs and java.io.tmpdir are on
+local scratch, not on the state volume; each launch gets an empty directory (what the JVM before it left is put
+aside at once and removed by a child process, off the event loop), and a clean exit removes it."""
+import os
+import signal
+
+from conftest import pid_alive, wait_for
+
+
+def test_the_jvm_works_in_local_scratch_emptied_per_launch_and_removed_at_exit(flinklets, tmp_path):
+    scratch = str(tmp_path / "local-scratch")
+    f = flinklets(conf={"flinklet.scratch.dir": scratch}, job={"upgradeMode": "last-state"}).start()
+    st = f.wait_stable()
+    jvm = st["jvm"]["pid"]
+    work = os.path.join(scratch, "jvm")
+    # what the JVM was told, and what it did with it
+    with open(f"/proc/{jvm}/cmdline", "rb") as fh:
+        argv = fh.read().split(b"\0")
+    assert f"-Djava.io.tmpdir={work}".encode() in argv, argv
+    with open(os.path.join(f.state, "conf", "config.yaml")) as fh:
+        assert f"io.tmp.dirs: {work}" in fh.read().replace('"', "")
+    assert os.listdir(work), "Flink wrote nothing into its io.tmp.dirs"
+    assert not os.path.exists(os.path.join(f.state, "tmp")), "the JVM's temporary files are on the state volume"
+
+    # a file the first JVM left is not there for the next one, and its directory is removed
+    with open(os.path.join(work, "left-by-the-first-jvm"), "w") as fh:
+        fh.write("x")
+    os.kill(jvm, signal.SIGKILL)
+
+    def restarted():
+        s = f.status()
+        return s and s["lifecycleState"] == "STABLE" and s["jvm"]["pid"] not in (0, jvm) and pid_alive(
+            s["jvm"]["pid"]) and s
+    wait_for(restarted, 120, "the job RUNNING again in a new JVM")
+    assert not os.path.exists(os.path.join(work, "left-by-the-first-jvm"))
+    assert os.listdir(work), "the second JVM has no scratch directory"
+    wait_for(lambda: not [n for n in os.listdir(scratch) if n.startswith(".old-")], 60,
+             "the first JVM's scratch directory removed")
+
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    assert not os.path.exists(work), "the JVM's scratch directory outlived a clean exit"
