@@ -72,7 +72,7 @@ def run():
         before = build(old_script, f"localhost/flinklet-bench-before{SUFFIX}",
                        f"localhost/flinklet:bench-before{SUFFIX}", version)
     log("building the image on the current base (after)")
-    after = build(os.path.join(ROOT, "scripts", "container-base.sh"), f"localhost/flinklet-bench-base{SUFFIX}",
+    after = build(os.path.join(ROOT, "scripts", "container-base.sh"), f"localhost/flinklet-base{SUFFIX}",
                   f"localhost/flinklet:bench-after{SUFFIX}", version)
     parts_before = du(f"localhost/flinklet:bench-before{SUFFIX}", "/usr/lib/jvm", "/opt/flink/lib")
     parts_after = du(f"localhost/flinklet:bench-after{SUFFIX}", "/opt/java", "/opt/flink/lib")

@@ -141,9 +141,11 @@ say "the Java runtime: jlink of $JDK ($JAVA_MODULES)"
 java_home=/opt/java
 "$JDK/bin/jlink" --add-modules "$JAVA_MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \
 	--exclude-files="${JLINK_EXCLUDE%,}" --output "$root$java_home" >&2
-# found through JAVA_HOME and PATH (a symlink in /usr/bin would not find its libjli.so). Run here, not in a
-# chroot: the launcher finds its libraries through /proc/self/exe. The default class-data archive of the JDK's
-# classes (lib/server/classes.jsa) does not depend on where the runtime is installed.
+# found through JAVA_HOME, PATH, and /usr/bin/java as Debian's JRE has it (what a systemd unit's PATH finds).
+# Run here, not in the chroot: the launcher finds its libraries through /proc/self/exe, which a chroot without
+# /proc lacks. The default class-data archive of the JDK's classes (lib/server/classes.jsa) does not depend on
+# where the runtime is installed.
+ln -s "$java_home/bin/java" "$root/usr/bin/java"
 "$root$java_home/bin/java" -Xshare:dump >/dev/null 2>&1 || say "no default class-data archive (java -Xshare:dump failed)"
 "$root$java_home/bin/java" -version >&2
 

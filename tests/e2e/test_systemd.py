@@ -9,7 +9,6 @@ the job runs ends in a `failed` unit (watchdog, restart, exit 2) instead of a lo
 import json
 import os
 import shutil
-import subprocess
 import time
 import uuid
 
@@ -17,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import BIN, JOBS_JAR, SANITIZER_LOGS, wait_for
-from test_container import PODMAN, RUN_OPTS, build_base, podman
+from test_container import RUN_OPTS, build_base, podman
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SERVICE = os.path.join(ROOT, "conf", "systemd", "flinklet.service")
