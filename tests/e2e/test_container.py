@@ -398,7 +398,8 @@ def test_arbitrary_uids_of_group_0_share_one_volume(tmp_path, capsys):
     uid 123456 starts the job on a new volume (RocksDB state, the generated API token) and stops with a
     savepoint; uid 234567 then takes the same volume: it takes the lock, reads the token, restores from that
     savepoint, checkpoints, appends events and takes a savepoint through the control API, and the job's output
-    (files the first uid's JVM made) carries on exactly once. Read-only root, no capabilities, throughout."""
+    (files the first uid's JVM made) carries on exactly once. A third uid finds the token made 0600 by another
+    (as an older flinklet made it) and replaces it. Read-only root, no capabilities, throughout."""
     base = build_base(capsys)
     image = build_image(capsys, base)
     # the generated token on the volume (no Secret), and RocksDB, the documented state backend the image keeps
@@ -444,6 +445,22 @@ def test_arbitrary_uids_of_group_0_share_one_volume(tmp_path, capsys):
         events = [json.loads(line) for line in open(os.path.join(mount, "events.jsonl"))]
         assert len([e for e in events if e["type"] == "SavepointCompleted"]) >= 3, [e["type"] for e in events]
         assert any(e[1] == 234567 for e in volume_entries(volume)[1]), "the second uid wrote nothing"
+
+        # a token an older flinklet made 0600 under another uid: the next uid replaces it (with a warning) and
+        # its control API works with the new one
+        token_path = os.path.join(mount, "http.token")
+        os.chown(token_path, 123456, 0)
+        os.chmod(token_path, 0o600)
+        c3 = Container(image, volume, conf, user="345678:0").run()
+        containers.append(c3)
+        c3.wait_stable()
+        assert "is not readable by uid 345678: replacing it" in c3.logs(400), c3.logs()
+        assert open(token_path).read() != token
+        assert stat.S_IMODE(os.stat(token_path).st_mode) == 0o640
+        r = c3.exec("flinklet", "savepoint", "--wait", check=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        podman("stop", "-t", "40", c3.name, timeout=90)
+        assert c3.state()["ExitCode"] == 0, c3.logs()
         rc, summary = check_output(volume_path(volume, f"file://{STATE}/output"))
         assert rc == 0, summary
         assert summary.get("records", 0) > 0, summary
