@@ -141,8 +141,11 @@ PODMAN   ?= $(shell command -v runc >/dev/null 2>&1 && echo 'podman --runtime ru
 IMAGE    ?= localhost/flinklet:$(VERSION)-flink$(FLINK_VERSION)
 CONTAINER_OPTS = --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
 
+# BASE_VARIANT=systemd: the base with systemd as init (tests/e2e/test_systemd.py)
+BASE_VARIANT ?=
 container-base: flink-lib
-	@PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh
+	@PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) VARIANT=$(BASE_VARIANT) \
+	  scripts/container-base.sh
 
 container-image: $(BUILD)/flinklet flink-lib
 	base=$$(PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh) && \
@@ -153,7 +156,7 @@ container-image: $(BUILD)/flinklet flink-lib
 container-test: $(BUILD)/flinklet flink-lib jobs
 	PODMAN="$(PODMAN)" FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 -m pytest -v tests/e2e/test_container.py \
-	  tests/e2e/test_manifests.py tests/e2e/test_units.py $(E2E_ARGS)
+	  tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py $(E2E_ARGS)
 
 # ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
 # libFuzzer targets built by clang with ASan and UBSan: every src/*.c but main.c compiled with the fuzz
@@ -212,7 +215,7 @@ parity: $(BUILD)/flinklet $(PARITY_JAR)
 	PARITY_SEED=$(PARITY_SEED) python3 -m pytest -v -p no:cacheprovider tests/parity
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
-# BENCH: which ones (footprint recovery shutdown autoscaler http startup, or all); each prints its figures and one
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image, or all); each prints its figures and one
 # table at the end. They measure side by side in one run and assert no timing.
 BENCH ?= all
 bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle

@@ -17,6 +17,7 @@
 #include <nettle/memops.h>
 
 #include "flinkproxy.h"
+#include "fsmode.h"
 #include "store.h"
 #include "sup.h"
 
@@ -192,13 +193,20 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 	}
 }
 
-/* The token: the configured file, else <state dir>/http.token, made on the first start (0600). */
+/* The token: the configured file, else <state dir>/http.token, made on the first start (FSMODE_SECRET:
+ * 0640, so that a later run under another uid of the state directory's group can read it). */
 static int load_token(struct supervisor *s, char **ret_path)
 {
 	const char *configured = spec_get(s->spec, "flinklet.http.token-file");
 	char *path = configured ? xstrdup(configured) : path_join(s->state_dir, "http.token");
 	char *text = NULL;
 	int r = read_file(path, 4096, &text, NULL);
+	if (r == -EACCES && !configured) {
+		/* made 0600 by an older flinklet under another uid (a new pod's arbitrary uid): the directory is
+		 * the group's, so a new token replaces it; clients read it from the file */
+		log_warn("the API token %s is not readable by uid %u: replacing it", path, (unsigned)geteuid());
+		r = -ENOENT;
+	}
 	if (r == -ENOENT && !configured) {
 		unsigned char raw[32];
 		if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
@@ -209,7 +217,7 @@ static int load_token(struct supervisor *s, char **ret_path)
 		for (size_t i = 0; i < sizeof(raw); i++)
 			strbuf_appendf(&b, "%02x", raw[i]);
 		strbuf_append(&b, "\n");
-		r = write_file_atomic_mode(path, b.buf, b.len, 0600);
+		r = write_file_atomic_mode(path, b.buf, b.len, FSMODE_SECRET);
 		strbuf_free(&b);
 		if (r == 0)
 			r = read_file(path, 4096, &text, NULL);
