@@ -31,6 +31,8 @@
 
 /* Why the JVM is being stopped: what happens once it is gone. */
 enum stop_purpose { STOP_EXIT, STOP_SUSPEND, STOP_UPGRADE, STOP_ROLLBACK };
+/* What a stop is for, as the events and the intent say it: "shut down", "suspend", "upgrade", "roll back". */
+const char *stop_purpose_text(enum stop_purpose p);
 
 enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
 
