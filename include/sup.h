@@ -85,8 +85,7 @@ struct supervisor {
 	enum sup_event current_event; /* the event whose action runs */
 	bool launch_fatal;            /* the launch failed for good (a rewind the configuration forbids): FAILED */
 	bool demotion_said;           /* status.error holds a demotion: kept once the job runs */
-	enum sup_event queue[16];
-	unsigned queue_head, queue_len;
+	struct event_queue queue;
 
 	/* the stop: when it was asked (a second signal within a second is the same stop), whether a JVM
 	 * ran then, whether it had to be killed, the timer of the wait for RUNNING (STOP_PENDING) */

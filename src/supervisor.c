@@ -689,22 +689,16 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 {
 	if (s->dispatching) {
 		/* raised by an action: handled once the transition in progress is complete */
-		if (s->queue_len == sizeof(s->queue) / sizeof(s->queue[0])) {
+		if (!event_queue_push(&s->queue, ev))
 			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
-			return;
-		}
-		s->queue[(s->queue_head + s->queue_len++) % (sizeof(s->queue) / sizeof(s->queue[0]))] = ev;
 		return;
 	}
 	s->dispatching = true;
 	for (;;) {
 		dispatch_one(s, ev);
 		check_invariants(s, ev);
-		if (s->queue_len == 0)
+		if (!event_queue_pop(&s->queue, &ev))
 			break;
-		ev = s->queue[s->queue_head];
-		s->queue_head = (s->queue_head + 1) % (sizeof(s->queue) / sizeof(s->queue[0]));
-		s->queue_len--;
 	}
 	s->dispatching = false;
 }
