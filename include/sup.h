@@ -273,6 +273,8 @@ void sup_check_nonces(struct supervisor *s);
 
 /* sup_http.c */
 int sup_http_start(struct supervisor *s);
+/* One request to the endpoint: which route answers it, with what (the handler http.c calls; tests call it). */
+void sup_http_route(struct supervisor *s, const struct http_request *req, struct http_response *resp);
 void sup_http_stop(struct supervisor *s);
 char *sup_metrics(struct supervisor *s);
 
