@@ -1,8 +1,9 @@
 /* as_periods: job.autoscaler.excluded.periods (reference 3.9): Quartz cron expressions (6 or 7 fields:
  * seconds minutes hours day-of-month month day-of-week [year], with * ? , - / L W # and names), daily
  * ranges HH:mm:ss-HH:mm:ss (inclusive, start before end, as Quartz's DailyCalendar), and one of each
- * joined with "&&" (both must match). Times are the process's local time, as Quartz uses the JVM's
- * default zone. It is not for anything else about options (as_options.c). */
+ * joined with "&&" (both must match), each read exactly as the operator reads it with Quartz 2.3 (its leniencies
+ * included; `make quartz-parity` compares with the real library, tests/quartz/README.md). Times are the process's
+ * local time, as Quartz uses the JVM's default zone. It is not for anything else about options (as_options.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -136,11 +137,13 @@ static int digit_at(const char *s, size_t n, size_t i)
 	return i < n && isdigit((unsigned char)s[i]) ? s[i] - '0' : -1;
 }
 
-/* Integer.parseInt of all of s from i: digits only (with an optional sign), else -1. */
+/* Integer.parseInt of all of s from i (an optional sign, then digits only), or -1 when it fails or is negative:
+ * what may follow '#'. */
 static long parse_rest(const char *s, size_t n, size_t i)
 {
+	bool neg = false;
 	if (i < n && (s[i] == '+' || s[i] == '-'))
-		return -1; /* a sign gives a number outside 1-5 or fails: never a valid '#' */
+		neg = s[i++] == '-';
 	if (i >= n)
 		return -1;
 	long v = 0;
@@ -149,7 +152,7 @@ static long parse_rest(const char *s, size_t n, size_t i)
 			return -1;
 		v = v * 10 + (s[i] - '0');
 	}
-	return v;
+	return neg ? -1 : v;
 }
 
 /* Quartz's checkNext: what follows a number val at s[i]. */

@@ -73,7 +73,7 @@ def dow_field(r):
     if k < 0.16:
         return f"{r.choice(DAYS)}L"
     if k < 0.3:
-        return f"{r.choice([str(r.randint(1, 7)), r.choice(DAYS)])}#{r.randint(1, 5)}"
+        return f"{r.choice([str(r.randint(1, 7)), r.choice(DAYS)])}{r.choice(['#'] * 6 + ['#+', '#0'])}{r.randint(1, 5)}"
     if k < 0.35:
         return "L"
     return plain_field(r, 1, 7, DAYS)

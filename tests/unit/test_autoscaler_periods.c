@@ -200,6 +200,8 @@ static void test_as_quartz_reads_it(void **state)
 	YES("0 30x 9 * * ?", THU_0101_0930);
 	YES("0 30 9 ? JAN-MAR/2 THU", FRI_0130_1200 - 29 * 86400000LL - 9000000LL);
 	YES("0 30 9 * * ? 2026 extra", THU_0101_0930);
+	/* what follows '#' is read by Integer.parseInt: a sign is taken */
+	YES("0 0 12 ? * FRI#+3", FRI_0116_1200);
 	/* a day-of-week name with L: the last Friday */
 	YES("0 0 12 ? * FRIL", FRI_0130_1200);
 	NO("0 0 12 ? * FRIL", FRI_0116_1200);
