@@ -236,6 +236,8 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev);
 bool sup_follows_job(const struct supervisor *s);
 /* What must hold in every state (a JVM, a timer or a fetch pending...): NULL, or what does not. */
 const char *sup_invariant_violation(const struct supervisor *s);
+/* Frees everything a supervisor holds (also one only partly set up). */
+void sup_free(struct supervisor *s);
 usec_t sup_grace_period(struct supervisor *s);
 
 /* sup_launch.c */

@@ -980,7 +980,7 @@ static int setup_loop(struct supervisor *s)
 	                         USEC_PER_MSEC, sup_on_poll, s);
 }
 
-static void sup_free(struct supervisor *s)
+void sup_free(struct supervisor *s)
 {
 	sup_http_stop(s);
 	sup_notify_free(s);

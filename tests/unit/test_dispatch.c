@@ -1,12 +1,18 @@
 /* test_dispatch: the supervisor's dispatch beyond the table (test_lifecycle.c has every cell): the queue of events
  * raised while a transition runs (in order, bounded, nothing lost below its bound), and the invariants checked
  * after every dispatch (sup_invariant_violation): for each state, what must be pending (a JVM, a fetch, which
- * timer) and what must not, with real sd-event timers armed and disarmed. */
+ * timer) and what must not, with real sd-event timers armed and disarmed; and the dispatcher itself on a real
+ * supervisor that launches nothing (as tests/fuzz/fuzz_http.c): an event raised by an action (a jar download
+ * that cannot begin) is queued and dispatched after the transition in progress is complete, so the state ends
+ * where the table's two rows say, and every invariant holds. */
 #include "unit.h"
 
 #include <systemd/sd-event.h>
 
+#include "config.h"
 #include "lifecycle.h"
+#include "log.h"
+#include "store.h"
 #include "sup.h"
 
 static void test_queue_in_order(void **state)
@@ -195,6 +201,118 @@ static void test_invariants_at_rest(void **state)
 	BAD("an unknown state");
 }
 
+static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
+                           "kind: FlinkMiniCluster\n"
+                           "metadata:\n"
+                           "  name: test-dispatch\n"
+                           "spec:\n"
+                           "  flinkConfiguration:\n"
+                           "    flinklet.state.dir: %s\n"
+                           "    flinklet.restart.max-attempts: \"0\"\n"
+                           "    flinklet.java.bin: /nonexistent/flinklet-test-no-java\n"
+                           "  job:\n"
+                           "    jarURI: local:///opt/flink/usrlib/job.jar\n"
+                           "    entryClass: com.example.Job\n"
+                           "    parallelism: 1\n"
+                           "    upgradeMode: last-state\n"
+                           "    state: running\n";
+
+static struct run_options run_opts;
+
+static struct supervisor *supervisor_at_rest(char **ret_dir, const char *jar)
+{
+	char *dir = make_tempdir();
+	char *yaml = xasprintf(SPEC, dir);
+	struct spec *spec = xcalloc(1, sizeof(*spec));
+	struct diags d = {0};
+	assert_int_equal(config_parse("t.yaml", yaml, strlen(yaml), spec, &d), 0);
+	assert_int_equal(config_finalize(spec, &d), 0);
+	diags_free(&d);
+	free(yaml);
+	free(spec->job.jar_uri);
+	spec->job.jar_uri = xstrdup(jar); /* one that never gets as far as a JVM */
+	struct supervisor *s = xcalloc(1, sizeof(*s));
+	s->spec = s->launched = spec;
+	s->opts = &run_opts;
+	s->lock_fd = s->inotify_fd = -1;
+	s->state_dir = xstrdup(dir);
+	s->conf_dir = path_join(dir, "conf");
+	s->tmp_dir = path_join(dir, "tmp");
+	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
+	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
+	s->flink_version = xstrdup("2.2.0");
+	memcpy(s->job_id, "0000000000000000000000000000d15a", 33);
+	assert_int_equal(sd_event_new(&s->event), 0);
+	status_init(&s->status);
+	*ret_dir = dir;
+	return s;
+}
+
+/* An event raised inside an action: a remote jar whose download cannot even begin (its temp file cannot be
+ * made: <state dir>/artifacts is a file) fails the launch with LAUNCH_FAILED while RESUME's LAUNCH runs. */
+static void test_event_raised_by_an_action_waits_its_turn(void **state)
+{
+	(void)state;
+	unsetenv("NOTIFY_SOCKET");
+	log_set_level(LOG_LEVEL_FATAL);
+	char *dir;
+	struct supervisor *s = supervisor_at_rest(&dir, "https://flinklet.invalid/job.jar");
+	free(write_text(dir, "artifacts", "not a directory"));
+	s->state = SUP_SUSPENDED;
+	s->status.lifecycle = sup_lifecycle(s);
+	/* taken at once, LAUNCH_FAILED would meet SUSPENDED (ignored there) and LAUNCH's STARTING would follow with
+	 * nothing pending; queued, STARTING + LAUNCH_FAILED -> RESTART -> BACKOFF follows the transition */
+	sup_dispatch(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	assert_false(s->dispatching);
+	assert_int_equal(s->queue.len, 0);
+	assert_int_equal(s->consecutive_failures, 1);
+	assert_int_equal(s->jvm_pid, 0);
+	/* the backoff is over: the same again, one failure more */
+	sup_dispatch(s, EV_BACKOFF_DONE);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	assert_int_equal(s->consecutive_failures, 2);
+	/* a suspend during the backoff: no JVM, nothing to stop */
+	sup_dispatch(s, EV_SUSPEND);
+	assert_int_equal(s->state, SUP_SUSPENDED);
+	assert_null(sup_invariant_violation(s));
+	/* the event log: the two failed fetches, each followed by its restart */
+	char *path = path_join(dir, "events.jsonl"), *log = NULL;
+	size_t len = 0;
+	assert_int_equal(read_file(path, 1 << 20, &log, &len), 0);
+	const char *fail1 = strstr(log, "ArtifactFetchFailed");
+	assert_non_null(fail1);
+	const char *fail2 = strstr(fail1 + 1, "ArtifactFetchFailed");
+	assert_non_null(fail2);
+	assert_null(strstr(fail2 + 1, "ArtifactFetchFailed"));
+	free(log);
+	free(path);
+	sup_free(s);
+	free(s);
+	remove_tree(dir); /* frees dir */
+}
+
+/* A launch refused at once by the artifact planner (no event raised: LAUNCH chooses BACKOFF itself). */
+static void test_launch_refused_backs_off(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	char *dir;
+	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	s->state = SUP_SUSPENDED;
+	sup_dispatch(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	sup_dispatch(s, EV_STOP);
+	assert_int_equal(s->state, SUP_STOPPED);
+	assert_null(sup_invariant_violation(s));
+	sup_free(s);
+	free(s);
+	remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +322,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invariants_running_and_backoff, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invariants_stopping, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invariants_at_rest, setup, teardown),
+	    cmocka_unit_test(test_event_raised_by_an_action_waits_its_turn),
+	    cmocka_unit_test(test_launch_refused_backs_off),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }
