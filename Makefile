@@ -35,7 +35,7 @@ ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/web_assets.o
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps deps-run flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all deps deps-run flink-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -98,6 +98,7 @@ lint:
 
 check: deps
 	$(MAKE) all unit unit-asan lint
+	$(MAKE) quartz-parity
 	$(MAKE) fuzz-smoke
 	$(MAKE) parity
 	$(MAKE) e2e
@@ -280,6 +281,26 @@ chaos: $(BUILD)/flinklet flink-lib jobs
 
 soak: $(BUILD)/flinklet flink-lib jobs
 	$(CHAOS_ENV) python3 tests/chaos/chaos.py --rounds $(SOAK_ROUNDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+# ---- Quartz parity (issue 17, item 5; tests/quartz/README.md) ----------------------------------------------
+# The excluded periods of the autoscaler (src/as_periods.c) against the real Quartz library: a seeded generator's
+# QUARTZ_COUNT expressions (valid and invalid) and their instants, answered by Quartz (tests/quartz, a Maven
+# project built from the local cache into build/quartz) and by build/quartz/period_answers; any difference fails.
+QUARTZ_DIR   = $(BUILD)/quartz
+QUARTZ_JAR   = $(QUARTZ_DIR)/flinklet-quartz-parity.jar
+QUARTZ_SEED  ?= 17
+QUARTZ_COUNT ?= 20000
+.PHONY: quartz-parity
+$(QUARTZ_JAR): $(shell find tests/quartz/src -name '*.java' 2>/dev/null) tests/quartz/pom.xml
+	cd tests/quartz && mvn -B -q package -Dquartz.build.dir=$(CURDIR)/$(QUARTZ_DIR)
+
+$(QUARTZ_DIR)/period_answers: tests/quartz/period_answers.c $(LIB_OBJS)
+	@mkdir -p $(QUARTZ_DIR)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+quartz-parity: $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
+	python3 tests/quartz/parity.py --java-cp "$(QUARTZ_JAR):$(QUARTZ_DIR)/lib/*" \
+	  --answers $(QUARTZ_DIR)/period_answers --seed $(QUARTZ_SEED) --count $(QUARTZ_COUNT)
 
 # bench/as_cycle.c: one control-loop cycle of the autoscaler as the supervisor runs it, for bench/autoscaler.py
 $(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) | $(BUILD)/bench-bin

@@ -30,10 +30,7 @@ static int scratch_mkdir(const char *dir)
 		return 0;
 	if (errno != ENOENT)
 		return -errno;
-	char *parent = xstrdup(dir);
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
+	char *parent = path_dirname(dir);
 	int r = mkdir_p(parent);
 	free(parent);
 	if (r < 0)

@@ -9,12 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <nettle/memops.h>
 
 #include "flinkproxy.h"
 #include "fsmode.h"
@@ -58,15 +56,7 @@ static bool ready(const struct supervisor *s)
 
 static bool authorized(struct supervisor *s, const char *header)
 {
-	/* credentials = auth-scheme 1*SP token68, the scheme case-insensitive (RFC 9110 11.1, 11.4) */
-	if (!s->token || !header || strncasecmp(header, "Bearer", 6) || header[6] != ' ')
-		return false;
-	const char *got = header + 6 + strspn(header + 6, " ");
-	size_t n = strlen(s->token);
-	/* constant time over the token's length; a different length fails after the same work */
-	bool same_len = strlen(got) == n;
-	const char *cmp = same_len ? got : s->token;
-	return memeql_sec(cmp, s->token, n) && same_len;
+	return http_bearer_authorized(s->token, header);
 }
 
 static void control(struct supervisor *s, const char *action, struct http_response *resp)
@@ -139,9 +129,8 @@ static void flink_route(struct supervisor *s, const struct http_request *req, st
 	free(down);
 }
 
-static void on_http(void *userdata, const struct http_request *req, struct http_response *resp)
+void sup_http_route(struct supervisor *s, const struct http_request *req, struct http_response *resp)
 {
-	struct supervisor *s = userdata;
 	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
 	resp->content_type = "application/json";
 	if (flinkproxy_owns(req->path)) {
@@ -191,6 +180,11 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 		resp->code = 404;
 		resp->body = json_msg("error", "not found");
 	}
+}
+
+static void on_http(void *userdata, const struct http_request *req, struct http_response *resp)
+{
+	sup_http_route(userdata, req, resp);
 }
 
 /* The token: the configured file, else <state dir>/http.token, made on the first start (FSMODE_SECRET:
