@@ -17,21 +17,27 @@ PKGS     = libcjson yaml-0.1 libsystemd libmicrohttpd nettle libssh2 zlib
 # flavour, so those of whichever -dev package is installed serve (libcurl4-openssl-dev or libcurl4-gnutls-dev).
 # CURL_LIBS=-lcurl builds against the -dev package's own flavour instead.
 CURL_LIBS ?= -l:libcurl-gnutls.so.4
+# src/<module>/: one folder per module (docs/architecture.md), each .c beside its .h; every folder is on the include
+# path, so a file includes a header by its name. Object files are named after their source (the names are unique).
+MODULES  = $(sort $(dir $(wildcard src/*/*.c)))
+HDRS     = $(wildcard src/*/*.h)
+INCLUDES = $(patsubst %/,-I%,$(MODULES))
+vpath %.c $(MODULES)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter \
-           -Iinclude -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
+           $(INCLUDES) -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
 LDLIBS  += $(CURL_LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
-SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*.c))
-LIB_SRCS = $(filter-out src/main.c,$(SRCS))
+SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*/*.c))
+LIB_SRCS = $(filter-out src/cli/main.c,$(SRCS))
 # the files of web/ (the status page), built into the binary as one generated C file (scripts/embed.sh)
 WEB_FILES = $(sort $(wildcard web/*))
 WEB_C     = $(BUILD)/gen/web_assets.c
-OBJS     = $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/web_assets.o
-LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/web_assets.o
+OBJS     = $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(SRCS))) $(BUILD)/obj/web_assets.o
+LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/obj/web_assets.o
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
-ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/web_assets.o
+ASAN_OBJS  = $(patsubst %.c,$(BUILD)/asan/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/asan/web_assets.o
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -42,19 +48,19 @@ all: $(BUILD)/flinklet
 $(BUILD)/flinklet: $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: %.c $(HDRS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/asan/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/asan
+$(BUILD)/asan/%.o: %.c $(HDRS) | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
 $(WEB_C): $(WEB_FILES) scripts/embed.sh | $(BUILD)/gen
 	scripts/embed.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/web_assets.o: $(WEB_C) include/webpage.h | $(BUILD)/obj
+$(BUILD)/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/asan/web_assets.o: $(WEB_C) include/webpage.h | $(BUILD)/asan
+$(BUILD)/asan/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h | $(BUILD)/unit
@@ -128,7 +134,7 @@ install: $(BUILD)/flinklet
 	install -D -m 0755 $(BUILD)/flinklet $(DESTDIR)$(PREFIX)/bin/flinklet
 
 format:
-	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h
+	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen $(BUILD)/flinklet
@@ -160,7 +166,7 @@ container-test: $(BUILD)/flinklet flink-lib jobs
 	  tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py $(E2E_ARGS)
 
 # ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
-# libFuzzer targets built by clang with ASan and UBSan: every src/*.c but main.c compiled with the fuzz
+# libFuzzer targets built by clang with ASan and UBSan: every src/*/*.c but main.c compiled with the fuzz
 # flags into build/fuzz/obj/, one binary per tests/fuzz/fuzz_*.c. `fuzz` runs each target FUZZ_SECONDS,
 # `fuzz-smoke` FUZZ_SMOKE_SECONDS (make check); both start from tests/fuzz/corpus/<target>/ and save any
 # crash under tests/fuzz/crashes/<target>/. FUZZ_TARGETS picks some (e.g. FUZZ_TARGETS="fuzz_config").
@@ -168,21 +174,21 @@ FUZZ_CC            ?= clang
 FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SANITIZE       = -fsanitize=address,undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS         = -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude \
+FUZZ_CFLAGS         = -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter $(INCLUDES) \
                       -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
 FUZZ_SRCS           = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_ALL            = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_TARGETS       ?= $(FUZZ_ALL)
 FUZZ_BINS           = $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_OBJS           = $(LIB_SRCS:src/%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/web_assets.o
+FUZZ_OBJS           = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/fuzz/obj/web_assets.o
 
 .PHONY: fuzz fuzz-smoke fuzz-build bench
 .SECONDARY: $(FUZZ_OBJS)
 
-$(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/fuzz/obj
+$(BUILD)/fuzz/obj/%.o: %.c $(HDRS) | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) include/webpage.h | $(BUILD)/fuzz/obj
+$(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS) | $(BUILD)/fuzz/obj
@@ -224,7 +230,7 @@ bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 bench/run.py $(BENCH)
 
 # ---- sanitizers and valgrind end to end (issue 8, item 6) ----------------------------------------------------
-# e2e-asan: the e2e suite against build/asan/flinklet (every src/*.c with ASan and UBSan, no recovery); each
+# e2e-asan: the e2e suite against build/asan/flinklet (every src/*/*.c with ASan and UBSan, no recovery); each
 # sanitizer writes its report under E2E_SANITIZER_LOGS and tests/e2e/conftest.py fails the test during which one
 # appeared. The container test is skipped there (the image's base has no sanitizer runtimes). valgrind: one e2e
 # test (tests/e2e/test_valgrind.py: checkpoints, stop with a savepoint, restore from it) with flinklet under
@@ -283,7 +289,7 @@ soak: $(BUILD)/flinklet flink-lib jobs
 	$(CHAOS_ENV) python3 tests/chaos/chaos.py --rounds $(SOAK_ROUNDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
 
 # ---- Quartz parity (issue 17, item 5; tests/quartz/README.md) ----------------------------------------------
-# The excluded periods of the autoscaler (src/as_periods.c) against the real Quartz library: a seeded generator's
+# The excluded periods of the autoscaler (src/autoscaler/as_periods.c) against the real Quartz library: a seeded generator's
 # QUARTZ_COUNT expressions (valid and invalid) and their instants, answered by Quartz (tests/quartz, a Maven
 # project built from the local cache into build/quartz) and by build/quartz/period_answers; any difference fails.
 QUARTZ_DIR   = $(BUILD)/quartz

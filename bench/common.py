@@ -34,7 +34,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 # The job every benchmark runs: the test job at a modest rate, parallelism 2 (as the e2e tests run it).
 JOB_ARGS = ["--rate", "200", "--keys", "8"]
 PARALLELISM = 2
-# The whole pod's budget for flinklet (src/membudget.c: heap 998m, metaspace 192m, code cache 96m, direct 144m, JVM
+# The whole pod's budget for flinklet (src/config/membudget.c: heap 998m, metaspace 192m, code cache 96m, direct 144m, JVM
 # native 90m, flinklet 16m; bench/memory.py runs at 256m); the standalone pair gets JobManager -Xmx512m and
 # TaskManager -Xmx768m (tests/e2e/test_promotion.py).
 FLINKLET_MEMORY = "1536m"

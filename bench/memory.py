@@ -134,7 +134,7 @@ def run():
         row("checkpoints, JVM restarts", f"{o['ckpts']} checkpoints completed in {o['wall']:.0f} s, "
             f"{o['restarts']} restarts", "status.json: lastCheckpoint id advance, jvm.restarts; interval 1 s"),
         row("JVM flags derived", o["flags"], f"from spec.resources.memory {BUDGET}, {BACKEND} state backend, 2 slots "
-            f"(src/membudget.c); JVM CPU {100 * o['cpu'] / o['wall']:.1f} % of one core"),
+            f"(src/config/membudget.c); JVM CPU {100 * o['cpu'] / o['wall']:.1f} % of one core"),
     ]
     if PAIR_SAMPLE_S <= 0:
         return rows

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# embed: writes the C source of the table of files built into flinklet (include/webpage.h's web_assets) from the
+# embed: writes the C source of the table of files built into flinklet (src/http/webpage.h's web_assets) from the
 # files given (make: every file of web/), one byte array each with a NUL after the content. Used by the Makefile;
 # the output goes to stdout.
 set -euo pipefail

@@ -3,14 +3,16 @@
 # and the project's banned calls (system, popen, sprintf, strcpy, strcat, gets, strtok).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(ls src/*.c include/*.h tests/unit/*.c tests/unit/*.h 2>/dev/null)
+files=$(ls src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h 2>/dev/null)
 echo "lint: clang-format"
 clang-format --dry-run --Werror $files
 echo "lint: cppcheck"
+incs=$(for d in src/*/; do printf -- "-I%s " "${d%/}"; done)
+# shellcheck disable=SC2086
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-	--std=c11 --inline-suppr --suppress=missingIncludeSystem -Iinclude -D_GNU_SOURCE src
+	--std=c11 --inline-suppr --suppress=missingIncludeSystem $incs -D_GNU_SOURCE src
 echo "lint: banned calls"
-if grep -nE '\b(system|popen|sprintf|vsprintf|strcpy|strcat|gets|strtok)\s*\(' src/*.c include/*.h; then
+if grep -nE '\b(system|popen|sprintf|vsprintf|strcpy|strcat|gets|strtok)\s*\(' src/*/*.c src/*/*.h; then
 	echo "lint: banned call found" >&2
 	exit 1
 fi

@@ -5,7 +5,7 @@ import os
 import socket
 import time
 
-# The module flags Flink's own scripts pass on Java 17 (as src/flinkconf.c does for the MiniCluster).
+# The module flags Flink's own scripts pass on Java 17 (as src/flink/flinkconf.c does for the MiniCluster).
 JAVA17 = [
     "--add-exports=java.base/sun.net.util=ALL-UNNAMED", "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
     "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",

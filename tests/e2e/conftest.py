@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-# the supervisor aborts on a broken internal invariant (src/supervisor.c): a test that trips one fails loudly
+# the supervisor aborts on a broken internal invariant (src/supervisor/supervisor.c): a test that trips one fails loudly
 os.environ.setdefault("FLINKLET_STRICT", "1")
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))

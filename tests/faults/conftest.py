@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-# the supervisor aborts on a broken internal invariant (src/supervisor.c): a test that trips one fails loudly
+# the supervisor aborts on a broken internal invariant (src/supervisor/supervisor.c): a test that trips one fails loudly
 os.environ.setdefault("FLINKLET_STRICT", "1")
 
 from fakeflink import FakeFlink, write_fake_java

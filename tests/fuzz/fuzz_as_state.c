@@ -1,4 +1,4 @@
-/* fuzz_as_state: the autoscaler's persisted state documents (as_*_from_json, src/as_state.c). The input is
+/* fuzz_as_state: the autoscaler's persisted state documents (as_*_from_json, src/autoscaler/as_state.c). The input is
  * one JSON document; each state kind's loader reads the member of its name (as in the file store's
  * document) and, for good measure, the whole document. A value that loads is written out again and must
  * load again (the store writes what it can read back). */

@@ -1,7 +1,7 @@
 /* fuzz_http: the supervisor's HTTP endpoint as a client meets it. The input is the raw bytes a client sends on
  * one connection (one or more HTTP/1.1 requests, pipelined, possibly malformed). They go through the real
- * server (src/http.c: libmicrohttpd on the sd-event loop, its limits, the request body handling) and the real
- * routes and bearer-token check (src/sup_http.c, started by sup_http_start as `flinklet run` does), on a
+ * server (src/http/http.c: libmicrohttpd on the sd-event loop, its limits, the request body handling) and the real
+ * routes and bearer-token check (src/supervisor/sup_http.c, started by sup_http_start as `flinklet run` does), on a
  * supervisor with a real spec and a state directory of its own.
  *
  * How: the server gets one end of a socketpair through http_add_connection (no TCP connection is made), the

@@ -1,5 +1,5 @@
 /* fuzz_rest: the autoscaler's handling of Flink REST responses, as the supervisor's collector feeds them
- * (include/autoscaler.h, "Collection"): GET /jobs/:id -> as_collect_topology (as_topology_from_rest), each
+ * (src/autoscaler/autoscaler.h, "Collection"): GET /jobs/:id -> as_collect_topology (as_topology_from_rest), each
  * vertex's metric listing and values, the JobManager and TaskManager metrics, then one autoscaler_scale()
  * per cycle; and GET /jobs/:id/resource-requirements -> as_resource_requirements_update.
  *

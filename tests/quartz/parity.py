@@ -6,7 +6,7 @@ special: names, ranges, lists, increments, ?, L, L-n, LW, nW, nL, n#k, a year fi
 Quartz's DailyCalendar takes and in forms it does not; one of each joined with &&), and instants for each: random
 ones from 2020 to 2032, Quartz's next fire time after them and the milliseconds and seconds around it, and the
 edges of daily ranges. Quartz (tests/quartz/PeriodAnswers.java, the operator's CalendarUtils rules) and flinklet
-(build/quartz/period_answers on src/as_periods.c) answer for every one: is the expression valid, and is each
+(build/quartz/period_answers on src/autoscaler/as_periods.c) answer for every one: is the expression valid, and is each
 instant in it. Any difference fails the run and is printed. Both run in UTC.
 
 usage: parity.py --java-cp CP --answers BIN [--seed N] [--count N] [--show N]

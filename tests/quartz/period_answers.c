@@ -1,4 +1,4 @@
-/* period_answers: flinklet's answers for the autoscaler's excluded periods (src/as_periods.c), in the format of
+/* period_answers: flinklet's answers for the autoscaler's excluded periods (src/autoscaler/as_periods.c), in the format of
  * the Quartz harness (PeriodAnswers.java, "answers" mode), for tests/quartz/parity.py. A test-only program:
  * built by `make quartz-parity` into build/quartz/, never installed.
  *

@@ -1,6 +1,6 @@
-/* test_cds: class-data sharing's pure parts (src/cds.c, src/jattach.c's request): the key of a JDK and a jar
- * set, the archive's name and whether it is whole, the choice of a launch (archive present, absent, stale),
- * the JVM options, the lines and answers of the JVM. Scratch files only, under a temporary directory. */
+/* test_cds: class-data sharing's pure parts (src/flink/cds.c, src/flink/jattach.c's request): the key of a JDK and a
+ * jar set, the archive's name and whether it is whole, the choice of a launch (archive present, absent, stale), the JVM
+ * options, the lines and answers of the JVM. Scratch files only, under a temporary directory. */
 #include "unit.h"
 
 #include <sys/mman.h>

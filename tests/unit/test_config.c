@@ -753,8 +753,8 @@ static void test_check_config_output_reloads(void **state)
 }
 
 /* Regression (found by these tests, fixed): spec_to_yaml emits `memory: null` and `cpu: null` when resources are not
- * set, and config_parse rejects an explicit null there (f_memory / f_cpu in src/config.c), with a misleading (got
- * "null"). So `flinklet check-config` output of a document without resources cannot be loaded back. */
+ * set, and config_parse rejects an explicit null there (f_memory / f_cpu in src/config/config.c), with a misleading
+ * (got "null"). So `flinklet check-config` output of a document without resources cannot be loaded back. */
 static void test_check_config_output_reloads_without_resources(void **state)
 {
 	(void)state;
@@ -1516,7 +1516,7 @@ static void test_billion_laughs(void **state)
 }
 
 /* Regression (found by these tests, fixed): a mapping that contains an alias of itself (libyaml registers an anchor
- * before its children, so `x: &a {y: *a}` is a cycle) makes conf_walk in src/config.c recurse 20000 levels deep,
+ * before its children, so `x: &a {y: *a}` is a cycle) makes conf_walk in src/config/config.c recurse 20000 levels deep,
  * building keys "x.y.y.y..." of up to 40000 bytes at every level: about 900 MB of memory and 3-4 s for a 70-byte
  * document, enough to get the supervisor OOM-killed in a small pod. The node budget bounds the count,
  * not the depth. The parse must fail fast with bounded memory. Run in a child to measure its peak RSS. */
@@ -1532,8 +1532,8 @@ static void test_self_referencing_alias(void **state)
 }
 
 /* Regression (found by these tests, fixed): when the first document is complete, a syntax error in a second document is
- * ignored: config_parse in src/config.c only reports a second document when yaml_parser_load succeeds, and returns 0
- * when it fails. A file that is not valid YAML is accepted. */
+ * ignored: config_parse in src/config/config.c only reports a second document when yaml_parser_load succeeds, and
+ * returns 0 when it fails. A file that is not valid YAML is accepted. */
 static void test_invalid_second_document(void **state)
 {
 	(void)state;
@@ -1546,7 +1546,7 @@ static void test_invalid_second_document(void **state)
 
 /* Regression (found by these tests, fixed): errors about a value that is present in the file must name its line and
  * column (contract section 1: "Every error message names the file, the line and column where that applies"), but
- * check_job in src/config_check.c reports spec.job.jarURI, entryClass and initialSavepointPath with the
+ * check_job in src/config/config_check.c reports spec.job.jarURI, entryClass and initialSavepointPath with the
  * whole-file location: "t.yaml: spec.job.jarURI: must be ...". */
 static void test_jar_uri_error_has_position(void **state)
 {

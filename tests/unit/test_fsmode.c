@@ -1,4 +1,4 @@
-/* test_fsmode: the state volume is shared with its group (include/fsmode.h). Under flinklet's umask the
+/* test_fsmode: the state volume is shared with its group (src/base/fsmode.h). Under flinklet's umask the
  * store makes directories 0770 (2770 under a setgid parent, which mkdir passes on) and files 0660; and, run as
  * root, two arbitrary uids of group 0 one after the other (OpenShift's restricted policy) can each take the
  * lock, append to events.jsonl and replace files the other made, as two pods on one volume would.

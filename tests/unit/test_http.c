@@ -1,9 +1,9 @@
-/* test_http: the HTTP glue (src/http.c) driven through real sockets on 127.0.0.1 and a real sd-event loop, the
+/* test_http: the HTTP glue (src/http/http.c) driven through real sockets on 127.0.0.1 and a real sd-event loop, the
  * test pumping the loop while it talks: what a handler sees of a request (method, decoded path, target with its
  * query, headers, body) and how its answer goes out; a body too large (413); a deferred answer; the connection
  * limits, in total and per client address (a connection over one is closed at once, and counted); the idle
  * timeout; the bearer-token check of the control API (http_bearer_authorized); and the endpoint's routing
- * (sup_http_route, src/sup_http.c) on a supervisor at rest: which route answers, with which code, and that
+ * (sup_http_route, src/supervisor/sup_http.c) on a supervisor at rest: which route answers, with which code, and that
  * nothing that changes the job passes without the token. */
 #include "unit.h"
 

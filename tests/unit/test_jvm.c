@@ -1,4 +1,4 @@
-/* test_jvm: the JVM's spawn and reap (src/jvm.c) with real children (/bin/sh): the child's signal mask and
+/* test_jvm: the JVM's spawn and reap (src/flink/jvm.c) with real children (/bin/sh): the child's signal mask and
  * dispositions are reset, it leads its own process group, its stdin is /dev/null, it holds no descriptor of
  * ours but 0, 1 and 2, its output comes through the pipes; a program that cannot be executed is an error and
  * leaves no child; exits and deaths by signal are decoded; a signal reaches the whole group; what is left of a

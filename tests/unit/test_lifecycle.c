@@ -4,8 +4,8 @@
  * quiet, that health checks never act outside STARTING and RUNNING, reachability of every state, that a
  * stop is never lost; the lifecycleState of each state; the names; backoff_delay.
  *
- * Some actions choose their state at run time and the table holds the usual one (include/lifecycle.h,
- * src/supervisor.c); outcomes() below is that model, and the properties are checked against it.
+ * Some actions choose their state at run time and the table holds the usual one (src/supervisor/lifecycle.h,
+ * src/supervisor/supervisor.c); outcomes() below is that model, and the properties are checked against it.
  */
 #include "unit.h"
 
@@ -49,7 +49,7 @@ static bool ignored(int s, int e)
 /* ---- the run-time model ---- */
 
 /* The states dispatching event e in state s may end in: the table's next state (SUP_SAME: s), or one its
- * action chooses at run time (src/supervisor.c, run_action):
+ * action chooses at run time (src/supervisor/supervisor.c, run_action):
  *   - ACT_STOP / SUSPEND / UPGRADE / ROLLBACK stop with a savepoint (SAVEPOINTING) or terminate (STOPPING);
  *   - ACT_RESTART / START_FAILED back off, or give up at the crash-loop limit (FAILED); ACT_LAUNCH /
  *     RELAUNCH go through the same when the JVM cannot be started;

@@ -1,4 +1,4 @@
-/* test_membudget: spec.resources.memory as the whole pod's budget (src/membudget.c): the split at 256m with
+/* test_membudget: spec.resources.memory as the whole pod's budget (src/config/membudget.c): the split at 256m with
  * the hashmap and the rocksdb backend, 1g and 4g, the parts never adding up to more than the budget, budgets too
  * small rejected at the memory field with the smallest that fits, and the user's own Flink memory keys either
  * respected and counted or rejected at their own line when they overflow the budget. */

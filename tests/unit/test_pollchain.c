@@ -1,4 +1,4 @@
-/* test_pollchain: the bookkeeping of the supervisor's polls of Flink's REST API (src/pollchain.c): at most
+/* test_pollchain: the bookkeeping of the supervisor's polls of Flink's REST API (src/supervisor/pollchain.c): at most
  * POLL_CHAINS_MAX polls in flight and a slot free again when one ends; answers that arrive out of order (a
  * slow request overtaken by a newer poll) never move what the supervisor knows backwards; a new JVM makes
  * the old one's polls stale; the request timeouts while the job starts (shorter than the poll interval,

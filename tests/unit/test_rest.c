@@ -1,4 +1,4 @@
-/* test_rest: the REST client (src/rest.c) on the supervisor's kind of event loop, against a loopback server
+/* test_rest: the REST client (src/flink/rest.c) on the supervisor's kind of event loop, against a loopback server
  * made here (in a thread, like a real one) that takes its first connection and never answers it (a REST server still
  * coming up), and answers the next ones at once. A request that hangs does not hold back the one sent after it; a
  * request's own timeout (rest_request_within) ends it although the client's default is an hour, and its error is known

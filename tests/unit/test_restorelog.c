@@ -1,5 +1,5 @@
-/* test_restorelog: what the JVM's output says about the restore point (src/restorelog.c), and the cause of a
- * failed start taken from it (jvmout_cause_of, src/jvmout.c). The lines are Flink's own, as printed by the
+/* test_restorelog: what the JVM's output says about the restore point (src/flink/restorelog.c), and the cause of a
+ * failed start taken from it (jvmout_cause_of, src/flink/jvmout.c). The lines are Flink's own, as printed by the
  * real MiniCluster (CliFrontend, CheckpointCoordinator, the JobMaster's failures); the recorded outputs in
  * tests/unit/fixtures/jvm-output/ (Flink 2.2 and 1.20) are replayed whole, each with the verdict its name
  * gives (NAME.unreadable.log, NAME.other.log). A restore

@@ -1,4 +1,4 @@
-/* test_store: the volume's files (src/store.c, issue 17). A replaced file is whole and durable (temp file, fsync,
+/* test_store: the volume's files (src/base/store.c, issue 17). A replaced file is whole and durable (temp file, fsync,
  * rename, fsync of the directory: two syncs, no temp file left), an unchanged one is not written at all; the event
  * log takes a batch of lines with one write and one fdatasync, all of them or none (a volume that takes half a line
  * gets it cut off again), and a line torn by a crash is cut off at the next start; the lock keeps a second process

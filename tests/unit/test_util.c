@@ -284,7 +284,7 @@ static void test_path_join(void **state)
 
 /* Regression (found by these tests, fixed): util.h promises "a directory and a name with exactly one '/'", but
  * path_join("/", "x") gives
- * "//x" (src/util.c path_join keeps the root's '/' and adds another). With flinklet.state.dir "/" the
+ * "//x" (src/base/util.c path_join keeps the root's '/' and adds another). With flinklet.state.dir "/" the
  * checkpoint directory becomes file:////checkpoints. */
 static void test_path_join_root(void **state)
 {
@@ -828,7 +828,7 @@ static void test_status_roundtrip(void **state)
 }
 
 /* Regression (found by these tests, fixed): status_render writes jobStatus.tasks.{total,running} but status_parse never
- * reads them back, so `flinklet status --ready` (src/main.c cmd_status, which parses status.json and requires
+ * reads them back, so `flinklet status --ready` (src/cli/main.c cmd_status, which parses status.json and requires
  * tasks_total > 0 && tasks_running == tasks_total) can never report ready. */
 static void test_status_roundtrip_tasks(void **state)
 {

@@ -1,9 +1,9 @@
-/* test_worker: the work the event loop hands off (src/worker.c): jobs run on another thread in order, their done
+/* test_worker: the work the event loop hands off (src/base/worker.c): jobs run on another thread in order, their done
  * callbacks back on the loop in the same order, and worker_drain waits for them; the grouped writes of the
  * volume's records (store_append_events, and sup_core.c's flush): a burst of events costs one fdatasync and one
  * status.json replacement whatever its size, nothing is written on the loop, sup_sync makes what was recorded
  * durable at once, and events the volume did not take are appended later, first and in order; the JVM's scratch
- * directory (src/scratch.c): emptied per launch by renaming aside, the old one removed by a child process. */
+ * directory (src/base/scratch.c): emptied per launch by renaming aside, the old one removed by a child process. */
 #include "unit.h"
 
 #include <pthread.h>
@@ -296,7 +296,7 @@ static void test_without_a_loop_records_are_written_at_once(void **state)
 	remove_tree(dir);
 }
 
-/* ---- the JVM's scratch directory (src/scratch.c) ---- */
+/* ---- the JVM's scratch directory (src/base/scratch.c) ---- */
 
 static void test_scratch_rotation_and_removal_off_the_loop(void **state)
 {

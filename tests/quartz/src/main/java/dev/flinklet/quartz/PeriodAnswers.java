@@ -2,7 +2,7 @@
  * PeriodAnswers: what the Flink autoscaler (its CalendarUtils, on Quartz) answers for the excluded periods
  * (job.autoscaler.excluded.periods): whether an expression is valid and whether instants fall in it, and, for
  * the cron part, Quartz's next fire time after an instant. tests/quartz/parity.py compares these answers with
- * flinklet's own (src/as_periods.c through build/quartz/period_answers).
+ * flinklet's own (src/autoscaler/as_periods.c through build/quartz/period_answers).
  *
  * The rules are the operator's, restated: an expression is split on "&&" into at most two parts, each stripped;
  * a part is a daily range when it splits on "-" into exactly two strings that Quartz's DailyCalendar takes (its

@@ -1,0 +1,793 @@
+/* autoscaler: the Flink Kubernetes Operator's job autoscaler (FLIP-271/FLIP-334), in C, as a pure library:
+ * options, metric collection from Flink's REST responses, evaluation, the scaling decision, persisted
+ * state, events, and the `flinklet autoscaler plan` command. Specified by
+ * ../shared/docs/reference/flink-autoscaler.md (section numbers below refer to it); docs/autoscaler.md
+ * is the user's view.
+ *
+ * FLIP-334's shape: one job autoscaler (autoscaler_scale, autoscaler_cleanup) with a per-cycle context,
+ * and three pluggable parts given as structs of function pointers: a realizer (applies the parallelism
+ * overrides), an event handler, and a state store. A second realizer or store is one new file.
+ *
+ * Nothing here does I/O except the file state store (src/autoscaler/as_store_file.c); no network, no processes,
+ * no event loop. The supervisor's collector makes the REST calls and feeds the responses in (see
+ * "Collection" below), then calls autoscaler_scale() once per control-loop tick. */
+#ifndef FLINKLET_AUTOSCALER_H
+#define FLINKLET_AUTOSCALER_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "util.h"
+
+struct cJSON;
+
+/* ======================================================================================================
+ * Options (section 4). Every job.autoscaler.* key (also under the fallback prefix
+ * kubernetes.operator.job.autoscaler.*), plus autoscaler.standalone.control-loop.interval.
+ * ====================================================================================================== */
+
+enum as_busy_agg { AS_BUSY_AVG, AS_BUSY_MAX, AS_BUSY_MIN };
+
+/* The resolved alignment behaviour (3.3): the new key's built-in modes, or the legacy blocking modes
+ * when only the deprecated key is set. */
+enum as_align {
+	AS_ALIGN_BALANCED,
+	AS_ALIGN_EVENLY_SPREAD,
+	AS_ALIGN_OFF,
+	AS_ALIGN_LEGACY_EVENLY_SPREAD,
+	AS_ALIGN_LEGACY_MAXIMIZE_UTILISATION,
+};
+
+struct as_options {
+	bool enabled;
+	bool scaling_enabled;
+	int64_t metrics_window_ms;
+	int64_t stabilization_ms;
+	struct strv excluded_periods;
+	double utilization_target;
+	double utilization_boundary;
+	double utilization_max; /* NaN: not set */
+	double utilization_min; /* NaN: not set */
+	int64_t scale_down_interval_ms;
+	int vertex_min_parallelism;
+	int vertex_max_parallelism;
+	double scale_down_max_factor;
+	double scale_up_max_factor;
+	int64_t catch_up_ms;
+	int64_t restart_time_ms;
+	bool restart_tracking;
+	int64_t restart_tracking_limit_ms;
+	int64_t backlog_lag_threshold_ms;
+	int64_t observed_tpr_lag_threshold_ms;
+	double observed_tpr_switch_threshold;
+	int observed_tpr_min_observations;
+	bool effectiveness_detection;
+	double effectiveness_threshold;
+	double gc_pressure_threshold;
+	double heap_usage_threshold;
+	bool memory_tuning;
+	bool memory_tuning_compensation;
+	double memory_tuning_overhead;
+	bool memory_tuning_maximize_managed;
+	int history_max_count;
+	int64_t history_max_age_ms;
+	enum as_busy_agg busy_agg;
+	struct strv exclude_ids;
+	int64_t event_interval_ms;
+	int64_t rest_timeout_ms;
+	double quota_cpu;      /* NaN: not set */
+	uint64_t quota_memory; /* bytes; 0: not set */
+	enum as_align alignment;
+	bool observed_scalability;
+	int observed_scalability_min_observations;
+	double observed_scalability_coefficient_min;
+	int64_t control_loop_interval_ms;
+};
+
+/* The option table (same struct as flinklet's), for docs and tests. Doubles and lists have type
+ * OPT_STRING here (config.h has no double or list type); their syntax is in the doc text. */
+extern const struct option_def autoscaler_options[];
+
+/* Every option at its default. */
+void as_options_defaults(struct as_options *o);
+void as_options_free(struct as_options *o);
+
+/* Checks every autoscaler key of the spec (types, ranges, cross-field rules, excluded-period syntax,
+ * unknown keys with a "did you mean" hint). Messages go to d as
+ * "file:line:col: spec.flinkConfiguration.<key>: must be ... (got \"x\")". Returns 0 or -EINVAL. */
+int autoscaler_validate(const struct spec *s, struct diags *d);
+
+/* The typed options of a spec. Values that do not validate keep their default (call
+ * autoscaler_validate first). */
+void as_options_from_spec(const struct spec *s, struct as_options *ret);
+
+/* The typed options of the spec (may be NULL) overlaid with a JSON object of Flink keys to values
+ * (strings, numbers, booleans, or arrays of strings for list options), as `plan`'s "config". Errors go
+ * to errors as "<path_prefix>.<key>: must be ..." Returns 0 or -EINVAL. */
+int as_options_from_json(const struct spec *s, const struct cJSON *config, const char *path_prefix,
+                         struct as_options *ret, struct strv *errors);
+
+/* Excluded periods (3.9): a Quartz cron expression (6 or 7 fields), a daily range HH:mm:ss-HH:mm:ss, or
+ * one of each joined with "&&". Evaluated in the process's local time zone. */
+int as_period_check(const char *expr, char **ret_error); /* 0 or -EINVAL with a reason (malloc'd) */
+bool as_period_matches(const char *expr, int64_t epoch_ms);
+bool as_in_excluded_period(const struct as_options *o, int64_t epoch_ms);
+
+/* ======================================================================================================
+ * Metrics, topology, samples and evaluated metrics (sections 1 and 2)
+ * ====================================================================================================== */
+
+/* Per-vertex metrics of one sample (1.4), as in the state file and plan's "samples". */
+enum as_vmetric {
+	AS_VM_LAG,
+	AS_VM_LOAD,
+	AS_VM_ACCUMULATED_BUSY_TIME,
+	AS_VM_NUM_RECORDS_IN,
+	AS_VM_NUM_RECORDS_OUT,
+	AS_VM_NUM_RECORDS_IN_PER_SECOND,
+	AS_VM_OBSERVED_TPR,
+	AS_VM_COUNT,
+};
+/* Global metrics of one sample (1.5). */
+enum as_gmetric {
+	AS_GM_NUM_TASK_SLOTS_USED,
+	AS_GM_GC_PRESSURE,
+	AS_GM_HEAP_MEMORY_USED,
+	AS_GM_HEAP_MAX_USAGE_RATIO,
+	AS_GM_MANAGED_MEMORY_USED,
+	AS_GM_METASPACE_MEMORY_USED,
+	AS_GM_COUNT,
+};
+/* Evaluated per-vertex metrics (2.3, 2.4, 2.7). */
+enum as_emetric {
+	AS_EM_LOAD,
+	AS_EM_TRUE_PROCESSING_RATE,
+	AS_EM_TARGET_DATA_RATE,
+	AS_EM_CATCH_UP_DATA_RATE,
+	AS_EM_LAG,
+	AS_EM_PARALLELISM,
+	AS_EM_RECOMMENDED_PARALLELISM,
+	AS_EM_MAX_PARALLELISM,
+	AS_EM_NUM_SOURCE_PARTITIONS,
+	AS_EM_SCALE_UP_RATE_THRESHOLD,
+	AS_EM_SCALE_DOWN_RATE_THRESHOLD,
+	AS_EM_EXPECTED_PROCESSING_RATE,
+	AS_EM_COUNT,
+};
+/* Evaluated global metrics (2.5). */
+enum as_egmetric {
+	AS_EG_GC_PRESSURE,
+	AS_EG_HEAP_MAX_USAGE_RATIO,
+	AS_EG_HEAP_MEMORY_USED,
+	AS_EG_MANAGED_MEMORY_USED,
+	AS_EG_METASPACE_MEMORY_USED,
+	AS_EG_NUM_TASK_SLOTS_USED,
+	AS_EG_COUNT,
+};
+
+const char *as_vmetric_name(enum as_vmetric m);
+const char *as_gmetric_name(enum as_gmetric m);
+const char *as_emetric_name(enum as_emetric m);
+const char *as_egmetric_name(enum as_egmetric m);
+int as_vmetric_from_name(const char *name); /* -1: unknown; likewise below */
+int as_gmetric_from_name(const char *name);
+int as_emetric_from_name(const char *name);
+int as_egmetric_from_name(const char *name);
+
+/* Which fields an evaluated metric carries: 1 current, 2 average, 3 both. */
+int as_emetric_fields(enum as_emetric m);
+int as_egmetric_fields(enum as_egmetric m);
+
+/* An evaluated metric: both fields NaN when unset. */
+struct as_eval_metric {
+	double current, average;
+};
+
+enum as_ship {
+	AS_SHIP_HASH,
+	AS_SHIP_REBALANCE,
+	AS_SHIP_RESCALE,
+	AS_SHIP_FORWARD,
+	AS_SHIP_CUSTOM,
+	AS_SHIP_BROADCAST,
+	AS_SHIP_GLOBAL,
+	AS_SHIP_SHUFFLE,
+	AS_SHIP_UNKNOWN,
+};
+enum as_ship as_ship_from_string(const char *s); /* case-insensitive; AS_SHIP_UNKNOWN for anything else */
+const char *as_ship_name(enum as_ship s);
+
+struct as_edge {
+	size_t from; /* index into as_topology.v */
+	enum as_ship ship;
+};
+
+struct as_vertex {
+	char *id; /* the job vertex's hex id */
+	int parallelism;
+	int max_parallelism;
+	int num_source_partitions; /* 0: unknown */
+	bool finished;
+	char *slot_sharing_group; /* NULL: unknown */
+	struct as_edge *inputs;
+	size_t ninputs;
+	size_t *outputs;
+	size_t noutputs;
+	/* accumulated IO from the job details (1.2); NaN when unknown */
+	double read_records, write_records, accumulated_busy_time;
+};
+
+struct as_topology {
+	struct as_vertex *v;
+	size_t n;
+	size_t *order; /* topological order (Kahn, level by level) */
+};
+
+void as_topology_free(struct as_topology *t);
+int as_topology_find(const struct as_topology *t, const char *id); /* index or -1 */
+static inline bool as_is_source(const struct as_vertex *v)
+{
+	return v->ninputs == 0;
+}
+/* Builds outputs and the topological order from the inputs. Returns 0, or -EINVAL when the inputs
+ * form a cycle. */
+int as_topology_link(struct as_topology *t);
+/* From GET /jobs/:id (vertices, plan.nodes, timestamps.RUNNING); plan may be NULL to use the details'
+ * "plan", or a separate GET /jobs/:id/plan response. Returns 0, -EAGAIN when the plan has no nodes yet
+ * (not ready), or -EINVAL with *ret_error set (malloc'd). */
+int as_topology_from_rest(const struct cJSON *job_details, const struct cJSON *plan, struct as_topology *ret,
+                          int64_t *ret_running_ts, char **ret_error);
+
+/* One sample of the metric window: per-vertex values (NaN: absent) and global values. */
+struct as_sample_vertex {
+	char *id;
+	double m[AS_VM_COUNT];
+};
+struct as_sample {
+	int64_t ts;
+	struct as_sample_vertex *v;
+	size_t n;
+	double g[AS_GM_COUNT];
+};
+void as_sample_init(struct as_sample *s, int64_t ts);
+void as_sample_free(struct as_sample *s);
+double *as_sample_vertex_metrics(struct as_sample *s, const char *id, bool create); /* NULL when absent */
+const double *as_sample_vertex_get(const struct as_sample *s, const char *id);
+
+/* The ordered metric window (oldest first). */
+struct as_samples {
+	struct as_sample *s;
+	size_t n;
+};
+void as_samples_free(struct as_samples *h);
+/* Inserts (or replaces) the sample at its timestamp, taking ownership of its contents. */
+void as_samples_put(struct as_samples *h, struct as_sample *s);
+void as_samples_drop_before(struct as_samples *h, int64_t ts); /* drops keys < ts */
+
+/* ======================================================================================================
+ * Persistent per-job state (5.1)
+ * ====================================================================================================== */
+
+struct as_history_entry {
+	int64_t ts;
+	int current_parallelism, new_parallelism;
+	struct as_eval_metric m[AS_EM_COUNT];
+};
+struct as_vertex_history {
+	char *vertex;
+	struct as_history_entry *e; /* oldest first */
+	size_t n;
+};
+struct as_scaling_history {
+	struct as_vertex_history *v;
+	size_t n;
+};
+void as_scaling_history_free(struct as_scaling_history *h);
+struct as_vertex_history *as_scaling_history_get(const struct as_scaling_history *h, const char *vertex);
+void as_scaling_history_add(struct as_scaling_history *h, const char *vertex, const struct as_history_entry *e);
+/* Keeps entries with ts >= now - max_age, then the newest max_count; drops vertices left empty. */
+void as_scaling_history_trim(struct as_scaling_history *h, int64_t now, int64_t max_age_ms, int max_count);
+
+struct as_tracking_record {
+	int64_t ts;
+	int64_t restart_ms; /* -1: not measured yet */
+};
+struct as_tracking {
+	struct as_tracking_record *r; /* oldest first */
+	size_t n;
+};
+void as_tracking_free(struct as_tracking *t);
+void as_tracking_trim(struct as_tracking *t, int64_t now, int64_t max_age_ms, int max_count);
+
+struct as_recommendation {
+	int64_t trigger_time;
+	int parallelism;
+	bool outside;
+};
+struct as_delayed_vertex {
+	char *vertex;
+	int64_t first_trigger_time;
+	struct as_recommendation *r; /* front first; parallelism strictly decreasing */
+	size_t n;
+};
+struct as_delayed {
+	struct as_delayed_vertex *v;
+	size_t n;
+	bool updated; /* changed during this cycle */
+};
+void as_delayed_free(struct as_delayed *d);
+void as_delayed_clear_vertex(struct as_delayed *d, const char *vertex);
+void as_delayed_clear_all(struct as_delayed *d);
+
+/* A map vertex id -> parallelism (insertion order kept). */
+struct as_pmap_entry {
+	char *vertex;
+	int parallelism;
+};
+struct as_pmap {
+	struct as_pmap_entry *e;
+	size_t n;
+};
+void as_pmap_free(struct as_pmap *m);
+void as_pmap_set(struct as_pmap *m, const char *vertex, int parallelism);
+int as_pmap_get(const struct as_pmap *m, const char *vertex); /* -1: absent */
+bool as_pmap_equal(const struct as_pmap *a, const struct as_pmap *b);
+/* Flink's map syntax "k1:v1,k2:v2" (pipeline.jobvertex-parallelism-overrides). Returns 0 or -EINVAL. */
+int as_pmap_parse_flink(const char *s, struct as_pmap *ret);
+char *as_pmap_to_flink(const struct as_pmap *m);
+
+/* Serialization of the state kinds to and from JSON (src/autoscaler/as_state.c). NaN and infinities are the
+ * strings "NaN", "Infinity", "-Infinity". The *_from_json functions validate everything and return 0,
+ * or -EINVAL with *ret_error naming the JSON path; they never keep a half-read value. */
+struct cJSON *as_samples_to_json(const struct as_samples *h);
+int as_samples_from_json(const struct cJSON *j, struct as_samples *ret, char **ret_error);
+struct cJSON *as_scaling_history_to_json(const struct as_scaling_history *h);
+int as_scaling_history_from_json(const struct cJSON *j, struct as_scaling_history *ret, char **ret_error);
+struct cJSON *as_tracking_to_json(const struct as_tracking *t);
+int as_tracking_from_json(const struct cJSON *j, struct as_tracking *ret, char **ret_error);
+struct cJSON *as_pmap_to_json(const struct as_pmap *m);
+int as_pmap_from_json(const struct cJSON *j, struct as_pmap *ret, char **ret_error);
+struct cJSON *as_delayed_to_json(const struct as_delayed *d);
+int as_delayed_from_json(const struct cJSON *j, struct as_delayed *ret, char **ret_error);
+
+/* ======================================================================================================
+ * Pluggable parts (FLIP-334)
+ * ====================================================================================================== */
+
+/* The state kinds of 5.1 that flinklet keeps (configOverrides is not kept: memory tuning is not
+ * realized in-process, as in the standalone autoscaler). */
+enum as_state_kind {
+	AS_STATE_COLLECTED_METRICS,
+	AS_STATE_SCALING_HISTORY,
+	AS_STATE_SCALING_TRACKING,
+	AS_STATE_PARALLELISM_OVERRIDES,
+	AS_STATE_DELAYED_SCALE_DOWN,
+	AS_STATE_KIND_COUNT,
+};
+const char *as_state_kind_name(enum as_state_kind k); /* "collectedMetrics", ... */
+
+/* A state store keeps one JSON value per (job key, kind). get returns a copy (the caller frees it) or
+ * NULL when absent; put takes ownership. Writes may be buffered until flush, called once per cycle.
+ * get may report that stored state was unreadable: it returns -EBADMSG with *ret_error (malloc'd),
+ * the caller treats the state as empty, and the store does not report it again. */
+struct as_state_store_ops {
+	int (*get)(void *impl, const char *job_key, enum as_state_kind kind, struct cJSON **ret, char **ret_error);
+	int (*put)(void *impl, const char *job_key, enum as_state_kind kind, struct cJSON *value);
+	int (*remove)(void *impl, const char *job_key, enum as_state_kind kind);
+	int (*clear_all)(void *impl, const char *job_key);
+	int (*flush)(void *impl, const char *job_key, char **ret_error);
+	void (*free)(void *impl);
+};
+struct as_state_store {
+	const struct as_state_store_ops *ops;
+	void *impl;
+};
+/* In memory only (lost on restart). */
+struct as_state_store as_store_memory_new(void);
+/* One file per job, <dir>/<job key>.json, replaced atomically on flush (store.h's write_file_atomic),
+ * bounded to AS_STATE_MAX_BYTES by dropping the oldest collected samples. An unreadable file is renamed
+ * to <job key>.json.corrupt and reported once through get. dir is created on the first flush. */
+struct as_state_store as_store_file_new(const char *dir);
+/* Who writes the file store's documents instead of flush itself (the supervisor: its worker thread, so that the
+ * event loop never waits on the volume): called with the file's path and its new text (owned by the writer from
+ * then on); flush then reports no error of its own, the writer says what failed. */
+typedef void (*as_file_writer)(void *ctx, const char *path, char *text);
+struct as_state_store as_store_file_new_with_writer(const char *dir, as_file_writer writer, void *ctx);
+#define AS_STATE_MAX_BYTES 1000000
+
+enum as_event_type { AS_EVENT_NORMAL, AS_EVENT_WARNING };
+const char *as_event_type_name(enum as_event_type t); /* "Normal", "Warning" */
+
+/* Receives the events of 5.2. The core has already applied the dedupe interval (an event with the same
+ * job, reason and key within interval_ms of the first one is not passed on), so a handler only records.
+ * message_key may be NULL; interval_ms is -1 for "no dedupe". */
+struct as_event_handler {
+	void (*handle)(void *userdata, const char *job_key, enum as_event_type type, const char *reason,
+	               const char *message, const char *message_key, int64_t interval_ms);
+	void *userdata;
+};
+
+/* Applies the parallelism overrides (vertex hex id -> parallelism, the autoscaler's merged with the
+ * user's pipeline.jobvertex-parallelism-overrides). Called on every cycle that has stored overrides,
+ * so it must be idempotent (compare with the current requirements before changing anything). Returns 0
+ * or a negative errno (reported as an AutoscalerError event). */
+struct as_realizer {
+	int (*realize)(void *userdata, const char *job_key, const struct as_pmap *overrides);
+	void *userdata;
+};
+
+/* For the REST realizer (3.10): given GET /jobs/:id/resource-requirements, the body for PUT with
+ * {"lowerBound": 1, "upperBound": p} for every overridden vertex. Returns true (and *ret_body, the
+ * whole map) when anything changes, false when the PUT is not needed. */
+bool as_resource_requirements_update(const struct cJSON *current, const struct as_pmap *overrides,
+                                     struct cJSON **ret_body);
+
+/* ======================================================================================================
+ * The job autoscaler
+ * ====================================================================================================== */
+
+struct autoscaler;
+struct as_job;
+
+/* The parts are copied; the store is owned (freed by autoscaler_free). */
+struct autoscaler *autoscaler_new(const struct as_realizer *realizer, const struct as_event_handler *events,
+                                  struct as_state_store store);
+void autoscaler_free(struct autoscaler *as);
+
+/* The job's in-memory record (created on first use; its persisted state is loaded then). */
+struct as_job *autoscaler_job(struct autoscaler *as, const char *job_key);
+
+/* ---- Collection (section 1), fed by the supervisor's collector for one cycle ----
+ *
+ *   1. GET /jobs/:id                          -> as_collect_topology(job, body, NULL, &err)
+ *   2. for each id of as_collect_listings_needed():
+ *      GET /jobs/:id/vertices/:vid/subtasks/metrics            -> as_collect_listing(job, vid, body)
+ *   3. for each vertex with q = as_collect_vertex_query(job, vid) != NULL:
+ *      GET /jobs/:id/vertices/:vid/subtasks/metrics?get=<q>    -> as_collect_vertex_metrics(job, vid, body)
+ *   4. GET /jobmanager/metrics?get=<as_collect_jm_query()>     -> as_collect_jm_metrics(job, body)
+ *   5. GET /taskmanagers/metrics?get=<as_collect_tm_query(job)>&agg=min,max,avg
+ *                                                              -> as_collect_tm_metrics(job, body)
+ *   6. autoscaler_scale(as, &ctx)
+ * A failed REST call: as_collect_fail(job, "why"), then still autoscaler_scale (it reports the error,
+ * and re-applies the overrides). An -EAGAIN from as_collect_tm_metrics asks for step 5 again (the probe
+ * with the GC metric found nothing; the query is now without it). as_collect_topology's -EAGAIN (no
+ * plan yet) skips steps 2-5. Metric names may hold characters that need URL-encoding: escape the whole
+ * query value (Flink decodes it before splitting on ','). */
+int as_collect_topology(struct as_job *job, const struct cJSON *job_details, const struct cJSON *plan,
+                        char **ret_error);
+void as_collect_listings_needed(struct as_job *job, struct strv *ret_vertex_ids);
+int as_collect_listing(struct as_job *job, const char *vertex_id, const struct cJSON *listing);
+char *as_collect_vertex_query(struct as_job *job, const char *vertex_id); /* malloc'd "a,b"; NULL: none */
+int as_collect_vertex_metrics(struct as_job *job, const char *vertex_id, const struct cJSON *values);
+const char *as_collect_jm_query(void);
+int as_collect_jm_metrics(struct as_job *job, const struct cJSON *values);
+const char *as_collect_tm_query(struct as_job *job);
+int as_collect_tm_metrics(struct as_job *job, const struct cJSON *values);
+void as_collect_fail(struct as_job *job, const char *error);
+
+/* One cycle's context. */
+struct as_context {
+	const char *job_key;                  /* the job id */
+	const struct as_options *options;     /* this cycle's options */
+	const char *job_status;               /* effective status (as_effective_status) */
+	int64_t now_ms;                       /* wall clock, epoch ms; fixed for the cycle */
+	const struct as_pmap *user_overrides; /* pipeline.jobvertex-parallelism-overrides; may be NULL */
+	double tm_cpu;                        /* TaskManager CPU, 0: unknown (the CPU quota never trips) */
+	uint64_t tm_memory;                   /* TaskManager memory in bytes, 0: unknown */
+	int slots_per_tm;                     /* taskmanager.numberOfTaskSlots, 0: unknown (quota skipped) */
+};
+
+/* The job status the standalone autoscaler uses: RUNNING counts as CREATED unless every task is
+ * RUNNING or FINISHED. */
+const char *as_effective_status(const char *state, int tasks_total, int tasks_running, int tasks_finished);
+
+enum as_outcome {
+	AS_OUTCOME_DISABLED,    /* job.autoscaler.enabled=false: state cleared */
+	AS_OUTCOME_NOT_RUNNING, /* job not RUNNING */
+	AS_OUTCOME_NOT_READY,   /* quietly skipped (stabilizing, fewer than 2 samples, empty plan) */
+	AS_OUTCOME_COLLECTING,  /* evaluated, but the window is not full yet */
+	AS_OUTCOME_BALANCED,    /* evaluated and decided: no rescale (or blocked by a gate) */
+	AS_OUTCOME_SCALED,      /* a rescale was decided and stored */
+	AS_OUTCOME_ERROR,       /* an AutoscalerError event was emitted */
+};
+const char *as_outcome_name(enum as_outcome o);
+
+/* One cycle (0.2): collect, evaluate, execute, flush, and always re-apply the stored overrides. */
+enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context *ctx);
+/* The job is gone: drop caches, clear and flush its stored state. */
+void autoscaler_cleanup(struct autoscaler *as, const char *job_key);
+
+/* The overrides a new JVM of the job starts with (pipeline.jobvertex-parallelism-overrides), so that a
+ * restart costs one restore, not a restore and then a rescale: the stored ones merged with the user's as
+ * they are applied on every cycle. Empty when the autoscaler is disabled or has none stored. */
+void autoscaler_launch_overrides(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                                 const struct as_pmap *user, struct as_pmap *ret);
+
+/* For status.json ("autoscaler": {"parallelismOverrides": {...}}): {vertex: "p"}. Never NULL. */
+struct cJSON *autoscaler_overrides_json(struct autoscaler *as, const char *job_key);
+/* The last evaluation, for GET /metrics: {"vertices": {id: {METRIC: number|{current,average}}},
+ * "global": {...}, "scalings": n, "balanced": n, "errors": n}. Never NULL. */
+struct cJSON *autoscaler_report_json(struct autoscaler *as, const char *job_key);
+
+/* ======================================================================================================
+ * The plan command (issue 4, item 7; docs/autoscaler.md)
+ * ====================================================================================================== */
+
+/* input_json: the plan input document. spec_or_null: a loaded spec whose job.autoscaler.* values the
+ * input's "config" overrides. On success returns 0 and the output document (malloc'd, pretty JSON with a
+ * trailing newline). On bad input returns -EINVAL with one message per problem in errors, each
+ * "<json path>: <problem>". */
+int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_or_null, char **ret_output_json,
+                    struct strv *errors);
+
+/* ======================================================================================================
+ * Library internals: shared between the src/autoscaler/as_*.c files and the unit tests. Not for other callers.
+ * ====================================================================================================== */
+
+/* Java's numeric rules (appendix A). Math.floor, Math.ceil and Math.abs are libm's floor, ceil and fabs (the
+ * build links -lm). */
+double as_jmax(double a, double b); /* Math.max: NaN when either is NaN */
+double as_jmin(double a, double b); /* Math.min */
+int64_t as_jround(double x);        /* Math.round: floor(x + 1/2) exactly; NaN 0; saturates */
+int32_t as_java_d2i(double x);      /* (int) cast: NaN 0; saturates */
+double as_round3(double x);         /* half-up to 3 decimals of the shortest decimal form; never to 0 */
+double as_round3_digits(double x);  /* the same, always through the decimal digits (the reference; slow) */
+double as_round_up2(double x);      /* ceiling to 2 decimals of the shortest decimal form */
+void as_java_double_str(double x, char *buf, size_t size); /* Double.toString: "100.0", "1.0E-4", "NaN" */
+
+/* JSON numbers that may be NaN or infinite: those become "NaN", "Infinity", "-Infinity". */
+struct cJSON *as_json_number(double x);
+/* A number, one of those strings, or null (NaN). Returns 0 or -EINVAL. */
+int as_json_double(const struct cJSON *j, double *ret);
+/* An integral JSON number within [min, max]. Returns 0 or -EINVAL. */
+int as_json_int64(const struct cJSON *j, int64_t min, int64_t max, int64_t *ret);
+/* An evaluated metric as output: a number, or {"current","average"} when fields == 3. */
+struct cJSON *as_eval_metric_to_json(const struct as_eval_metric *m, int fields);
+/* A number (goes to the metric's own field, or both when fields == 3) or {"current","average"}. */
+int as_eval_metric_from_json(const struct cJSON *j, int fields, struct as_eval_metric *ret);
+
+/* JSON text (src/autoscaler/as_jsonout.c), byte for byte cJSON's: with two-space indentation and a trailing newline, or
+ * as cJSON_PrintUnformatted (malloc'd); as_json_write appends either to b. */
+char *as_json_pretty(const struct cJSON *j);
+char *as_json_unformatted(const struct cJSON *j);
+void as_json_write(struct strbuf *b, const struct cJSON *j, bool pretty);
+/* The closest of candidates to got when near enough to be a typo, else NULL. */
+const char *as_did_you_mean(const char *got, const char *const *candidates, size_t n);
+
+/* ---- window functions (2.1); vertex NULL means the global metrics (m is then an as_gmetric) ---- */
+double as_rate(const struct as_samples *h, const char *vertex, int m);
+double as_avg(const struct as_samples *h, const char *vertex, int m, int min_n);
+double as_avg_or_rate(const struct as_samples *h, const char *vertex, int per_sec, int accumulated);
+double as_latest(const struct as_samples *h, const char *vertex, int m);
+
+/* What rate, avg and latest need of one metric of one vertex (or of the global metrics), gathered in one pass
+ * over the window, oldest sample first: the functions above are these over a single metric. */
+struct as_wstat {
+	double first, last; /* the first and the last value that is not NaN */
+	int64_t first_ts, last_ts;
+	size_t count;  /* values that are not NaN */
+	double sum;    /* of the finite values, oldest first */
+	int finite;    /* how many */
+	bool infinite; /* an infinite value was seen */
+	double latest; /* the newest sample's value; NaN when it has none */
+};
+void as_wstat_init(struct as_wstat *w);
+void as_wstat_add(struct as_wstat *w, double v, int64_t ts);
+double as_wstat_rate(const struct as_wstat *w);
+double as_wstat_avg(const struct as_wstat *w, int min_n);
+double as_wstat_avg_or_rate(const struct as_wstat *per_sec, const struct as_wstat *accumulated);
+
+/* The window of every vertex of a topology and of the global metrics, in one pass over the samples (samples
+ * list their vertices in the same order, so a vertex is found by position and one comparison). */
+#define AS_WINDOW_INLINE 8
+struct as_window {
+	struct as_wstat (*v)[AS_VM_COUNT]; /* per topology index: small, or allocated for larger topologies */
+	struct as_wstat g[AS_GM_COUNT];
+	struct as_wstat small[AS_WINDOW_INLINE][AS_VM_COUNT];
+};
+void as_window_build(const struct as_topology *t, const struct as_samples *h, struct as_window *ret);
+void as_window_free(struct as_window *w);
+
+/* The topology index of the vertex id, trying *hint first (then updated): for looking up the vertices of one
+ * sample after another with one hint per position. -1: no such vertex. */
+int as_topology_find_hinted(const struct as_topology *t, const char *id, size_t *hint);
+
+/* ---- collection (1.2 - 1.5) ---- */
+
+/* Metric names of one vertex chosen from its listing (1.3). */
+struct as_vertex_names {
+	char *id;
+	bool listed;
+	bool is_source;
+	char *busy, *backpressure, *source_in_per_sec, *source_in, *source_out, *in_per_sec;
+	struct strv pending; /* every .pendingRecords name */
+	int partitions;      /* from the Kafka/Pulsar names, 0: unknown */
+};
+void as_vertex_names_free(struct as_vertex_names *n);
+/* Chooses the names of a listing ([{"id": name}, ...]) and counts the source partitions. */
+int as_vertex_names_from_listing(const struct cJSON *listing, bool is_source, struct as_vertex_names *ret);
+/* Distinct Kafka and Pulsar partitions named by metric names (1.2). */
+int as_count_source_partitions(const struct strv *names);
+
+/* Aggregated values of one vertex's metrics (NaN: not returned). */
+struct as_agg {
+	double min, max, avg, sum, skew;
+};
+struct as_vertex_raw {
+	bool present; /* metrics were fed for this vertex */
+	struct as_agg busy, backpressure, source_in_per_sec, source_in, source_out, in_per_sec;
+	double pending;      /* sum over every pendingRecords name; NaN: none */
+	const char *missing; /* a required metric the vertex does not have, or NULL */
+};
+/* Everything one REST snapshot gave (topology, per-vertex aggregates, JM and TM values). */
+struct as_snapshot {
+	bool have_topology;
+	struct as_topology topo;
+	int64_t running_ts;
+	struct as_vertex_raw *raw; /* per topology index */
+	double slots_total, slots_available;
+	struct as_agg heap_max, heap_used, managed_used, metaspace_used, gc_time;
+	bool tm_present;
+	char *error; /* a REST failure reported by the collector */
+};
+void as_snapshot_free(struct as_snapshot *s);
+/* Parses [{"id", "min", "max", "avg", "sum", "skew"}] into raw by the vertex's chosen names. */
+int as_vertex_raw_from_json(const struct cJSON *values, const struct as_vertex_names *names, struct as_vertex_raw *raw);
+/* Turns a snapshot into one sample at now (1.4, 1.5). history is the window so far (for the observed
+ * TPR's fallback). Returns 0, or -ENOENT with *ret_error naming a missing required metric. */
+int as_snapshot_to_sample(const struct as_options *o, const struct as_snapshot *snap, const struct as_samples *history,
+                          int64_t now, struct as_sample *ret, char **ret_error);
+
+/* ---- state documents (as_state.c) ---- */
+int as_samples_from_json_at(const struct cJSON *j, const char *path, struct as_samples *ret, char **ret_error);
+/* One history entry: {"timestamp", "currentParallelism", "newParallelism", "metrics": {...}}, or plan's
+ * flat form with metric names (TRUE_PROCESSING_RATE, EXPECTED_PROCESSING_RATE, ...) beside them. */
+int as_history_entry_from_json(const struct cJSON *j, const char *path, struct as_history_entry *ret, char **ret_error);
+/* Drops the oldest collected samples of a whole state document until it prints within max_bytes.
+ * Returns the number dropped. */
+size_t as_state_bound(struct cJSON *doc, size_t max_bytes);
+
+/* ---- evaluation (section 2) ---- */
+
+struct as_vertex_eval {
+	struct as_eval_metric m[AS_EM_COUNT];
+};
+struct as_evaluation {
+	struct as_vertex_eval *v; /* per topology index */
+	size_t n;
+	struct as_eval_metric g[AS_EG_COUNT];
+	bool backlog;
+};
+void as_evaluation_free(struct as_evaluation *e);
+/* restart time in whole seconds (2.6) from the options and the tracking records. */
+int64_t as_restart_seconds(const struct as_options *o, const struct as_tracking *t);
+/* capacity(M, u, withRestart) of 2.4. */
+double as_capacity(const struct as_options *o, const struct as_eval_metric *m, double u, bool with_restart,
+                   int64_t restart_s);
+/* SCALE_UP_RATE_THRESHOLD and SCALE_DOWN_RATE_THRESHOLD of one vertex (2.4). */
+void as_thresholds(const struct as_options *o, struct as_eval_metric *m, bool backlog, int64_t restart_s);
+/* True when TPR.avg < SCALE_UP_RATE_THRESHOLD or > SCALE_DOWN_RATE_THRESHOLD. */
+bool as_outside_bounds(const struct as_eval_metric *m);
+/* Backlog detection (2.2). */
+bool as_processing_backlog(const struct as_options *o, const struct as_topology *t, const struct as_samples *h);
+/* The whole of section 2. Returns 0 or -EINVAL with *ret_error ("Cannot evaluate metrics without
+ * ingestion rate information"). */
+int as_evaluate(const struct as_options *o, const struct as_topology *t, const struct as_samples *h, int64_t restart_s,
+                struct as_evaluation *ret, char **ret_error);
+
+/* ---- decision (section 3) ---- */
+
+struct as_emitter {
+	void (*emit)(void *ud, enum as_event_type type, const char *reason, const char *message,
+	             const char *message_key, int64_t interval_ms);
+	void *ud;
+};
+void as_emit(const struct as_emitter *e, enum as_event_type type, const char *reason, const char *message_key,
+             int64_t interval_ms, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* 3.3: clamp ceil(f x p) to the limits and align it to key groups or partitions. */
+int as_scale_parallelism(const struct as_options *o, const char *vertex, int p, double f, int lower_limit,
+                         int upper_limit, int max_p, int partitions, bool has_hash_input, const struct as_emitter *em);
+/* 3.8: the observed scalability coefficient from a vertex's history (1 when not enough). */
+double as_scalability_coefficient(const struct as_options *o, const struct as_vertex_history *vh);
+/* 3.6: true when the last scale-up was ineffective and detection blocks the next one (emits the event). */
+bool as_block_ineffective(const struct as_options *o, const char *vertex, const struct as_eval_metric *m,
+                          const struct as_vertex_history *vh, const struct as_emitter *em);
+/* 3.7: records the recommendation; returns the parallelism to change to now, or -1 for no change. */
+int as_delayed_scale_down(const struct as_options *o, struct as_delayed *d, const char *vertex, int p, int new_p,
+                          bool outside, int64_t now, bool *ret_outside);
+
+struct as_vertex_decision {
+	bool computed;   /* the vertex was considered (not excluded) */
+	int target;      /* scale()'s result, before delayed scale-down and the ineffective-scaling block */
+	bool change;     /* a ParallelismChange other than "no change" */
+	int new_p;       /* its parallelism */
+	bool outside;    /* its outsideUtilizationBound */
+	bool in_summary; /* carried into the job-level decision */
+};
+/* 3.2 for one vertex (index i of the topology). */
+void as_vertex_target(const struct as_options *o, const struct as_topology *t, size_t i, struct as_evaluation *ev,
+                      const struct as_vertex_history *vh, struct as_delayed *delayed, int64_t now, int64_t restart_s,
+                      const struct as_emitter *em, struct as_vertex_decision *ret);
+
+struct as_exec {
+	/* in */
+	const struct as_options *o;
+	const struct as_topology *t;
+	struct as_evaluation *ev; /* RECOMMENDED_PARALLELISM and EXPECTED_PROCESSING_RATE are written */
+	const struct as_scaling_history *history;
+	struct as_delayed *delayed;
+	const bool *excluded; /* per topology index, may be NULL */
+	int64_t now;
+	int64_t restart_s;
+	double tm_cpu;
+	uint64_t tm_memory;
+	int slots_per_tm;
+	const struct as_emitter *em;
+	/* out */
+	struct as_vertex_decision *d; /* per topology index (allocated by as_execute) */
+	bool scaled;                  /* the summaries are to be applied */
+	const char *blocked_by;       /* NULL, or what kept the summaries from being applied */
+};
+/* 3.1 steps 2-9 and 14: decides, emits the events, clears the delayed scale-downs after a rescale. */
+void as_execute(struct as_exec *x);
+void as_exec_free(struct as_exec *x);
+/* The ScalingReport message for the vertices in the summary (5.2). */
+char *as_scaling_report(const struct as_topology *t, const struct as_evaluation *ev, const struct as_vertex_decision *d,
+                        bool enabled_header, const char *disabled_by);
+
+/* ---- events (5.2) ---- */
+#define AS_REASON_SCALING_REPORT "ScalingReport"
+#define AS_REASON_INEFFECTIVE_SCALING "IneffectiveScaling"
+#define AS_REASON_SCALING_LIMITED "ScalingLimited"
+#define AS_REASON_MEMORY_PRESSURE "MemoryPressure"
+#define AS_REASON_RESOURCE_QUOTA "ResourceQuotaReached"
+#define AS_REASON_ERROR "AutoscalerError"
+#define AS_REASON_OPTIONS_VALIDATION "AutoScaler Options Validation"
+#define AS_REASON_SCALING "Scaling"
+
+/* Dedupe of repeated events: the first event of a (reason, key) starts an interval during which the
+ * same event is suppressed. */
+struct as_dedupe_entry {
+	char *key;
+	int64_t first_ms;
+};
+struct as_dedupe {
+	struct as_dedupe_entry *e;
+	size_t n;
+};
+bool as_dedupe_admit(struct as_dedupe *d, const char *reason, const char *key, int64_t interval_ms, int64_t now);
+void as_dedupe_free(struct as_dedupe *d);
+
+/* ---- the job record (as_autoscaler.c owns it; as_metrics.c fills its collector part) ---- */
+struct as_job {
+	char *key;
+	bool loaded;
+	/* persisted state (5.1), loaded once, written through to the store */
+	struct as_samples history;
+	struct as_scaling_history scaling_history;
+	struct as_tracking tracking;
+	struct as_pmap overrides;
+	struct as_delayed delayed;
+	/* the collector's caches (1.3, 1.5) */
+	struct as_vertex_names *names; /* one per vertex of the last topology */
+	size_t nnames;
+	int tm_gc;               /* -1: not probed, 0: without the GC metric, 1: with it */
+	struct as_snapshot snap; /* this cycle's REST snapshot */
+	bool snap_fed;
+	/* the vertices excluded for this cycle (finished, or without busy time in this cycle's sample): not
+	 * scaled, and the user's override of them wins when the overrides are applied (0.2 step 6) */
+	struct strv cycle_excluded;
+	/* reporting */
+	struct as_topology last_topo;
+	struct as_evaluation last_eval;
+	bool have_eval;
+	uint64_t scalings, balanced, errors;
+	struct as_dedupe dedupe;
+};
+void as_job_reset_collector(struct as_job *job);
+
+#endif

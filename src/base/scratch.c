@@ -1,0 +1,128 @@
+/* scratch: the JVM's local scratch directory (see src/base/scratch.h). */
+#include "scratch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "store.h"
+
+char *scratch_default_dir(const char *name, const char *state_dir)
+{
+	const char *tmp = getenv("TMPDIR");
+	char hex[65];
+	sha256_hex(state_dir, strlen(state_dir), hex);
+	return xasprintf("%s/flinklet-%s-%.8s", !str_empty(tmp) && tmp[0] == '/' ? tmp : "/tmp", name, hex);
+}
+
+/* The scratch directory itself is 0700 (the volume's group-shared 0770 of mkdir_p is not for it: it is flinklet's
+ * own, and the strict check below refuses a directory others can write); its parents as mkdir_p makes them. */
+static int scratch_mkdir(const char *dir)
+{
+	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	char *parent = path_dirname(dir);
+	int r = mkdir_p(parent);
+	free(parent);
+	if (r < 0)
+		return r;
+	return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+int scratch_open(const char *dir, bool strict, char **err)
+{
+	int r = scratch_mkdir(dir);
+	if (r < 0) {
+		*err = xasprintf("unable to create the scratch directory %s: %s", dir, strerror(-r));
+		return r;
+	}
+	struct stat st;
+	if (lstat(dir, &st) < 0) {
+		r = -errno;
+		*err = xasprintf("unable to read the scratch directory %s: %s", dir, strerror(errno));
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*err = xasprintf("the scratch directory %s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	/* in a shared /tmp someone else could have made the name first (a symlink, their own directory) */
+	if (strict && (st.st_uid != geteuid() || (st.st_mode & 0022))) {
+		*err =
+		    xasprintf("the scratch directory %s is not flinklet's own (a directory of uid %u, not a symlink, "
+		              "writable by no one else)",
+		              dir, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int scratch_rotate(const char *dir, unsigned n, char **old)
+{
+	*old = NULL;
+	int q = scratch_mkdir(dir); /* a /tmp cleaner may have taken it */
+	if (q < 0)
+		return q;
+	char *jvm = path_join(dir, "jvm");
+	char *aside = xasprintf("%s/.old-%ld-%u", dir, (long)getpid(), n);
+	int r = 0;
+	if (rename(jvm, aside) == 0) {
+		*old = aside;
+		aside = NULL;
+	} else if (errno != ENOENT) {
+		r = -errno;
+	}
+	if (r == 0 && mkdir(jvm, 0700) < 0 && errno != EEXIST)
+		r = -errno;
+	free(aside);
+	free(jvm);
+	return r;
+}
+
+void scratch_leftovers(const char *dir, struct strv *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (str_has_prefix(de->d_name, ".old-"))
+			strv_push_take(out, path_join(dir, de->d_name));
+	closedir(d);
+}
+
+pid_t scratch_remove(const struct strv *paths)
+{
+	if (paths->n == 0)
+		return 0;
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		return pid;
+	/* the child: default signals, dies with the supervisor, removes, exits */
+	sigset_t none;
+	sigemptyset(&none);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	close_range(3, ~0U, 0);
+	int failed = 0;
+	for (size_t i = 0; i < paths->n; i++)
+		failed |= rm_rf(paths->v[i]) < 0;
+	_exit(failed);
+}

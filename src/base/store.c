@@ -1,0 +1,446 @@
+/* store: crash-safe files on the state volume (see src/base/store.h). */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fsmode.h"
+#include "util.h"
+
+static atomic_uint_fast64_t syncs;
+
+int store_sync(int fd, bool data_only)
+{
+	atomic_fetch_add(&syncs, 1);
+	int r = data_only ? fdatasync(fd) : fsync(fd);
+	return r < 0 ? -errno : 0;
+}
+
+uint64_t store_syncs(void)
+{
+	return atomic_load(&syncs);
+}
+
+int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	int r = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, FSMODE_DIR) < 0 && errno != EEXIST) {
+			r = -errno;
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	if (r == 0) {
+		struct stat st;
+		if (stat(path, &st) < 0)
+			r = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			r = -ENOTDIR;
+	}
+	free(p);
+	return r;
+}
+
+int fsync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -errno;
+	int r = store_sync(fd, false);
+	close(fd);
+	return r;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len)
+{
+	return write_file_atomic_mode(path, data, len, FSMODE_FILE);
+}
+
+int write_file_atomic_mode(const char *path, const char *data, size_t len, unsigned mode)
+{
+	const char *slash = strrchr(path, '/');
+	char *tmp = slash ? xasprintf("%.*s/.%s.tmp.%ld", (int)(slash - path), path, slash + 1, (long)getpid())
+	                  : xasprintf(".%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
+	if (fd < 0) {
+		int r = -errno;
+		free(tmp);
+		return r;
+	}
+	int r = write_all(fd, data, len);
+	if (r == 0)
+		r = store_sync(fd, false);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	else
+		r = fsync_parent(path);
+	free(tmp);
+	return r;
+}
+
+int read_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct strbuf b = {0};
+	char chunk[8192];
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > max) {
+			r = -EFBIG;
+			break;
+		}
+		strbuf_appendn(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (r < 0) {
+		strbuf_free(&b);
+		return r;
+	}
+	if (ret_len)
+		*ret_len = b.len;
+	*ret = strbuf_steal(&b);
+	return 0;
+}
+
+int rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int r = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *sub = path_join(path, de->d_name);
+		int q = rm_rf(sub);
+		if (q < 0 && r == 0)
+			r = q;
+		free(sub);
+	}
+	closedir(d);
+	if (rmdir(path) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
+}
+
+int store_lock(const char *state_dir, long *ret_owner)
+{
+	/* read-only: a file held open for writing would keep the volume from being remounted read-only (by an
+	 * administrator, or by the kernel on I/O errors) */
+	char *path = path_join(state_dir, "lock");
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, FSMODE_FILE);
+	if (fd < 0) {
+		int r = -errno;
+		free(path);
+		return r;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		char buf[32] = {0};
+		if (ret_owner) {
+			ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+			*ret_owner = n > 0 ? strtol(buf, NULL, 10) : 0;
+		}
+		close(fd);
+		free(path);
+		return r;
+	}
+	/* who holds it, for the message of the next one (written once, closed at once) */
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	free(path);
+	if (w < 0 || write(w, buf, (size_t)n) != n) {
+		int r = w < 0 ? -errno : -EIO;
+		if (w >= 0)
+			close(w);
+		close(fd);
+		return r;
+	}
+	close(w);
+	return fd;
+}
+
+int store_lock_held(const char *state_dir)
+{
+	char *path = path_join(state_dir, "lock");
+	struct stat st;
+	int r = stat(path, &st) < 0 ? -errno : 0;
+	/* the holder's pid as it wrote it, for file systems whose stat and locks disagree on the device */
+	char *text = NULL;
+	long owner = 0;
+	if (r == 0 && read_file(path, 64, &text, NULL) == 0)
+		owner = strtol(text, NULL, 10);
+	free(text);
+	free(path);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	FILE *f = fopen("/proc/locks", "re");
+	if (!f) /* no /proc: the pid the holder wrote, if that process lives */
+		return owner > 0 && (kill((pid_t)owner, 0) == 0 || errno == EPERM);
+	char line[256];
+	int held = 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; waiters' lines ("1: -> FLOCK ...") hold nothing */
+	while (!held && fgets(line, sizeof(line), f)) {
+		char kind[16];
+		long pid;
+		unsigned maj, min;
+		unsigned long ino;
+		if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5 ||
+		    strcmp(kind, "FLOCK") || ino != (unsigned long)st.st_ino)
+			continue;
+		held = (maj == major(st.st_dev) && min == minor(st.st_dev)) || (owner > 0 && pid == owner);
+	}
+	fclose(f);
+	return held;
+}
+
+static bool is_job_id(const char *s)
+{
+	if (strlen(s) != 32)
+		return false;
+	for (size_t i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int store_job_id(const char *state_dir, char ret[33])
+{
+	char *path = path_join(state_dir, "job-id");
+	char *text = NULL;
+	int r = read_file(path, 256, &text, NULL);
+	if (r == 0) {
+		size_t n = strcspn(text, "\r\n");
+		text[n] = '\0';
+		if (is_job_id(text)) {
+			memcpy(ret, text, 33);
+			free(text);
+			free(path);
+			return 0;
+		}
+		free(text);
+		/* an unreadable id (impossible with atomic writes) is replaced, never half-used */
+	} else if (r != -ENOENT) {
+		free(path);
+		return r;
+	}
+	unsigned char raw[16];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		free(path);
+		return -EIO;
+	}
+	for (size_t i = 0; i < 16; i++)
+		snprintf(ret + 2 * i, 3, "%02x", raw[i]);
+	char line[34];
+	snprintf(line, sizeof(line), "%s\n", ret);
+	r = write_file_atomic(path, line, 33);
+	free(path);
+	return r;
+}
+
+int store_append_events(const char *state_dir, char *const *lines, size_t n)
+{
+	if (n == 0)
+		return 0;
+	char *path = path_join(state_dir, "events.jsonl");
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, FSMODE_FILE);
+	free(path);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	/* one write of every line, one fdatasync: a burst of events costs what one did */
+	struct strbuf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		strbuf_append(&b, lines[i]);
+		strbuf_append(&b, "\n");
+	}
+	int r = write_all(fd, b.buf, b.len);
+	strbuf_free(&b);
+	if (r == 0)
+		r = store_sync(fd, true);
+	/* a full volume can take half a line: cut it off again, so that the next line starts a line of its own
+	 * (a crash before this is what store_repair_events handles) */
+	if (r < 0 && ftruncate(fd, st.st_size) == 0)
+		(void)store_sync(fd, true);
+	close(fd);
+	return r;
+}
+
+int store_append_event(const char *state_dir, const char *json_line)
+{
+	char *line = (char *)json_line;
+	return store_append_events(state_dir, &line, 1);
+}
+
+int store_events_tail(const char *state_dir, size_t max_bytes, char **ret, size_t *ret_len)
+{
+	*ret = NULL;
+	*ret_len = 0;
+	char *path = path_join(state_dir, "events.jsonl");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		*ret = xstrdup("");
+		return 0;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	/* one byte before the window too: whether the window starts a line */
+	off_t from = st.st_size > (off_t)max_bytes ? st.st_size - (off_t)max_bytes - 1 : 0;
+	size_t want = (size_t)(st.st_size - from), got = 0;
+	char *buf = xmalloc(want + 1);
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, from + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* cut short: what was read is still whole lines up to its last newline */
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	size_t skip = 0;
+	if (from > 0) {
+		/* from the first line that starts after buf[0] */
+		const char *nl = memchr(buf, '\n', got);
+		skip = nl ? (size_t)(nl - buf) + 1 : got;
+	}
+	memmove(buf, buf + skip, got - skip + 1);
+	*ret = buf;
+	*ret_len = got - skip;
+	return 0;
+}
+
+static bool is_temp_name(const char *name)
+{
+	/* what write_file_atomic_mode makes: .<name>.tmp.<pid> */
+	if (name[0] != '.')
+		return false;
+	const char *t = strstr(name, ".tmp.");
+	if (!t || t == name)
+		return false;
+	const char *d = t + 5;
+	if (!*d)
+		return false;
+	for (; *d; d++)
+		if (*d < '0' || *d > '9')
+			return false;
+	return true;
+}
+
+int store_clean_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!is_temp_name(de->d_name))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+int write_file_if_changed(const char *path, const char *data, size_t len)
+{
+	char *old = NULL;
+	size_t old_len = 0;
+	if (read_file(path, len + 1, &old, &old_len) == 0) {
+		bool same = old_len == len && memcmp(old, data, len) == 0;
+		free(old);
+		if (same)
+			return 0;
+	}
+	return write_file_atomic(path, data, len);
+}
+
+int store_repair_events(const char *state_dir)
+{
+	char *path = path_join(state_dir, "events.jsonl");
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct stat st;
+	int r = 0;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		off_t end = st.st_size;
+		char c;
+		if (pread(fd, &c, 1, end - 1) == 1 && c != '\n') {
+			/* walk back to the last complete line */
+			off_t pos = end - 1;
+			while (pos > 0) {
+				if (pread(fd, &c, 1, pos - 1) != 1)
+					break;
+				if (c == '\n')
+					break;
+				pos--;
+			}
+			if (ftruncate(fd, pos) < 0 || fsync(fd) < 0)
+				r = -errno;
+		}
+	}
+	close(fd);
+	return r;
+}

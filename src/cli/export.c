@@ -1,0 +1,355 @@
+/* export: the FlinkDeployment that carries a flinklet job to the operator (see src/cli/export.h). What the
+ * operator's admission rules need is either filled in (flinkVersion, the storage directories from
+ * --storage-base, a Kubernetes name) or said in a note; what only makes sense on the machine flinklet ran on
+ * (loopback listeners, its volume, local paths) is left out or said in a note too. */
+#include "export.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "flinkconf.h"
+
+/* Keys flinklet set for its own volume and MiniCluster (defaults it filled in): the cluster decides. */
+static bool derived_default(const struct conf_entry *e)
+{
+	if (e->origin != ORIGIN_DEFAULT)
+		return false;
+	static const char *const derived[] = {
+	    "execution.target",
+	    "rest.port",
+	    "execution.checkpointing.dir",
+	    "execution.checkpointing.savepoint-dir",
+	    "parallelism.default",
+	    "taskmanager.numberOfTaskSlots",
+	    "web.submit.enable",
+	    "web.cancel.enable",
+	    "web.refresh-interval",
+	    /* sized for the one pod's MiniCluster (membudget): the operator sizes its TaskManagers itself */
+	    "taskmanager.memory.managed.size",
+	    "taskmanager.memory.network.min",
+	    "taskmanager.memory.network.max",
+	    NULL,
+	};
+	for (size_t i = 0; derived[i]; i++)
+		if (!strcmp(spec_canonical_key(e->key), derived[i]))
+			return true;
+	return str_has_prefix(e->key, "kubernetes.operator.") || str_has_prefix(e->key, "job.autoscaler.");
+}
+
+/* Where a JVM listens or is reached: one pod's loopback MiniCluster, never the cluster's network. */
+static bool listener_key(const char *key)
+{
+	static const char *const keys[] = {
+	    "rest.address",
+	    "rest.bind-address",
+	    "jobmanager.bind-host",
+	    "taskmanager.bind-host",
+	    "jobmanager.rpc.address",
+	    "taskmanager.host",
+	    NULL,
+	};
+	for (size_t i = 0; keys[i]; i++)
+		if (!strcmp(spec_canonical_key(key), keys[i]))
+			return true;
+	return false;
+}
+
+/* Keys the operator owns: its validator rejects a FlinkDeployment that sets them. */
+static bool operator_owned(const char *key)
+{
+	return !strcmp(key, "kubernetes.namespace") || !strcmp(key, "kubernetes.cluster-id") ||
+	       !strcmp(key, "high-availability.cluster-id");
+}
+
+/* A value that names a place on this machine: a file: URI or an absolute path. */
+static bool machine_local(const char *v)
+{
+	return v && (str_has_prefix(v, "file:") || v[0] == '/');
+}
+
+static bool storage_key(const char *key)
+{
+	const char *k = spec_canonical_key(key);
+	return !strcmp(k, "execution.checkpointing.dir") || !strcmp(k, "execution.checkpointing.savepoint-dir");
+}
+
+static void note(struct strv *notes, char *text)
+{
+	if (notes)
+		strv_push_take(notes, text);
+	else
+		free(text);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct conf_entry *const *x = a, *const *y = b;
+	return strcmp((*x)->key, (*y)->key);
+}
+
+static cJSON *resource(uint64_t memory, double cpu)
+{
+	cJSON *r = cJSON_CreateObject();
+	char mem[32];
+	snprintf(mem, sizeof(mem), "%llum", (unsigned long long)(memory >> 20));
+	cJSON_AddStringToObject(r, "memory", mem);
+	cJSON_AddNumberToObject(r, "cpu", cpu);
+	return r;
+}
+
+/* base + "/" + tail, without doubled slashes at the seam. */
+static char *under(const char *base, const char *tail)
+{
+	size_t bl = strlen(base);
+	while (bl > 1 && base[bl - 1] == '/')
+		bl--;
+	return xasprintf("%.*s/%s", (int)bl, base, tail);
+}
+
+static char *rebase(const char *savepoint, const char *base)
+{
+	size_t n = strlen(savepoint);
+	while (n > 1 && savepoint[n - 1] == '/')
+		n--;
+	const char *name = savepoint + n;
+	while (name > savepoint && name[-1] != '/')
+		name--;
+	char *tail = xasprintf("%.*s", (int)(savepoint + n - name), name);
+	char *r = under(base, tail);
+	free(tail);
+	return r;
+}
+
+char *export_k8s_name(const char *name)
+{
+	/* the operator's rule: [a-z]([-a-z0-9]{0,43}[a-z0-9])?, at most 45 characters */
+	struct strbuf b = {0};
+	for (const char *p = name ? name : ""; *p && b.len < 45; p++) {
+		char c = (char)tolower((unsigned char)*p);
+		if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9'))
+			c = '-';
+		if (c == '-' && (b.len == 0 || b.buf[b.len - 1] == '-'))
+			continue; /* no leading or doubled dashes */
+		if (b.len == 0 && !(c >= 'a' && c <= 'z'))
+			strbuf_append(&b, "job-");
+		strbuf_appendf(&b, "%c", c);
+	}
+	if (b.len > 45)
+		b.len = 45;
+	while (b.len > 0 && b.buf && b.buf[b.len - 1] == '-')
+		b.len--;
+	if (b.len == 0) {
+		free(b.buf);
+		return xstrdup("flinklet-job");
+	}
+	b.buf[b.len] = '\0';
+	return strbuf_steal(&b);
+}
+
+/* flinkConfiguration: the user's settings less what cannot work on the cluster, plus the storage. */
+static void export_configuration(const struct spec *s, const struct export_args *a, cJSON *conf, struct strv *notes)
+{
+	const struct conf_entry **sorted = xcalloc(s->nconf + 1, sizeof(*sorted));
+	size_t n = 0;
+	for (size_t i = 0; i < s->nconf; i++) {
+		const struct conf_entry *e = &s->conf[i];
+		if (str_has_prefix(e->key, "flinklet.") || derived_default(e))
+			continue;
+		if (listener_key(e->key)) {
+			if (e->origin == ORIGIN_DEFAULT)
+				continue; /* flinklet's own loopback listeners */
+			note(notes,
+			     xasprintf("left out %s: %s (an address of the machine flinklet ran on; the operator "
+			               "sets the cluster's own)",
+			               e->key, e->value));
+			continue;
+		}
+		if (operator_owned(e->key)) {
+			note(notes, xasprintf("left out %s: %s (the operator sets it; its validator rejects it)",
+			                      e->key, e->value));
+			continue;
+		}
+		if (storage_key(e->key) && (a->storage_base || machine_local(e->value))) {
+			if (!a->storage_base)
+				note(notes,
+				     xasprintf("left out %s: %s (a directory on this machine; the cluster needs shared "
+				               "storage: give --storage-base)",
+				               e->key, e->value));
+			continue; /* --storage-base names them below */
+		}
+		if (machine_local(e->value) && !storage_key(e->key))
+			note(notes,
+			     xasprintf("check %s: %s: a path on the machine flinklet ran on; it must exist in the "
+			               "cluster's pods",
+			               e->key, e->value));
+		sorted[n++] = e;
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_key);
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddStringToObject(conf, sorted[i]->key, sorted[i]->value);
+	free(sorted);
+
+	if (a->storage_base) {
+		char *ck = under(a->storage_base, "checkpoints"), *sp = under(a->storage_base, "savepoints");
+		cJSON_AddStringToObject(conf, "execution.checkpointing.dir", ck);
+		cJSON_AddStringToObject(conf, "execution.checkpointing.savepoint-dir", sp);
+		free(ck);
+		free(sp);
+	}
+	char slots[24];
+	snprintf(slots, sizeof(slots), "%lld", (long long)s->job.parallelism);
+	cJSON_AddStringToObject(conf, "taskmanager.numberOfTaskSlots", slots);
+
+	/* the operator's rules on its own options: rollback only with HA, its health check only with
+	 * JobManager deployment recovery */
+	const char *ha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(conf, "high-availability.type"));
+	bool has_ha = ha && strcasecmp(ha, "none") && *ha;
+	const char *rb = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(conf, "kubernetes.operator.deployment.rollback.enabled"));
+	if (rb && !strcasecmp(rb, "true") && !has_ha) {
+		cJSON_DeleteItemFromObjectCaseSensitive(conf, "kubernetes.operator.deployment.rollback.enabled");
+		note(notes,
+		     xstrdup("left out kubernetes.operator.deployment.rollback.enabled: true (the operator rolls "
+		             "back only with high availability: set high-availability.type: kubernetes and "
+		             "high-availability.storageDir, then enable it)"));
+	}
+	const char *hc = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(conf, "kubernetes.operator.cluster.health-check.enabled"));
+	const char *rec = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(conf, "kubernetes.operator.jm-deployment-recovery.enabled"));
+	if (hc && !strcasecmp(hc, "true") && rec && !strcasecmp(rec, "false")) {
+		cJSON_DeleteItemFromObjectCaseSensitive(conf, "kubernetes.operator.cluster.health-check.enabled");
+		note(notes, xstrdup("left out kubernetes.operator.cluster.health-check.enabled: true (the operator's "
+		                    "health check needs kubernetes.operator.jm-deployment-recovery.enabled)"));
+	}
+}
+
+/* What the operator rejects without shared storage, said when --storage-base did not give it. */
+static void storage_notes(const struct spec *s, const cJSON *conf, struct strv *notes)
+{
+	bool ck = cJSON_GetObjectItemCaseSensitive(conf, "execution.checkpointing.dir") ||
+	          cJSON_GetObjectItemCaseSensitive(conf, "state.checkpoints.dir");
+	bool sp = cJSON_GetObjectItemCaseSensitive(conf, "execution.checkpointing.savepoint-dir") ||
+	          cJSON_GetObjectItemCaseSensitive(conf, "state.savepoints.dir");
+	if (!ck && s->job.upgrade_mode != UPGRADE_STATELESS)
+		note(notes,
+		     xasprintf("fill in execution.checkpointing.dir (shared storage the cluster can reach, e.g. "
+		               "s3://bucket/checkpoints): upgradeMode %s needs it, or export with --storage-base "
+		               "URI",
+		               upgrade_mode_to_string(s->job.upgrade_mode)));
+	if (sp)
+		return;
+	static const char *const need_sp[] = {"kubernetes.operator.periodic.savepoint.interval",
+	                                      "kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age",
+	                                      NULL};
+	const char *why = s->job.upgrade_mode == UPGRADE_SAVEPOINT ? "upgradeMode savepoint" : NULL;
+	for (size_t i = 0; !why && need_sp[i]; i++)
+		if (cJSON_GetObjectItemCaseSensitive(conf, need_sp[i]))
+			why = need_sp[i];
+	if (why)
+		note(notes, xasprintf("fill in execution.checkpointing.savepoint-dir (shared storage): %s needs it, or "
+		                      "export with --storage-base URI",
+		                      why));
+}
+
+cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
+{
+	struct strv *notes = a->notes;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "apiVersion", "flink.apache.org/v1beta1");
+	cJSON_AddStringToObject(root, "kind", "FlinkDeployment");
+	cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
+	char *name = export_k8s_name(s->name);
+	if (strcmp(name, s->name ? s->name : ""))
+		note(notes,
+		     xasprintf("metadata.name is %s instead of %s, which the operator does not accept (a letter, "
+		               "then lower case letters, digits and '-', at most 45 characters)",
+		               name, s->name ? s->name : "(none)"));
+	cJSON_AddStringToObject(meta, "name", name);
+	free(name);
+	cJSON *spec = cJSON_AddObjectToObject(root, "spec");
+
+	const char *label =
+	    s->flink_version ? s->flink_version : (a->flink_version ? flink_version_label(a->flink_version) : NULL);
+	if (s->image)
+		cJSON_AddStringToObject(spec, "image", s->image);
+	else if (a->flink_version) {
+		char *img = xasprintf("flink:%s-java17", a->flink_version);
+		cJSON_AddStringToObject(spec, "image", img);
+		free(img);
+	}
+	if (label)
+		cJSON_AddStringToObject(spec, "flinkVersion", label);
+	else
+		note(notes, xasprintf("fill in spec.flinkVersion (v1_20, v2_0 .. v2_2) and spec.image: %s",
+		                      a->flink_version ? "this Flink version has no operator label"
+		                                       : "Flink's jars were not found (--flink-home)"));
+	cJSON_AddStringToObject(spec, "serviceAccount", "flink");
+
+	cJSON *conf = cJSON_AddObjectToObject(spec, "flinkConfiguration");
+	export_configuration(s, a, conf, notes);
+	storage_notes(s, conf, notes);
+
+	/* the one JVM's share is split: the TaskManager keeps the job's share, the JobManager gets a quarter of
+	 * it, at least 1 GiB and half a core */
+	uint64_t mem = s->memory ? s->memory : 2048ULL << 20;
+	double cpu = s->cpu > 0 ? s->cpu : 1.0;
+	uint64_t jm_mem = mem / 4 > (1024ULL << 20) ? mem / 4 : 1024ULL << 20;
+	double jm_cpu = cpu / 4 > 0.5 ? cpu / 4 : 0.5;
+	cJSON *jm = cJSON_AddObjectToObject(spec, "jobManager");
+	cJSON_AddItemToObject(jm, "resource", resource(jm_mem, round(jm_cpu * 100) / 100));
+	cJSON *tm = cJSON_AddObjectToObject(spec, "taskManager");
+	cJSON_AddItemToObject(tm, "resource", resource(mem, cpu));
+
+	cJSON *job = cJSON_AddObjectToObject(spec, "job");
+	const char *jar = s->job.jar_uri;
+	cJSON_AddStringToObject(job, "jarURI", jar);
+	if (str_has_prefix(jar, "local://"))
+		note(notes,
+		     xasprintf("check jarURI %s: the operator reads local:// inside the JobManager's image, so the "
+		               "jar must be at that path in spec.image (build an image FROM it with the jar)",
+		               jar));
+	else if (machine_local(jar))
+		note(notes, xasprintf("fill in jarURI: %s is a file on the machine flinklet ran on; put the jar in the "
+		                      "image (local:///opt/flink/usrlib/...) or where the cluster can fetch it",
+		                      jar));
+	if (s->job.entry_class)
+		cJSON_AddStringToObject(job, "entryClass", s->job.entry_class);
+	cJSON *args = cJSON_AddArrayToObject(job, "args");
+	for (size_t i = 0; i < s->job.args.n; i++) {
+		const char *v = s->job.args.v[i];
+		cJSON_AddItemToArray(args, cJSON_CreateString(v));
+		if (machine_local(v))
+			note(notes,
+			     xasprintf("check job.args[%zu]: %s is a path on the machine flinklet ran on", i, v));
+	}
+	cJSON_AddNumberToObject(job, "parallelism", (double)s->job.parallelism);
+	cJSON_AddStringToObject(job, "upgradeMode", upgrade_mode_to_string(s->job.upgrade_mode));
+	cJSON_AddStringToObject(job, "state", "running");
+	const char *base = a->savepoint_base;
+	char *sp_base = !base && a->storage_base ? under(a->storage_base, "savepoints") : NULL;
+	if (sp_base)
+		base = sp_base;
+	if (a->savepoint) {
+		char *sp = base ? rebase(a->savepoint, base) : xstrdup(a->savepoint);
+		cJSON_AddStringToObject(job, "initialSavepointPath", sp);
+		if (!base)
+			note(notes,
+			     xasprintf("initialSavepointPath %s is on flinklet's volume: copy that directory where the "
+			               "cluster can read it and export with --storage-base or --savepoint-base",
+			               sp));
+		free(sp);
+	} else {
+		note(notes,
+		     xstrdup("no savepoint of this job on the volume: the cluster would start the job empty (take "
+		             "one with 'flinklet savepoint --wait', or stop the job, and export again)"));
+	}
+	free(sp_base);
+	cJSON_AddBoolToObject(job, "allowNonRestoredState", s->job.allow_non_restored_state);
+	return root;
+}

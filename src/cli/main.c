@@ -1,0 +1,579 @@
+/* main: the command line (contract section 1): parses arguments, dispatches to run, check-config,
+ * status and version, and maps outcomes to the contract's exit codes (0 ok, 1 failed / not ready,
+ * 2 bad usage or configuration, 3 unusable environment). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "autoscaler.h"
+#include "cli.h"
+#include "config.h"
+#include "artifacts.h"
+#include "export.h"
+#include "fsmode.h"
+#include "preflight.h"
+#include "flinkconf.h"
+#include "snapshots.h"
+#include "log.h"
+#include "redact.h"
+#include "status.h"
+#include "store.h"
+#include "supervisor.h"
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_ENV 3
+
+static const char usage[] =
+    "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
+    "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
+    "       flinklet check-config [-c FILE] [-D key=value]... [--json] [--preflight]\n"
+    "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
+    "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
+    "                             (also: checkpoint, suspend, resume)\n"
+    "       flinklet autoscaler plan --input FILE [-c FILE]\n"
+    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR]\n"
+    "                                            [--storage-base URI] [--savepoint-base URI]\n"
+    "       flinklet version\n"
+    "\n"
+    "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
+    "See docs/configuration.md for every field and option.\n";
+
+struct cli {
+	const char *command;
+	struct config_args cfg;
+	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input;
+	const char *subcommand;
+	bool json, ready, live, exit_on_finish, help, wait, preflight;
+};
+
+static int need_value(int argc, char **argv, int *i, const char **out)
+{
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "flinklet: %s needs a value\n%s", argv[*i], usage);
+		return -1;
+	}
+	*out = argv[++*i];
+	return 0;
+}
+
+static int parse_cli(int argc, char **argv, struct cli *c)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return -1;
+	}
+	c->command = argv[1];
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			c->cfg.have_args = true;
+			for (int j = i + 1; j < argc; j++)
+				strv_push(&c->cfg.args, argv[j]);
+			break;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			if (need_value(argc, argv, &i, &c->cfg.file) < 0)
+				return -1;
+		} else if (!strcmp(a, "--state-dir")) {
+			if (need_value(argc, argv, &i, &c->cfg.state_dir) < 0)
+				return -1;
+		} else if (!strcmp(a, "--flink-home")) {
+			if (need_value(argc, argv, &i, &c->cfg.flink_home) < 0)
+				return -1;
+		} else if (!strcmp(a, "--jar")) {
+			if (need_value(argc, argv, &i, &c->cfg.jar) < 0)
+				return -1;
+		} else if (!strcmp(a, "--class")) {
+			if (need_value(argc, argv, &i, &c->cfg.entry_class) < 0)
+				return -1;
+		} else if (!strcmp(a, "--parallelism")) {
+			if (need_value(argc, argv, &i, &c->cfg.parallelism) < 0)
+				return -1;
+		} else if (!strcmp(a, "-D")) {
+			const char *v;
+			if (need_value(argc, argv, &i, &v) < 0)
+				return -1;
+			strv_push(&c->cfg.defines, v);
+		} else if (str_has_prefix(a, "-D") && a[2]) {
+			strv_push(&c->cfg.defines, a + 2);
+		} else if (!strcmp(a, "--url")) {
+			if (need_value(argc, argv, &i, &c->url) < 0)
+				return -1;
+		} else if (!strcmp(a, "--token-file")) {
+			if (need_value(argc, argv, &i, &c->token_file) < 0)
+				return -1;
+		} else if (!strcmp(a, "--input")) {
+			if (need_value(argc, argv, &i, &c->input) < 0)
+				return -1;
+		} else if (!strcmp(a, "plan") && !strcmp(c->command, "autoscaler") && !c->subcommand) {
+			c->subcommand = a;
+		} else if (!strcmp(a, "--to")) {
+			if (need_value(argc, argv, &i, &c->to) < 0)
+				return -1;
+		} else if (!strcmp(a, "--storage-base")) {
+			if (need_value(argc, argv, &i, &c->storage_base) < 0)
+				return -1;
+		} else if (!strcmp(a, "--savepoint-base")) {
+			if (need_value(argc, argv, &i, &c->savepoint_base) < 0)
+				return -1;
+		} else if (!strcmp(a, "--wait")) {
+			c->wait = true;
+		} else if (!strcmp(a, "--json")) {
+			c->json = true;
+		} else if (!strcmp(a, "--preflight")) {
+			c->preflight = true;
+		} else if (!strcmp(a, "--ready")) {
+			c->ready = true;
+		} else if (!strcmp(a, "--live")) {
+			c->live = true;
+		} else if (!strcmp(a, "--exit-on-finish")) {
+			c->exit_on_finish = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			c->help = true;
+		} else {
+			fprintf(stderr, "flinklet: unknown argument \"%s\"\n%s", a, usage);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_diags(const struct diags *d)
+{
+	for (size_t i = 0; i < d->msgs.n; i++)
+		fprintf(stderr, "%s\n", d->msgs.v[i]);
+}
+
+static int cmd_check_config(struct cli *c)
+{
+	struct spec spec;
+	struct diags d = {0};
+	int r = config_load(&c->cfg, &spec, &d);
+	if (r < 0) {
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return EXIT_USAGE;
+	}
+	struct diags w = {0};
+	config_warnings(&spec, &w);
+	print_diags(&w);
+	diags_free(&w);
+	if (c->preflight) {
+		/* what would stop the launch, checked on this machine now: nothing is printed but the problems */
+		struct artifact jar = {0};
+		char *err = NULL;
+		const char *state = spec_get(&spec, "flinklet.state.dir");
+		if (artifact_plan(&spec, state ? state : ".", &jar, &err) < 0) {
+			diags_add(&d, &spec.job.jar_uri_loc, "spec.job.jarURI", "%s", err);
+			free(err);
+		} else {
+			preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d);
+		}
+		artifact_free(&jar);
+		int problems = (int)d.msgs.n;
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		if (!problems)
+			fprintf(stderr,
+			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports and "
+			        "the state directory are fine\n");
+		return problems ? EXIT_USAGE : 0;
+	}
+	cJSON *j = spec_to_json(&spec);
+	/* the output is shown and pasted: the jar's URI without its credentials or signature */
+	cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "spec"), "job");
+	char *shown = redact_uri(spec.job.jar_uri);
+	if (shown)
+		cJSON_ReplaceItemInObjectCaseSensitive(job, "jarURI", cJSON_CreateString(shown));
+	free(shown);
+	char *text = c->json ? cJSON_Print(j) : json_to_yaml(j);
+	fputs(text, stdout);
+	if (c->json)
+		fputs("\n", stdout);
+	free(text);
+	cJSON_Delete(j);
+	diags_free(&d);
+	spec_free(&spec);
+	return 0;
+}
+
+static int cmd_run(struct cli *c)
+{
+	struct spec *spec = xcalloc(1, sizeof(*spec));
+	struct diags d = {0};
+	int r = config_load(&c->cfg, spec, &d);
+	if (r < 0) {
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(spec);
+		free(spec);
+		return EXIT_USAGE;
+	}
+	diags_free(&d);
+	struct diags w = {0};
+	config_warnings(spec, &w);
+	for (size_t i = 0; i < w.msgs.n; i++)
+		log_warn("%s", w.msgs.v[i]);
+	diags_free(&w);
+	/* the state volume is shared with its group (src/base/fsmode.h); the JVM inherits the umask */
+	fsmode_apply_umask();
+	struct run_options opts = {
+	    .exit_on_finish = c->exit_on_finish,
+	    .cfg = &c->cfg,
+	    .config_path = config_resolve_path(&c->cfg),
+	};
+	return supervisor_run(spec, &opts); /* it owns the spec */
+}
+
+/* The state directory from the command line or configuration, without requiring a job. */
+static char *resolve_state_dir(struct cli *c)
+{
+	if (c->cfg.state_dir)
+		return xstrdup(c->cfg.state_dir);
+	const char *file = c->cfg.file ? c->cfg.file : getenv("FLINKLET_CONFIG");
+	if (!file && access(FLINKLET_DEFAULT_CONFIG, F_OK) == 0)
+		file = FLINKLET_DEFAULT_CONFIG;
+	if (file) {
+		struct spec spec;
+		struct diags d = {0};
+		c->cfg.file = file;
+		char *dir = NULL;
+		if (config_load(&c->cfg, &spec, &d) == 0)
+			dir = xstrdup(spec_get(&spec, "flinklet.state.dir"));
+		else
+			print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return dir;
+	}
+	return xstrdup("/var/lib/flinklet");
+}
+
+static void print_age(const char *label, const struct snapshot_ref *r)
+{
+	if (!r->location) {
+		printf("%-16s -\n", label);
+		return;
+	}
+	long long age = ((long long)(now_realtime() / USEC_PER_MSEC) - (long long)r->time_ms) / 1000;
+	printf("%-16s %s (%llds ago%s%s)\n", label, r->location, age, r->trigger_type ? ", " : "",
+	       r->trigger_type ? r->trigger_type : "");
+}
+
+/* What `flinklet run` on this state directory would start from: the newest restore point, as the supervisor
+ * picks it (the highest checkpoint id of the job's checkpoints and savepoints). */
+static void print_next_start(const char *dir, const struct status *st)
+{
+	if (!dir || !st->job_id[0]) {
+		printf("%-16s -\n", "next start");
+		return;
+	}
+	char *ck = path_join(dir, "checkpoints"), *sp = path_join(dir, "savepoints");
+	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+	size_t n = 0;
+	if (st->last_savepoint.location)
+		recorded[n++] = st->last_savepoint.location;
+	for (int i = 0; i < st->n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
+		recorded[n++] = st->savepoint_history[i].location;
+	struct restore_scan scan = {ck, sp, st->job_id, recorded, NULL, false};
+	struct restore_list list;
+	restore_points_scan(&scan, &list);
+	if (list.n) {
+		char *uri = file_uri_from_path(list.v[0].path);
+		printf("%-16s restores %s %s (checkpoint id %lld)\n", "next start",
+		       restore_kind_to_string(list.v[0].kind), uri, (long long)list.v[0].id);
+		free(uri);
+	} else {
+		printf("%-16s starts the job with empty state (no checkpoint or savepoint in %s)\n", "next start", dir);
+	}
+	restore_list_free(&list);
+	free(ck);
+	free(sp);
+}
+
+static void print_table(const struct status *st, bool supervised, const char *dir)
+{
+	printf("%-16s %s\n", "name", st->name ? st->name : "-");
+	printf("%-16s %s (pid %d)\n", "supervisor", supervised ? "running" : "not running", (int)st->supervisor_pid);
+	printf("%-16s %s\n", "lifecycle", lifecycle_to_string(st->lifecycle));
+	printf("%-16s %s\n", "job id", st->job_id[0] ? st->job_id : "-");
+	if (supervised && st->jvm_pid > 0)
+		printf("%-16s %s (%d/%d tasks running, %d finished)\n", "job state",
+		       st->job_state ? st->job_state : "-", st->tasks_running, st->tasks_total, st->tasks_finished);
+	else
+		printf("%-16s %s (no JVM runs%s%s)\n", "job state", st->job_state ? st->job_state : "-",
+		       st->job_state ? ": the last state Flink reported" : "", supervised ? "" : ", no supervisor");
+	printf("%-16s %s %s", "restored from", st->restored_kind ? st->restored_kind : "none",
+	       st->restored_location ? st->restored_location : "");
+	if (st->restored_location && st->restored_id >= 0)
+		printf(" (checkpoint id %lld)", (long long)st->restored_id);
+	printf("\n");
+	print_age("last checkpoint", &st->last_checkpoint);
+	print_age("last savepoint", &st->last_savepoint);
+	char pid[24] = "-", last[48] = "none yet";
+	if (supervised && st->jvm_pid > 0)
+		snprintf(pid, sizeof(pid), "%d", (int)st->jvm_pid);
+	if (st->last_exit_signal >= 0)
+		snprintf(last, sizeof(last), "signal %d", st->last_exit_signal);
+	else if (st->last_exit_code >= 0)
+		snprintf(last, sizeof(last), "code %d", st->last_exit_code);
+	printf("%-16s pid %s, %d restarts, last exit %s\n", "jvm", pid, st->jvm_restarts, last);
+	printf("%-16s %s (REST port %d)\n", "flink", st->flink_version ? st->flink_version : "-", st->rest_port);
+	printf("%-16s %s\n", "endpoint", st->http_address ? st->http_address : "-");
+	printf("%-16s %s\n", "error", st->error ? st->error : "-");
+	if (!supervised)
+		print_next_start(dir, st);
+}
+
+static int cmd_status(struct cli *c)
+{
+	if (c->url) {
+		char *json = NULL;
+		if (cli_fetch_status(c->url, &json) != 0)
+			return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		struct status st;
+		int code = 0;
+		if (status_parse(json, &st) < 0)
+			code = EXIT_ENV;
+		else if (c->ready)
+			code = st.lifecycle == LIFECYCLE_STABLE && st.job_state && !strcmp(st.job_state, "RUNNING")
+			           ? 0
+			           : EXIT_FAILED;
+		else if (c->live)
+			code = st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+		else if (c->json)
+			fputs(json, stdout);
+		else
+			print_table(&st, true, NULL);
+		status_free(&st);
+		free(json);
+		return code;
+	}
+	char *dir = resolve_state_dir(c);
+	if (!dir)
+		return EXIT_USAGE;
+	char *path = path_join(dir, "status.json");
+	char *text = NULL;
+	int r = read_file(path, 4u << 20, &text, NULL);
+	if (r < 0) {
+		fprintf(stderr, "flinklet: unable to read %s: %s\n", path, strerror(-r));
+		free(path);
+		free(dir);
+		return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+	}
+	struct status st;
+	int pr = status_parse(text, &st);
+	/* live: a supervisor holds the state directory's lock. Only looked at: a probe takes no lock (a supervisor
+	 * starting at that instant would find the directory locked) and writes nothing on the volume. */
+	bool supervised = store_lock_held(dir) > 0;
+	int code = 0;
+	if (pr < 0) {
+		fprintf(stderr, "flinklet: %s is not a status document\n", path);
+		code = c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+	} else if (c->ready) {
+		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state &&
+		               !strcmp(st.job_state, "RUNNING") && st.tasks_total > 0 && st.tasks_running > 0 &&
+		               st.tasks_running + st.tasks_finished == st.tasks_total
+		           ? 0
+		           : EXIT_FAILED;
+	} else if (c->live) {
+		code = supervised && st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+	} else if (c->json) {
+		fputs(text, stdout);
+	} else {
+		print_table(&st, supervised, dir);
+	}
+	status_free(&st);
+	free(text);
+	free(path);
+	free(dir);
+	return code;
+}
+
+/* The newest complete savepoint of the job on the volume (its directory and the ones status.json records). */
+static char *newest_savepoint(const struct spec *spec)
+{
+	const char *state = spec_get(spec, "flinklet.state.dir");
+	char *idpath = path_join(state, "job-id"), *id = NULL;
+	char *statuspath = path_join(state, "status.json"), *text = NULL;
+	char *best = NULL;
+	struct status st;
+	status_init(&st);
+	if (read_file(idpath, 256, &id, NULL) == 0) {
+		id[strcspn(id, "\r\n")] = '\0';
+		if (read_file(statuspath, 4u << 20, &text, NULL) == 0)
+			status_parse(text, &st);
+		const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+		size_t n = 0;
+		if (st.last_savepoint.location)
+			recorded[n++] = st.last_savepoint.location;
+		for (int i = 0; i < st.n_savepoint_history; i++)
+			recorded[n++] = st.savepoint_history[i].location;
+		char *ck = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
+		char *sp = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
+		struct restore_scan scan = {ck, sp, id, recorded, NULL, false};
+		struct restore_list list;
+		restore_points_scan(&scan, &list);
+		for (size_t i = 0; i < list.n && !best; i++)
+			if (list.v[i].kind == RESTORE_SAVEPOINT)
+				best = file_uri_from_path(list.v[i].path);
+		restore_list_free(&list);
+		free(ck);
+		free(sp);
+	}
+	status_free(&st);
+	free(text);
+	free(id);
+	free(idpath);
+	free(statuspath);
+	return best;
+}
+
+static int cmd_autoscaler_plan(struct cli *c)
+{
+	if (!c->subcommand || !c->input) {
+		fprintf(stderr, "flinklet: usage: flinklet autoscaler plan --input FILE [-c FILE]\n");
+		return EXIT_USAGE;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	int r = read_file(c->input, 16u << 20, &text, &len);
+	if (r < 0) {
+		fprintf(stderr, "flinklet: unable to read %s: %s\n", c->input, strerror(-r));
+		return EXIT_USAGE;
+	}
+	struct spec spec, *sp = NULL;
+	memset(&spec, 0, sizeof(spec));
+	if (c->cfg.file || !str_empty(getenv("FLINKLET_CONFIG"))) {
+		struct diags d = {0};
+		if (config_load(&c->cfg, &spec, &d) < 0) {
+			print_diags(&d);
+			diags_free(&d);
+			spec_free(&spec);
+			free(text);
+			return EXIT_USAGE;
+		}
+		diags_free(&d);
+		sp = &spec;
+	}
+	char *out = NULL;
+	struct strv errors = {0};
+	r = autoscaler_plan(text, len, sp, &out, &errors);
+	if (r < 0) {
+		for (size_t i = 0; i < errors.n; i++)
+			fprintf(stderr, "%s: %s\n", c->input, errors.v[i]);
+	} else {
+		fputs(out, stdout);
+	}
+	free(out);
+	strv_free(&errors);
+	spec_free(&spec);
+	free(text);
+	return r < 0 ? EXIT_USAGE : 0;
+}
+
+static int cmd_export(struct cli *c)
+{
+	if (!c->to || strcmp(c->to, "flinkdeployment")) {
+		fprintf(stderr, "flinklet: export needs --to flinkdeployment\n%s", usage);
+		return EXIT_USAGE;
+	}
+	struct spec spec;
+	struct diags d = {0};
+	if (config_load(&c->cfg, &spec, &d) < 0) {
+		print_diags(&d);
+		diags_free(&d);
+		spec_free(&spec);
+		return EXIT_USAGE;
+	}
+	diags_free(&d);
+	char *sp = newest_savepoint(&spec);
+	char *lib = path_join(spec_get(&spec, "flinklet.flink.home"), "lib");
+	char *version = NULL;
+	flink_detect_version(lib, &version);
+	struct strv notes = {0};
+	struct export_args a = {sp, c->savepoint_base, c->storage_base, version, &notes};
+	cJSON *fd = export_flinkdeployment(&spec, &a);
+	char *yaml = json_to_yaml(fd);
+	const cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"), "job");
+	const char *initial = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(job, "initialSavepointPath"));
+	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator, made by flinklet %s.\n", spec.name,
+	       FLINKLET_VERSION);
+	printf("# Steps (docs/deployment.md, Promotion):\n");
+	int step = 1;
+	if (sp && initial && strcmp(sp, initial))
+		printf("#   %d. copy the savepoint directory %s to %s\n", step++, sp, initial);
+	if (notes.n)
+		printf("#   %d. fill in or check what the notes below say\n", step++);
+	printf("#   %d. stop flinklet, then: kubectl apply -f <this file>\n", step);
+	for (size_t i = 0; i < notes.n; i++) {
+		printf("# note: %s\n", notes.v[i]);
+		fprintf(stderr, "flinklet: export: %s\n", notes.v[i]);
+	}
+	fputs(yaml, stdout);
+	free(yaml);
+	cJSON_Delete(fd);
+	strv_free(&notes);
+	free(version);
+	free(lib);
+	free(sp);
+	spec_free(&spec);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	/* first thing, before any I/O: the signals the supervisor handles wait in the mask until its event loop
+	 * takes them (as PID 1 a TERM during the set-up would be lost otherwise, and the JVM started anyway).
+	 * Other commands take them back at once (a pending one then acts as usual). */
+	sigset_t handled;
+	sigemptyset(&handled);
+	sigaddset(&handled, SIGCHLD);
+	sigaddset(&handled, SIGTERM);
+	sigaddset(&handled, SIGINT);
+	sigaddset(&handled, SIGQUIT);
+	sigaddset(&handled, SIGHUP);
+	sigprocmask(SIG_BLOCK, &handled, NULL);
+	if (argc < 2 || strcmp(argv[1], "run"))
+		sigprocmask(SIG_UNBLOCK, &handled, NULL);
+	struct cli c = {0};
+	if (parse_cli(argc, argv, &c) < 0)
+		return EXIT_USAGE;
+	int code;
+	if (c.help || !strcmp(c.command, "help") || !strcmp(c.command, "--help") || !strcmp(c.command, "-h")) {
+		fputs(usage, stdout);
+		code = 0;
+	} else if (!strcmp(c.command, "version") || !strcmp(c.command, "--version")) {
+		printf("flinklet %s\n", FLINKLET_VERSION);
+		code = 0;
+	} else if (!strcmp(c.command, "check-config")) {
+		code = cmd_check_config(&c);
+	} else if (!strcmp(c.command, "run")) {
+		code = cmd_run(&c);
+	} else if (!strcmp(c.command, "status")) {
+		code = cmd_status(&c);
+	} else if (!strcmp(c.command, "autoscaler")) {
+		code = cmd_autoscaler_plan(&c);
+	} else if (!strcmp(c.command, "export")) {
+		code = cmd_export(&c);
+	} else if (!strcmp(c.command, "savepoint") || !strcmp(c.command, "checkpoint") ||
+	           !strcmp(c.command, "suspend") || !strcmp(c.command, "resume")) {
+		char *dir = c.url ? NULL : resolve_state_dir(&c);
+		struct control_args a = {c.command, dir, c.url, c.token_file, c.wait};
+		code = c.url || dir ? cli_control(&a) : EXIT_USAGE;
+		free(dir);
+	} else {
+		fprintf(stderr, "flinklet: unknown command \"%s\"\n%s", c.command, usage);
+		code = EXIT_USAGE;
+	}
+	strv_free(&c.cfg.defines);
+	strv_free(&c.cfg.args);
+	return code;
+}

@@ -1,0 +1,148 @@
+/* artifacts: where the job's jar comes from, and the cache on the volume (see src/flink/artifacts.h). */
+#include "artifacts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "redact.h"
+#include "store.h"
+
+static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, char **err)
+{
+	const char *rest = uri + strlen("s3://");
+	const char *slash = strchr(rest, '/');
+	if (!slash || slash == rest || !slash[1]) {
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: an s3 URI must be s3://bucket/key (got \"%s\")", shown);
+		free(shown);
+		return -EINVAL;
+	}
+	char *bucket = xstrndup(rest, (size_t)(slash - rest));
+	const char *key = slash + 1;
+	const char *region = spec_get(s, "flinklet.artifacts.s3.region");
+	if (str_empty(region))
+		region = getenv("AWS_REGION");
+	if (str_empty(region))
+		region = getenv("AWS_DEFAULT_REGION");
+	if (str_empty(region))
+		region = "us-east-1";
+	const char *endpoint = spec_get(s, "flinklet.artifacts.s3.endpoint");
+	if (!str_empty(endpoint)) /* path-style, for S3-compatible stores */
+		a->url = xasprintf("%s/%s/%s", endpoint, bucket, key);
+	else
+		a->url = xasprintf("https://%s.s3.%s.amazonaws.com/%s", bucket, region, key);
+	free(bucket);
+	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
+	if (str_empty(id) || str_empty(secret)) {
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", shown);
+		free(shown);
+		return -EINVAL;
+	}
+	a->sigv4 = xasprintf("aws:amz:%s:s3", region);
+	a->userpwd = xasprintf("%s:%s", id, secret);
+	const char *token = getenv("AWS_SESSION_TOKEN");
+	if (!str_empty(token))
+		strv_push_take(&a->headers, xasprintf("x-amz-security-token: %s", token));
+	return 0;
+}
+
+int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err)
+{
+	memset(a, 0, sizeof(*a));
+	const char *uri = s->job.jar_uri;
+	char *local = local_path_from_uri(uri);
+	if (local) {
+		a->local_path = local;
+		return 0;
+	}
+	a->remote = true;
+	const char *sum = spec_get(s, "flinklet.job.jar.sha256");
+	a->sha256 = !str_empty(sum) ? sum : NULL;
+	int r = 0;
+	if (str_has_prefix(uri, "https://"))
+		a->url = xstrdup(uri);
+	else if (str_has_prefix(uri, "s3://"))
+		r = plan_s3(s, uri, a, err);
+	else {
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: unsupported scheme (got \"%s\")", shown);
+		free(shown);
+		r = -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	char *dir = path_join(state_dir, "artifacts");
+	char name[80];
+	if (a->sha256) {
+		char lower[65];
+		for (size_t i = 0; i < 64; i++)
+			lower[i] = (char)tolower((unsigned char)a->sha256[i]);
+		lower[64] = '\0';
+		snprintf(name, sizeof(name), "%s.jar", lower);
+	} else {
+		char h[65];
+		sha256_hex(uri, strlen(uri), h);
+		snprintf(name, sizeof(name), "uri-%s.jar", h);
+	}
+	a->local_path = path_join(dir, name);
+	free(dir);
+	return 0;
+}
+
+void artifact_free(struct artifact *a)
+{
+	free(a->local_path);
+	free(a->url);
+	free(a->sigv4);
+	free(a->userpwd);
+	strv_free(&a->headers);
+	memset(a, 0, sizeof(*a));
+}
+
+static bool matches(const char *path, const char *want)
+{
+	char got[65];
+	return sha256_file(path, got) == 0 && !strcasecmp(got, want);
+}
+
+bool artifact_cached(const struct artifact *a)
+{
+	if (access(a->local_path, R_OK) < 0)
+		return false;
+	return !a->sha256 || matches(a->local_path, a->sha256);
+}
+
+int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
+{
+	if (a->sha256) {
+		char got[65];
+		int r = sha256_file(tmp_path, got);
+		if (r < 0 || strcasecmp(got, a->sha256)) {
+			*err = r < 0
+			           ? xasprintf("unable to read the download: %s", strerror(-r))
+			           : xasprintf("checksum mismatch: flinklet.job.jar.sha256 is %s, the download's is %s",
+			                       a->sha256, got);
+			unlink(tmp_path);
+			return -EBADMSG;
+		}
+	}
+	/* temp file, fsync, rename, fsync of the directory */
+	int fd = open(tmp_path, O_RDONLY | O_CLOEXEC);
+	int r = fd < 0 ? -errno : store_sync(fd, false);
+	if (fd >= 0)
+		close(fd);
+	if (r == 0 && rename(tmp_path, a->local_path) < 0)
+		r = -errno;
+	if (r < 0) {
+		*err = xasprintf("unable to move the download into %s: %s", a->local_path, strerror(-r));
+		unlink(tmp_path);
+		return r;
+	}
+	return fsync_parent(a->local_path);
+}

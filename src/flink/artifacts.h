@@ -1,0 +1,36 @@
+/* artifacts: the job's jar from spec.job.jarURI. local:// and file:// (and bare absolute paths) are used
+ * where they are; https:// (TLS verified) and s3:// (AWS SigV4 with the usual AWS_* environment variables)
+ * are downloaded into <state dir>/artifacts/, named by their sha256 when flinklet.job.jar.sha256 is given
+ * (a download must match it) and by the URI's hash otherwise, so a restart needs no network. This module
+ * plans and verifies; the download itself runs on the supervisor's event loop (rest_download), the checks of a
+ * cached or downloaded jar (its sha256) and the move into the cache on its worker thread (src/supervisor/sup_launch.c):
+ * both touch nothing but the file system and their arguments. */
+#ifndef FLINKLET_ARTIFACTS_H
+#define FLINKLET_ARTIFACTS_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "digest.h"
+#include "util.h"
+
+struct artifact {
+	char *local_path; /* where the jar is (or will be, once downloaded) */
+	bool remote;      /* needs a download into local_path */
+	char *url;        /* https URL to fetch */
+	char *sigv4;      /* "aws:amz:<region>:s3" or NULL */
+	char *userpwd;    /* AWS credentials with sigv4 */
+	struct strv headers;
+	const char *sha256; /* expected, lowercase hex; NULL: not checked */
+};
+
+/* Plans where the jar comes from. Returns 0, or -EINVAL with a message in *err. */
+int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err);
+void artifact_free(struct artifact *a);
+/* Whether a downloaded jar is already in the cache (and matches the checksum when one is given). */
+bool artifact_cached(const struct artifact *a);
+/* Moves a finished download into the cache after checking it (fsync, rename, fsync of the directory). Returns 0,
+ * or -EBADMSG (checksum) or -errno with *err. */
+int artifact_commit(const struct artifact *a, const char *tmp_path, char **err);
+
+#endif

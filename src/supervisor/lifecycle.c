@@ -1,0 +1,156 @@
+/* lifecycle: the (state x event) -> (action, next state) table, its names, the queue of events raised during a
+ * transition, and the restart backoff (see src/supervisor/lifecycle.h).
+ * Cells not written are {ACT_NONE, SUP_SAME}: ignored. */
+#include "lifecycle.h"
+
+/* clang-format off */
+#define T(a, n) {ACT_##a, SUP_##n}
+
+const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
+	[SUP_STARTING] = {
+		[EV_JOB_RUNNING]      = T(MARK_STABLE, RUNNING),
+		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
+		[EV_JVM_EXITED_ERROR] = T(START_FAILED, BACKOFF),
+		[EV_JVM_KILLED]       = T(START_FAILED, BACKOFF),
+		[EV_STARTUP_TIMEOUT]  = T(KILL_JVM, SAME),
+		[EV_UNHEALTHY]        = T(KILL_JVM, SAME),
+		[EV_RESTORE_UNREADABLE] = T(KILL_JVM, SAME),
+		[EV_STOP]             = T(STOP, STOPPING),      /* savepoint mode: STOP_PENDING */
+		[EV_SUSPEND]          = T(SUSPEND, STOPPING),
+		[EV_UPGRADE]          = T(UPGRADE, STOPPING),
+		[EV_ROLLBACK]         = T(ROLLBACK, STOPPING),
+		[EV_LAUNCH_FAILED]    = T(RESTART, BACKOFF),
+	},
+	[SUP_RUNNING] = {
+		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
+		[EV_JVM_EXITED_ERROR] = T(RESTART, BACKOFF),
+		[EV_JVM_KILLED]       = T(RESTART, BACKOFF),
+		[EV_UNHEALTHY]        = T(KILL_JVM, SAME),
+		[EV_STOP]             = T(STOP, SAVEPOINTING),
+		[EV_SUSPEND]          = T(SUSPEND, SAVEPOINTING),
+		[EV_UPGRADE]          = T(UPGRADE, SAVEPOINTING),
+	},
+	[SUP_BACKOFF] = {
+		[EV_BACKOFF_DONE]     = T(LAUNCH, STARTING),
+		[EV_STOP]             = T(EXIT, STOPPED),
+		[EV_SUSPEND]          = T(GO_SUSPENDED, SUSPENDED),
+		[EV_UPGRADE]          = T(RELAUNCH, STARTING),
+		[EV_ROLLBACK]         = T(RELAUNCH, STARTING),
+	},
+	[SUP_SAVEPOINTING] = {
+		[EV_JVM_EXITED_OK]    = T(STOPPED_SAVEPOINT, STOPPED),
+		[EV_JVM_EXITED_ERROR] = T(STOPPED_SAVEPOINT, STOPPED),
+		[EV_JVM_KILLED]       = T(STOPPED_SAVEPOINT, STOPPED),
+		[EV_STOP]             = T(KILL_NOW, STOPPING),  /* a second TERM, or TERM during an upgrade */
+		[EV_SAVEPOINT_DONE]   = T(SAVEPOINT_RECORD, SAME),
+		[EV_SAVEPOINT_FAILED] = T(SAVEPOINT_ABANDON, STOPPING),
+		[EV_DEADLINE]         = T(KILL_NOW, STOPPING),
+	},
+	[SUP_STOPPING] = {
+		[EV_JVM_EXITED_OK]    = T(STOPPED, STOPPED),
+		[EV_JVM_EXITED_ERROR] = T(STOPPED, STOPPED),
+		[EV_JVM_KILLED]       = T(STOPPED, STOPPED),
+		[EV_STOP]             = T(KILL_NOW, SAME),
+		[EV_DEADLINE]         = T(KILL_NOW, STOPPED),
+	},
+	[SUP_STOP_PENDING] = {
+		[EV_JOB_RUNNING]      = T(STOP_RUNNING, SAVEPOINTING),
+		[EV_JVM_EXITED_OK]    = T(STOPPED, STOPPED),
+		[EV_JVM_EXITED_ERROR] = T(STOPPED, STOPPED),
+		[EV_JVM_KILLED]       = T(STOPPED, STOPPED),
+		[EV_STARTUP_TIMEOUT]  = T(TERMINATE, STOPPING),
+		[EV_UNHEALTHY]        = T(TERMINATE, STOPPING),
+		[EV_RESTORE_UNREADABLE] = T(TERMINATE, STOPPING),
+		[EV_STOP_WAIT_OVER]   = T(TERMINATE, STOPPING),
+		[EV_STOP]             = T(KILL_NOW, STOPPING),
+		[EV_DEADLINE]         = T(KILL_NOW, STOPPING),
+	},
+	[SUP_SUSPENDED] = {
+		[EV_STOP]             = T(EXIT, STOPPED),
+		[EV_RESUME]           = T(LAUNCH, STARTING),
+	},
+	[SUP_FINISHED] = {
+		[EV_STOP]             = T(EXIT, STOPPED),
+		[EV_UPGRADE]          = T(LAUNCH, STARTING),    /* a new spec for a finished job runs it */
+	},
+	[SUP_FAILED] = {
+		[EV_STOP]             = T(EXIT, STOPPED),
+	},
+};
+/* clang-format on */
+
+const char *sup_state_name(enum sup_state s)
+{
+	static const char *const n[] = {"SAME",         "STARTING",  "RUNNING",  "BACKOFF", "SAVEPOINTING", "STOPPING",
+	                                "STOP_PENDING", "SUSPENDED", "FINISHED", "FAILED",  "STOPPED"};
+	return (size_t)s < SUP_STATE_MAX ? n[s] : "?";
+}
+
+const char *sup_event_name(enum sup_event e)
+{
+	static const char *const n[] = {"JOB_RUNNING",     "JVM_EXITED_OK",     "JVM_EXITED_ERROR", "JVM_KILLED",
+	                                "STARTUP_TIMEOUT", "UNHEALTHY",         "BACKOFF_DONE",     "STOP",
+	                                "SAVEPOINT_DONE",  "SAVEPOINT_FAILED",  "DEADLINE",         "SUSPEND",
+	                                "RESUME",          "UPGRADE",           "ROLLBACK",         "LAUNCH_FAILED",
+	                                "STOP_WAIT_OVER",  "RESTORE_UNREADABLE"};
+	return (size_t)e < SUP_EVENT_MAX ? n[e] : "?";
+}
+
+const char *sup_action_name(enum sup_action a)
+{
+	static const char *const n[] = {"NONE",         "MARK_STABLE",       "FINISHED",         "RESTART",
+	                                "START_FAILED", "KILL_JVM",          "LAUNCH",           "RELAUNCH",
+	                                "STOP",         "SUSPEND",           "UPGRADE",          "ROLLBACK",
+	                                "TERMINATE",    "KILL_NOW",          "SAVEPOINT_RECORD", "SAVEPOINT_ABANDON",
+	                                "STOPPED",      "STOPPED_SAVEPOINT", "GO_SUSPENDED",     "EXIT",
+	                                "STOP_RUNNING"};
+	return (size_t)a < SUP_ACTION_MAX ? n[a] : "?";
+}
+
+enum lifecycle_state sup_state_lifecycle(enum sup_state s)
+{
+	switch (s) {
+	case SUP_STARTING:
+	case SUP_BACKOFF:
+		return LIFECYCLE_DEPLOYED;
+	case SUP_RUNNING:
+	case SUP_FINISHED:
+		return LIFECYCLE_STABLE;
+	case SUP_SAVEPOINTING:
+	case SUP_STOPPING:
+	case SUP_STOP_PENDING:
+		return LIFECYCLE_UPGRADING;
+	case SUP_FAILED:
+		return LIFECYCLE_FAILED;
+	default:
+		return LIFECYCLE_SUSPENDED;
+	}
+}
+
+bool event_queue_push(struct event_queue *q, enum sup_event ev)
+{
+	if (q->len == EVENT_QUEUE_MAX)
+		return false;
+	q->ev[(q->head + q->len++) % EVENT_QUEUE_MAX] = ev;
+	return true;
+}
+
+bool event_queue_pop(struct event_queue *q, enum sup_event *ev)
+{
+	if (!q->len)
+		return false;
+	*ev = q->ev[q->head];
+	q->head = (q->head + 1) % EVENT_QUEUE_MAX;
+	q->len--;
+	return true;
+}
+
+usec_t backoff_delay(unsigned n, usec_t initial, usec_t max, double multiplier)
+{
+	double d = (double)initial;
+	for (unsigned i = 1; i < n && d < (double)max; i++)
+		d *= multiplier;
+	if (d >= (double)max)
+		return max;
+	return (usec_t)d;
+}

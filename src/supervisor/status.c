@@ -1,0 +1,335 @@
+/* status: the status document, to and from JSON (see src/supervisor/status.h). */
+#include "status.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "redact.h"
+#include "util.h"
+
+static const char *const lifecycle_names[] = {
+    "CREATED", "DEPLOYED", "STABLE", "UPGRADING", "SUSPENDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED",
+};
+
+const char *lifecycle_to_string(enum lifecycle_state s)
+{
+	return (size_t)s < sizeof(lifecycle_names) / sizeof(lifecycle_names[0]) ? lifecycle_names[s] : "UNKNOWN";
+}
+
+int lifecycle_from_string(const char *s, enum lifecycle_state *ret)
+{
+	for (size_t i = 0; s && i < sizeof(lifecycle_names) / sizeof(lifecycle_names[0]); i++)
+		if (!strcmp(s, lifecycle_names[i])) {
+			*ret = (enum lifecycle_state)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void status_init(struct status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->lifecycle = LIFECYCLE_CREATED;
+	st->last_exit_code = -1;
+	st->last_exit_signal = -1;
+	st->last_savepoint.id = -1;
+	st->last_checkpoint.id = -1;
+	st->restored_id = -1;
+	st->savepoint_trigger_nonce = -1;
+	st->checkpoint_trigger_nonce = -1;
+}
+
+void status_set_string(char **field, const char *value)
+{
+	if (*field && value && !strcmp(*field, value))
+		return;
+	free(*field);
+	*field = value ? xstrdup(value) : NULL;
+}
+
+void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger)
+{
+	/* one spelling of local paths in the status document: Flink reports file:/x, flinklet writes file:///x */
+	if (location && str_has_prefix(location, "file:/") && !str_has_prefix(location, "file://")) {
+		char *uri = xasprintf("file:///%s", location + strlen("file:/"));
+		status_set_string(&r->location, uri);
+		free(uri);
+	} else {
+		status_set_string(&r->location, location);
+	}
+	status_set_string(&r->trigger_type, trigger);
+	r->id = id;
+	r->time_ms = time_ms;
+}
+
+void snapshot_ref_free(struct snapshot_ref *r)
+{
+	free(r->location);
+	free(r->trigger_type);
+	memset(r, 0, sizeof(*r));
+	r->id = -1;
+}
+
+struct snapshot_ref *snapshot_history_push(struct snapshot_ref *history, int *n, int max)
+{
+	if (*n >= max) {
+		snapshot_ref_free(&history[0]);
+		memmove(history, history + 1, sizeof(*history) * (size_t)(max - 1));
+		memset(&history[max - 1], 0, sizeof(*history));
+		*n = max - 1;
+	}
+	return &history[(*n)++];
+}
+
+void status_free(struct status *st)
+{
+	free(st->name);
+	free(st->job_state);
+	snapshot_ref_free(&st->last_savepoint);
+	for (int i = 0; i < st->n_savepoint_history; i++)
+		snapshot_ref_free(&st->savepoint_history[i]);
+	snapshot_ref_free(&st->last_checkpoint);
+	for (int i = 0; i < st->n_checkpoint_history; i++)
+		snapshot_ref_free(&st->checkpoint_history[i]);
+	free(st->restored_kind);
+	free(st->restored_location);
+	free(st->flink_version);
+	free(st->intent);
+	free(st->autoscaler_overrides);
+	free(st->http_address);
+	free(st->token_file);
+	free(st->error);
+	status_init(st);
+}
+
+static cJSON *str_or_null(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *int_or_null(int v)
+{
+	return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *savepoint_json(const struct snapshot_ref *r)
+{
+	if (!r->location)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "location", r->location);
+	cJSON_AddNumberToObject(o, "timeStamp", (double)r->time_ms);
+	cJSON_AddItemToObject(o, "triggerType", str_or_null(r->trigger_type));
+	return o;
+}
+
+cJSON *status_to_json(const struct status *st)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "lifecycleState", lifecycle_to_string(st->lifecycle));
+	cJSON_AddItemToObject(root, "name", str_or_null(st->name));
+
+	cJSON *js = cJSON_AddObjectToObject(root, "jobStatus");
+	cJSON_AddItemToObject(js, "jobId", str_or_null(st->job_id[0] ? st->job_id : NULL));
+	cJSON_AddItemToObject(js, "state", str_or_null(st->job_state));
+	cJSON_AddNumberToObject(js, "startTime", (double)st->start_time_ms);
+	cJSON_AddNumberToObject(js, "updateTime", (double)st->update_time_ms);
+	cJSON *tasks = cJSON_AddObjectToObject(js, "tasks");
+	cJSON_AddNumberToObject(tasks, "total", st->tasks_total);
+	cJSON_AddNumberToObject(tasks, "running", st->tasks_running);
+	cJSON_AddNumberToObject(tasks, "finished", st->tasks_finished);
+
+	cJSON *spi = cJSON_AddObjectToObject(js, "savepointInfo");
+	cJSON_AddItemToObject(spi, "lastSavepoint", savepoint_json(&st->last_savepoint));
+	cJSON *hist = cJSON_AddArrayToObject(spi, "savepointHistory");
+	for (int i = 0; i < st->n_savepoint_history; i++)
+		cJSON_AddItemToArray(hist, savepoint_json(&st->savepoint_history[i]));
+	if (st->savepoint_trigger_nonce >= 0)
+		cJSON_AddNumberToObject(spi, "lastTriggerNonce", (double)st->savepoint_trigger_nonce);
+	else
+		cJSON_AddNullToObject(spi, "lastTriggerNonce");
+
+	cJSON *cpi = cJSON_AddObjectToObject(js, "checkpointInfo");
+	if (st->last_checkpoint.location) {
+		cJSON *c = cJSON_AddObjectToObject(cpi, "lastCheckpoint");
+		cJSON_AddStringToObject(c, "location", st->last_checkpoint.location);
+		cJSON_AddNumberToObject(c, "id", (double)st->last_checkpoint.id);
+		cJSON_AddNumberToObject(c, "timeStamp", (double)st->last_checkpoint.time_ms);
+	} else {
+		cJSON_AddNullToObject(cpi, "lastCheckpoint");
+	}
+	cJSON *chist = cJSON_AddArrayToObject(cpi, "checkpointHistory");
+	for (int i = 0; i < st->n_checkpoint_history; i++) {
+		const struct snapshot_ref *r = &st->checkpoint_history[i];
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "id", (double)r->id);
+		cJSON_AddNumberToObject(c, "timeStamp", (double)r->time_ms);
+		cJSON_AddItemToObject(c, "triggerType", str_or_null(r->trigger_type));
+		cJSON_AddItemToArray(chist, c);
+	}
+	if (st->checkpoint_trigger_nonce >= 0)
+		cJSON_AddNumberToObject(cpi, "lastTriggerNonce", (double)st->checkpoint_trigger_nonce);
+	else
+		cJSON_AddNullToObject(cpi, "lastTriggerNonce");
+
+	cJSON *rf = cJSON_AddObjectToObject(root, "restoredFrom");
+	cJSON_AddStringToObject(rf, "kind", st->restored_kind ? st->restored_kind : "none");
+	cJSON_AddItemToObject(rf, "location", str_or_null(st->restored_location));
+	if (st->restored_id >= 0)
+		cJSON_AddNumberToObject(rf, "id", (double)st->restored_id);
+	else
+		cJSON_AddNullToObject(rf, "id");
+
+	cJSON *jvm = cJSON_AddObjectToObject(root, "jvm");
+	cJSON_AddNumberToObject(jvm, "pid", st->jvm_pid);
+	cJSON_AddNumberToObject(jvm, "restarts", st->jvm_restarts);
+	cJSON_AddItemToObject(jvm, "lastExitCode", int_or_null(st->last_exit_code));
+	cJSON_AddItemToObject(jvm, "lastExitSignal", int_or_null(st->last_exit_signal));
+
+	cJSON *fl = cJSON_AddObjectToObject(root, "flink");
+	cJSON_AddItemToObject(fl, "version", str_or_null(st->flink_version));
+	cJSON_AddNumberToObject(fl, "restPort", st->rest_port);
+
+	cJSON *as = cJSON_AddObjectToObject(root, "autoscaler");
+	cJSON *ov = st->autoscaler_overrides ? cJSON_Parse(st->autoscaler_overrides) : NULL;
+	cJSON_AddItemToObject(as, "parallelismOverrides", cJSON_IsObject(ov) ? ov : cJSON_CreateObject());
+	if (ov && !cJSON_IsObject(ov))
+		cJSON_Delete(ov);
+	cJSON *sv = cJSON_AddObjectToObject(root, "supervisor");
+	cJSON_AddNumberToObject(sv, "pid", st->supervisor_pid);
+	cJSON_AddItemToObject(sv, "httpAddress", str_or_null(st->http_address));
+	cJSON_AddItemToObject(sv, "tokenFile", str_or_null(st->token_file));
+	cJSON_AddItemToObject(root, "intent", str_or_null(st->intent));
+	/* the error may quote a URI the user gave (the jar's): never its credentials or signature */
+	char *error = redact_text(st->error);
+	cJSON_AddItemToObject(root, "error", str_or_null(error));
+	free(error);
+	return root;
+}
+
+char *status_render(const struct status *st)
+{
+	cJSON *root = status_to_json(st);
+	char *text = cJSON_Print(root);
+	cJSON_Delete(root);
+	char *out = xasprintf("%s\n", text ? text : "{}");
+	free(text);
+	return out;
+}
+
+static const char *get_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double get_num(const cJSON *o, const char *key, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+/* Numbers from status.json as integers, out-of-range values as the default (a file is outside input). */
+static int64_t get_i64(const cJSON *o, const char *key, double def)
+{
+	return double_to_i64(get_num(o, key, def), -(INT64_C(1) << 53), INT64_C(1) << 53, (int64_t)def);
+}
+
+static int get_int(const cJSON *o, const char *key, double def)
+{
+	return (int)double_to_i64(get_num(o, key, def), INT_MIN, INT_MAX, (int64_t)def);
+}
+
+static void parse_savepoint(const cJSON *o, struct snapshot_ref *r)
+{
+	if (!cJSON_IsObject(o) || !get_str(o, "location"))
+		return;
+	snapshot_ref_set(r, get_str(o, "location"), -1, get_i64(o, "timeStamp", 0), get_str(o, "triggerType"));
+}
+
+int status_parse(const char *text, struct status *st)
+{
+	status_init(st);
+	cJSON *root = cJSON_Parse(text);
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	enum lifecycle_state ls;
+	if (lifecycle_from_string(get_str(root, "lifecycleState"), &ls) == 0)
+		st->lifecycle = ls;
+	status_set_string(&st->name, get_str(root, "name"));
+	const cJSON *js = cJSON_GetObjectItemCaseSensitive(root, "jobStatus");
+	const char *jid = get_str(js, "jobId");
+	if (jid && strlen(jid) == 32)
+		memcpy(st->job_id, jid, 33);
+	status_set_string(&st->job_state, get_str(js, "state"));
+	st->start_time_ms = get_i64(js, "startTime", 0);
+	st->update_time_ms = get_i64(js, "updateTime", 0);
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(js, "tasks");
+	st->tasks_total = get_int(tasks, "total", 0);
+	st->tasks_running = get_int(tasks, "running", 0);
+	st->tasks_finished = get_int(tasks, "finished", 0);
+	const cJSON *spi = cJSON_GetObjectItemCaseSensitive(js, "savepointInfo");
+	parse_savepoint(cJSON_GetObjectItemCaseSensitive(spi, "lastSavepoint"), &st->last_savepoint);
+	const cJSON *h;
+	cJSON_ArrayForEach (h, cJSON_GetObjectItemCaseSensitive(spi, "savepointHistory")) {
+		if (st->n_savepoint_history >= SAVEPOINT_HISTORY_MAX)
+			break;
+		struct snapshot_ref *r = &st->savepoint_history[st->n_savepoint_history];
+		parse_savepoint(h, r);
+		if (r->location)
+			st->n_savepoint_history++;
+	}
+	const cJSON *spn = cJSON_GetObjectItemCaseSensitive(spi, "lastTriggerNonce");
+	if (cJSON_IsNumber(spn))
+		st->savepoint_trigger_nonce = (int64_t)spn->valuedouble;
+	const cJSON *cpi = cJSON_GetObjectItemCaseSensitive(js, "checkpointInfo");
+	const cJSON *cpn = cJSON_GetObjectItemCaseSensitive(cpi, "lastTriggerNonce");
+	if (cJSON_IsNumber(cpn))
+		st->checkpoint_trigger_nonce = (int64_t)cpn->valuedouble;
+	const cJSON *ch;
+	cJSON_ArrayForEach (ch, cJSON_GetObjectItemCaseSensitive(cpi, "checkpointHistory")) {
+		if (st->n_checkpoint_history >= CHECKPOINT_HISTORY_MAX)
+			break;
+		if (!cJSON_IsObject(ch))
+			continue;
+		snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL, get_i64(ch, "id", -1),
+		                 get_i64(ch, "timeStamp", 0), get_str(ch, "triggerType"));
+	}
+	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(cpi, "lastCheckpoint");
+	if (cJSON_IsObject(lc) && get_str(lc, "location"))
+		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), get_i64(lc, "id", -1),
+		                 get_i64(lc, "timeStamp", 0), NULL);
+	const cJSON *rf = cJSON_GetObjectItemCaseSensitive(root, "restoredFrom");
+	status_set_string(&st->restored_kind, get_str(rf, "kind"));
+	status_set_string(&st->restored_location, get_str(rf, "location"));
+	st->restored_id = get_i64(rf, "id", -1);
+	const cJSON *jvm = cJSON_GetObjectItemCaseSensitive(root, "jvm");
+	st->jvm_pid = (pid_t)get_int(jvm, "pid", 0);
+	st->jvm_restarts = get_int(jvm, "restarts", 0);
+	st->last_exit_code = get_int(jvm, "lastExitCode", -1);
+	st->last_exit_signal = get_int(jvm, "lastExitSignal", -1);
+	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "flink");
+	status_set_string(&st->flink_version, get_str(fl, "version"));
+	st->rest_port = get_int(fl, "restPort", 0);
+	status_set_string(&st->intent, get_str(root, "intent"));
+	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "autoscaler"),
+	                                                   "parallelismOverrides");
+	if (cJSON_IsObject(ov)) {
+		char *t = cJSON_PrintUnformatted(ov);
+		status_set_string(&st->autoscaler_overrides, t);
+		free(t);
+	}
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "supervisor");
+	st->supervisor_pid = (pid_t)get_int(sv, "pid", 0);
+	status_set_string(&st->http_address, get_str(sv, "httpAddress"));
+	status_set_string(&st->token_file, get_str(sv, "tokenFile"));
+	status_set_string(&st->error, get_str(root, "error"));
+	cJSON_Delete(root);
+	return 0;
+}

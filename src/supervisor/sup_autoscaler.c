@@ -1,0 +1,413 @@
+/* sup_autoscaler: the autoscaler (src/autoscaler/as_*.c, FLIP-334's design) wired into the supervisor: the
+ * control loop on the event loop at autoscaler.standalone.control-loop.interval, the REST collector
+ * that feeds it one request at a time (never blocking the loop), the REST realizer that rescales in place
+ * through PUT /jobs/:id/resource-requirements, the event handler that writes events.jsonl, and the
+ * overrides in status.json. A new JVM starts with the stored overrides in its configuration
+ * (pipeline.jobvertex-parallelism-overrides, sup_launch.c), so a restart restores the job once at the scaled
+ * parallelism; they are re-applied on every tick all the same, which changes nothing when they are in force. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "autoscaler.h"
+#include "store.h"
+#include "sup.h"
+
+/* One control-loop cycle's collection. */
+struct as_cycle {
+	bool active;
+	unsigned gen;
+	struct as_options opts;
+	struct as_job *job;
+	struct strv listings, vertices;
+	size_t i;
+	int tm_tries;
+};
+
+static struct as_cycle *cycle_of(struct supervisor *s)
+{
+	if (!s->as_cycle)
+		s->as_cycle = xcalloc(1, sizeof(struct as_cycle));
+	return s->as_cycle;
+}
+
+static char *escape(const char *v)
+{
+	char *e = curl_easy_escape(NULL, v, 0);
+	char *out = xstrdup(e ? e : "");
+	curl_free(e);
+	return out;
+}
+
+static void options_for(struct supervisor *s, struct as_options *o)
+{
+	as_options_from_spec(s->spec, o);
+	/* with slot sharing a vertex cannot be wider than the MiniCluster's slots */
+	int64_t slots = spec_int(s->spec, "taskmanager.numberOfTaskSlots");
+	if (slots > 0 && o->vertex_max_parallelism > slots)
+		o->vertex_max_parallelism = (int)slots;
+}
+
+static void user_overrides(struct supervisor *s, struct as_pmap *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	const char *u = spec_get(s->spec, "pipeline.jobvertex-parallelism-overrides");
+	if (u)
+		as_pmap_parse_flink(u, ret);
+}
+
+char *sup_autoscaler_launch_overrides(struct supervisor *s)
+{
+	if (!s->as || !s->job_id[0])
+		return NULL;
+	struct as_options o;
+	options_for(s, &o);
+	struct as_pmap user, merged;
+	user_overrides(s, &user);
+	autoscaler_launch_overrides(s->as, s->job_id, &o, &user, &merged);
+	char *text = merged.n ? as_pmap_to_flink(&merged) : NULL;
+	as_pmap_free(&merged);
+	as_pmap_free(&user);
+	as_options_free(&o);
+	return text;
+}
+
+static void scale(struct supervisor *s, const struct as_options *o)
+{
+	struct as_pmap user;
+	user_overrides(s, &user);
+	struct as_context ctx = {
+	    .job_key = s->job_id,
+	    .options = o,
+	    .job_status = as_effective_status(s->status.job_state, s->status.tasks_total, s->status.tasks_running,
+	                                      s->status.tasks_finished),
+	    .now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC),
+	    .user_overrides = &user,
+	    .tm_cpu = s->spec->cpu,
+	    .tm_memory = s->spec->memory,
+	    .slots_per_tm = (int)spec_int(s->spec, "taskmanager.numberOfTaskSlots"),
+	};
+	if (s->state != SUP_RUNNING)
+		ctx.job_status = s->status.job_state ? s->status.job_state : "CREATED";
+	enum as_outcome out = autoscaler_scale(s->as, &ctx);
+	log_debug("autoscaler: %s", as_outcome_name(out));
+	sup_observe_autoscaler(s, out);
+	as_pmap_free(&user);
+	cJSON *ov = autoscaler_overrides_json(s->as, s->job_id);
+	char *text = cJSON_PrintUnformatted(ov);
+	status_set_string(&s->status.autoscaler_overrides, text);
+	free(text);
+	cJSON_Delete(ov);
+	sup_write_status(s);
+}
+
+static void cycle_end(struct supervisor *s)
+{
+	struct as_cycle *c = cycle_of(s);
+	if (c->active)
+		scale(s, &c->opts);
+	c->active = false;
+	as_options_free(&c->opts);
+	strv_free(&c->listings);
+	strv_free(&c->vertices);
+}
+
+static void cycle_fail(struct supervisor *s, const char *why)
+{
+	struct as_cycle *c = cycle_of(s);
+	as_collect_fail(c->job, why);
+	cycle_end(s);
+}
+
+static bool cycle_current(struct supervisor *s, long code, const char *error)
+{
+	struct as_cycle *c = cycle_of(s);
+	if (!c->active)
+		return false;
+	if (c->gen != s->launch_gen || s->jvm_pid <= 0) {
+		cycle_fail(s, "the JVM restarted during the collection");
+		return false;
+	}
+	if (code != 200) {
+		char *why = code ? xasprintf("Flink's REST API answered %ld", code)
+		                 : xasprintf("Flink's REST API did not answer: %s", error ? error : "no response");
+		cycle_fail(s, why);
+		free(why);
+		return false;
+	}
+	return true;
+}
+
+static void get(struct supervisor *s, const char *path, rest_cb cb)
+{
+	if (rest_request(s->rest, "GET", path, NULL, cb, s) < 0)
+		cycle_fail(s, "unable to send a REST request");
+}
+
+static void step_vertices(struct supervisor *s);
+static void step_jm(struct supervisor *s);
+static void step_tm(struct supervisor *s);
+
+static void on_tm(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!cycle_current(s, code, error))
+		return;
+	struct as_cycle *c = cycle_of(s);
+	if (as_collect_tm_metrics(c->job, body) == -EAGAIN && ++c->tm_tries < 3) {
+		step_tm(s);
+		return;
+	}
+	cycle_end(s);
+}
+
+static void step_tm(struct supervisor *s)
+{
+	struct as_cycle *c = cycle_of(s);
+	char *q = escape(as_collect_tm_query(c->job));
+	char *path = xasprintf("/taskmanagers/metrics?get=%s&agg=min,max,avg", q);
+	get(s, path, on_tm);
+	free(path);
+	free(q);
+}
+
+static void on_jm(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!cycle_current(s, code, error))
+		return;
+	as_collect_jm_metrics(cycle_of(s)->job, body);
+	step_tm(s);
+}
+
+static void step_jm(struct supervisor *s)
+{
+	char *q = escape(as_collect_jm_query());
+	char *path = xasprintf("/jobmanager/metrics?get=%s", q);
+	get(s, path, on_jm);
+	free(path);
+	free(q);
+}
+
+static void on_vertex(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!cycle_current(s, code, error))
+		return;
+	struct as_cycle *c = cycle_of(s);
+	as_collect_vertex_metrics(c->job, c->vertices.v[c->i], body);
+	c->i++;
+	step_vertices(s);
+}
+
+static void step_vertices(struct supervisor *s)
+{
+	struct as_cycle *c = cycle_of(s);
+	for (; c->i < c->vertices.n; c->i++) {
+		char *q = as_collect_vertex_query(c->job, c->vertices.v[c->i]);
+		if (!q)
+			continue;
+		char *eq = escape(q);
+		char *path =
+		    xasprintf("/jobs/%s/vertices/%s/subtasks/metrics?get=%s", s->job_id, c->vertices.v[c->i], eq);
+		get(s, path, on_vertex);
+		free(path);
+		free(eq);
+		free(q);
+		return;
+	}
+	step_jm(s);
+}
+
+static void step_listings(struct supervisor *s);
+
+static void on_listing(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!cycle_current(s, code, error))
+		return;
+	struct as_cycle *c = cycle_of(s);
+	as_collect_listing(c->job, c->listings.v[c->i], body);
+	c->i++;
+	step_listings(s);
+}
+
+static void step_listings(struct supervisor *s)
+{
+	struct as_cycle *c = cycle_of(s);
+	if (c->i < c->listings.n) {
+		char *path = xasprintf("/jobs/%s/vertices/%s/subtasks/metrics", s->job_id, c->listings.v[c->i]);
+		get(s, path, on_listing);
+		free(path);
+		return;
+	}
+	c->i = 0;
+	step_vertices(s);
+}
+
+static void on_details(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	if (!cycle_current(s, code, error))
+		return;
+	struct as_cycle *c = cycle_of(s);
+	char *err = NULL;
+	int r = as_collect_topology(c->job, body, NULL, &err);
+	if (r == -EAGAIN) {
+		free(err);
+		cycle_end(s);
+		return;
+	}
+	if (r < 0) {
+		cycle_fail(s, err ? err : "unusable job topology");
+		free(err);
+		return;
+	}
+	const cJSON *v;
+	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(body, "vertices")) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
+		if (cJSON_IsString(id))
+			strv_push(&c->vertices, id->valuestring);
+	}
+	as_collect_listings_needed(c->job, &c->listings);
+	c->i = 0;
+	step_listings(s);
+}
+
+static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	struct as_options o;
+	options_for(s, &o);
+	usec_t interval = (usec_t)(o.control_loop_interval_ms > 0 ? o.control_loop_interval_ms : 10000) * USEC_PER_MSEC;
+	sup_arm(s, &s->as_timer, interval, on_tick);
+	struct as_cycle *c = cycle_of(s);
+	if (c->active) {
+		as_options_free(&o);
+		return 0;
+	}
+	if (!o.enabled || s->state != SUP_RUNNING || s->jvm_pid <= 0) {
+		/* disabled (its state is cleared) or not running: the autoscaler says which */
+		scale(s, &o);
+		as_options_free(&o);
+		return 0;
+	}
+	c->active = true;
+	c->gen = s->launch_gen;
+	c->opts = o;
+	c->job = autoscaler_job(s->as, s->job_id);
+	c->tm_tries = 0;
+	char *path = xasprintf("/jobs/%s", s->job_id);
+	get(s, path, on_details);
+	free(path);
+	return 0;
+}
+
+/* ---- the realizer: in place, through the adaptive scheduler ---- */
+
+static void on_put(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	s->as_realizing = false;
+	if (code == 200) {
+		s->counters.scalings++;
+		sup_event(s, "ScalingApplied",
+		          "the new parallelism is applied in place (resource requirements updated)");
+		return;
+	}
+	const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(body, "errors"), 0);
+	sup_alert(s, "AutoscalerError", "unable to update the resource requirements: %s",
+	          cJSON_IsString(e0) ? e0->valuestring : (error ? error : "no answer"));
+}
+
+static void on_requirements(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	cJSON *put = NULL;
+	if (code != 200 || !body || !as_resource_requirements_update(body, &s->as_pending, &put)) {
+		s->as_realizing = false;
+		return;
+	}
+	char *text = cJSON_PrintUnformatted(put);
+	char *path = xasprintf("/jobs/%s/resource-requirements", s->job_id);
+	if (rest_request(s->rest, "PUT", path, text, on_put, s) < 0)
+		s->as_realizing = false;
+	free(path);
+	free(text);
+	cJSON_Delete(put);
+}
+
+static int realize(void *userdata, const char *job_key, const struct as_pmap *overrides)
+{
+	struct supervisor *s = userdata;
+	if (s->state != SUP_RUNNING || s->jvm_pid <= 0 || s->as_realizing)
+		return 0; /* the next tick re-applies them */
+	as_pmap_free(&s->as_pending);
+	for (size_t i = 0; i < overrides->n; i++)
+		as_pmap_set(&s->as_pending, overrides->e[i].vertex, overrides->e[i].parallelism);
+	s->as_realizing = true;
+	char *path = xasprintf("/jobs/%s/resource-requirements", job_key);
+	int r = rest_request(s->rest, "GET", path, NULL, on_requirements, s);
+	free(path);
+	if (r < 0)
+		s->as_realizing = false;
+	return r < 0 ? r : 0;
+}
+
+static void on_as_event(void *userdata, const char *job_key, enum as_event_type type, const char *reason,
+                        const char *message, const char *message_key, int64_t interval_ms)
+{
+	struct supervisor *s = userdata;
+	if (!strcmp(reason, "AutoscalerError")) {
+		/* the reference never deduplicates it; one a tick during a REST outage would flood the log */
+		usec_t now = now_monotonic();
+		if (s->as_last_error && !strcmp(s->as_last_error, message) &&
+		    now - s->as_last_error_at < 300 * USEC_PER_SEC)
+			return;
+		status_set_string(&s->as_last_error, message);
+		s->as_last_error_at = now;
+	}
+	if (type == AS_EVENT_WARNING)
+		sup_alert(s, reason, "autoscaler: %s", message);
+	else
+		sup_event(s, reason, "autoscaler: %s", message);
+}
+
+/* The autoscaler's state file, written on the worker thread like the events and the status (sup_core.c). */
+static void write_state(void *ctx, const char *path, char *text)
+{
+	sup_write_file(ctx, path, text, "autoscaler/");
+}
+
+int sup_autoscaler_setup(struct supervisor *s)
+{
+	char *dir = path_join(s->state_dir, "autoscaler");
+	struct as_realizer realizer = {realize, s};
+	struct as_event_handler events = {on_as_event, s};
+	s->as = autoscaler_new(&realizer, &events, as_store_file_new_with_writer(dir, write_state, s));
+	free(dir);
+	return sup_arm(s, &s->as_timer, 2 * USEC_PER_SEC, on_tick);
+}
+
+void sup_autoscaler_free(struct supervisor *s)
+{
+	s->as_timer = sup_disarm(s->as_timer);
+	if (s->as_cycle) {
+		struct as_cycle *c = s->as_cycle;
+		c->active = false;
+		as_options_free(&c->opts);
+		strv_free(&c->listings);
+		strv_free(&c->vertices);
+		free(c);
+		s->as_cycle = NULL;
+	}
+	as_pmap_free(&s->as_pending);
+	free(s->as_last_error);
+	s->as_last_error = NULL;
+	if (s->as)
+		autoscaler_free(s->as);
+	s->as = NULL;
+}

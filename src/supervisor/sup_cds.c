@@ -1,0 +1,305 @@
+/* sup_cds: class-data sharing in the supervisor's lifecycle. Before each launch: the archive of this JDK and
+ * Flink jar set when there is a whole one (-XX:SharedArchiveFile), else -XX:+RecordDynamicDumpInfo. Once the
+ * job of a recording JVM has run for flinklet.jvm.class-data-sharing.dump-delay, that JVM is asked (over the
+ * attach protocol, src/flink/jattach.c) to dump the classes it loaded into a temporary file, which is fsynced and
+ * renamed into place. An archive the JVM did not use (its warning, or not in its memory map once the job
+ * runs), one that is not whole, or one the JVM crashed with before RUNNING is said once and removed; the
+ * next recording JVM makes a new one. Nothing here ever holds a launch back. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cds.h"
+#include "flinkconf.h"
+#include "jattach.h"
+#include "jvm.h"
+#include "store.h"
+#include "sup.h"
+
+#define CDS_MAX_DUMPS 3          /* dumps one supervisor starts at most (each pauses the job) */
+#define CDS_DUMP_TIMEOUT_SEC 600 /* the longest wait for the JVM's answer to a dump */
+
+static bool said_before(struct supervisor *s, const char *subject)
+{
+	for (size_t i = 0; i < s->cds.said.n; i++)
+		if (!strcmp(s->cds.said.v[i], subject))
+			return true;
+	strv_push(&s->cds.said, subject);
+	return false;
+}
+
+static void turn_off(struct supervisor *s, const char *why)
+{
+	s->cds.off = true;
+	sup_warning(s, "ClassDataSharingOff", "class-data sharing is off: %s; the JVM starts without an archive", why);
+}
+
+/* Once: can this JDK, these options and this directory do it at all? */
+static bool setup(struct supervisor *s)
+{
+	if (s->cds.checked)
+		return !s->cds.off;
+	s->cds.checked = true;
+	if (cds_user_options(spec_get(s->spec, "flinklet.jvm.options"))) {
+		turn_off(s, "flinklet.jvm.options has class-data-sharing options of its own");
+		return false;
+	}
+	s->cds.java_real = cds_resolve_java(spec_get(s->spec, "flinklet.java.bin"), getenv("PATH"));
+	char *home = s->cds.java_real ? cds_java_home(s->cds.java_real) : NULL;
+	const char *why = home ? cds_jdk_unsupported(home) : "the java launcher was not found";
+	free(home);
+	if (why) {
+		turn_off(s, why);
+		return false;
+	}
+	const char *dir = spec_get(s->spec, "flinklet.jvm.class-data-sharing.archive-dir");
+	s->cds.dir = dir ? xstrdup(dir) : path_join(s->state_dir, "cds");
+	if (strpbrk(s->cds.dir, " \t\n\"'")) {
+		/* the dump command takes the path as one word */
+		turn_off(s, "the archive directory's path has white space or quotes");
+		return false;
+	}
+	int r = mkdir_p(s->cds.dir);
+	if (r < 0) {
+		char *w = xasprintf("unable to create %s: %s", s->cds.dir, strerror(-r));
+		turn_off(s, w);
+		free(w);
+		return false;
+	}
+	return true;
+}
+
+/* An archive that must not be used again: said once, removed. */
+static void reject(struct supervisor *s, const char *path, const char *why)
+{
+	char *p = xstrdup(path);
+	if (!said_before(s, p))
+		sup_warning(s, "ClassDataSharingArchiveUnusable",
+		            "class-data-sharing archive %s: %s; removed: the JVM starts without it, and a later one "
+		            "makes a new archive",
+		            p, why);
+	if (unlink(p) == 0)
+		fsync_parent(p);
+	if (s->cds.archive && !strcmp(s->cds.archive, p)) {
+		free(s->cds.archive);
+		s->cds.archive = NULL;
+	}
+	free(p);
+}
+
+void sup_cds_prepare(struct supervisor *s, struct launch *l)
+{
+	free(s->cds.archive);
+	s->cds.archive = NULL;
+	free(s->cds.warning);
+	s->cds.warning = NULL;
+	s->cds.record = s->cds.init_error = s->cds.ran = false;
+	s->cds.dump_timer = sup_disarm(s->cds.dump_timer);
+	const char *mode = spec_get(s->spec, "flinklet.jvm.class-data-sharing");
+	if ((mode && !strcmp(mode, "off")) || !setup(s))
+		return;
+	char key[CDS_KEY_LEN + 1];
+	int r = cds_key(s->cds.java_real, s->lib_dir, key);
+	if (r < 0) {
+		if (!said_before(s, "key"))
+			log_warn("unable to read the Flink jars in %s for the class-data-sharing key: %s", s->lib_dir,
+			         strerror(-r));
+		return;
+	}
+	free(s->cds.prefix);
+	s->cds.prefix = cds_archive_prefix(s->flink_version, key);
+	char *path = NULL;
+	const char *bad = NULL;
+	enum cds_choice c = cds_choose(s->cds.dir, s->cds.prefix, s->cds.dumps < CDS_MAX_DUMPS, &path, &bad);
+	if (c == CDS_USE) {
+		s->cds.archive = path;
+		l->cds_archive = path;
+		return;
+	}
+	if (bad)
+		reject(s, path, bad);
+	free(path);
+	s->cds.record = l->cds_record = c == CDS_RECORD;
+}
+
+void sup_cds_line(struct supervisor *s, const char *line)
+{
+	if (!s->cds.archive && !s->cds.record)
+		return;
+	if (strstr(line, "Error occurred during initialization of VM"))
+		s->cds.init_error = true;
+	else if (s->cds.archive && !s->cds.warning && cds_line_is_warning(line))
+		s->cds.warning = xstrdup(line);
+}
+
+static void start_dump(struct supervisor *s)
+{
+	s->cds.dumps++;
+	free(s->cds.tmp);
+	s->cds.tmp = xasprintf("%s/.%sdump-%d.tmp", s->cds.dir, s->cds.prefix, (int)s->jvm_pid);
+	unlink(s->cds.tmp);
+	char *cmd = xasprintf("VM.cds dynamic_dump %s", s->cds.tmp);
+	pid_t pid;
+	int fd;
+	int r = jattach_spawn(s->jvm_pid, cmd, s->cds.tmp, CDS_DUMP_TIMEOUT_SEC, &pid, &fd);
+	free(cmd);
+	if (r < 0) {
+		log_warn("unable to start the class-data-sharing dump: %s", strerror(-r));
+		return;
+	}
+	s->cds.helper = pid;
+	s->cds.helper_fd = fd;
+	s->cds.dump_gen = s->launch_gen;
+	s->cds.dump_started = now_monotonic();
+	sup_event(s, "ClassDataSharingDump",
+	          "asking the JVM (pid %d) to write the classes it loaded into a class-data-sharing archive for the "
+	          "next launches (the job pauses while it does)",
+	          (int)s->jvm_pid);
+}
+
+static int on_dump_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->cds.dump_timer = sup_disarm(s->cds.dump_timer);
+	if (s->state == SUP_RUNNING && s->jvm_pid > 0 && s->cds.record && s->cds.helper <= 0)
+		start_dump(s);
+	return 0;
+}
+
+void sup_cds_running(struct supervisor *s)
+{
+	s->cds.ran = true;
+	if (s->cds.archive) {
+		char *real = realpath(s->cds.archive, NULL);
+		int m = real ? cds_mapped(s->jvm_pid, real) : 0;
+		free(real);
+		if (m == 1) {
+			log_info("the JVM (pid %d) started from the class-data-sharing archive %s", (int)s->jvm_pid,
+			         s->cds.archive);
+		} else if (m == 0) {
+			char *why = xasprintf("the JVM did not use it (%s)",
+			                      s->cds.warning ? s->cds.warning : "it said nothing about it");
+			reject(s, s->cds.archive, why);
+			free(why);
+		}
+		return;
+	}
+	if (s->cds.record && s->cds.helper <= 0)
+		sup_arm(s, &s->cds.dump_timer, spec_duration(s->spec, "flinklet.jvm.class-data-sharing.dump-delay"),
+		        on_dump_timer);
+}
+
+void sup_cds_jvm_exited(struct supervisor *s, const struct reaped *r)
+{
+	s->cds.dump_timer = sup_disarm(s->cds.dump_timer);
+	if (s->cds.dumps > 0 && s->cds.dump_gen == s->launch_gen) {
+		/* the attach socket of a JVM that was killed stays behind */
+		char sock[64];
+		snprintf(sock, sizeof(sock), "/tmp/.java_pid%d", (int)r->pid);
+		unlink(sock);
+	}
+	if (s->cds.ran)
+		return;
+	/* a crash is a signal the JVM gave itself (SIGSEGV, SIGBUS, SIGABRT after hs_err), not one sent to it */
+	bool crashed = r->exit_signal > 0 && r->exit_signal != SIGKILL && r->exit_signal != SIGTERM &&
+	               r->exit_signal != SIGINT && r->exit_signal != SIGQUIT;
+	if (s->cds.archive && (crashed || s->cds.init_error || s->cds.warning)) {
+		char *why = s->cds.warning ? xasprintf("the JVM said: %s", s->cds.warning)
+		            : crashed ? xasprintf("the JVM that started from it crashed (signal %d) before the job "
+		                                  "was RUNNING: it may be the cause",
+		                                  r->exit_signal)
+		                      : xstrdup("the JVM that started from it failed to initialize");
+		reject(s, s->cds.archive, why);
+		free(why);
+	} else if (s->cds.record && s->cds.init_error) {
+		turn_off(s, "the JVM failed to initialize with -XX:+RecordDynamicDumpInfo");
+	}
+}
+
+/* The dump helper exited: the archive is renamed into place, or the dump is said to have failed. */
+static void dump_done(struct supervisor *s, const struct reaped *r)
+{
+	char answer[JATTACH_ANSWER_MAX + 1];
+	size_t n = 0;
+	for (;;) {
+		ssize_t k = read(s->cds.helper_fd, answer + n, sizeof(answer) - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || (n += (size_t)k) >= sizeof(answer) - 1)
+			break;
+	}
+	answer[n] = '\0';
+	close(s->cds.helper_fd);
+	s->cds.helper = 0;
+	s->cds.helper_fd = -1;
+	double secs = (double)(now_monotonic() - s->cds.dump_started) / USEC_PER_SEC;
+	bool same_jvm = s->jvm_pid > 0 && s->launch_gen == s->cds.dump_gen;
+	struct stat st;
+	char *why = NULL;
+	if (r->exit_code != JATTACH_ANSWERED)
+		why = xstrdup(r->exit_signal >= 0 ? "the helper was killed" : jattach_strexit(r->exit_code));
+	else if (!cds_dump_answer_ok(answer))
+		why = xasprintf("the JVM answered: %.300s", answer);
+	else if (!same_jvm)
+		why = xstrdup("the JVM ended during the dump");
+	else if (stat(s->cds.tmp, &st) < 0 || st.st_size == 0 || !cds_is_dynamic_archive(s->cds.tmp))
+		why = xstrdup("the JVM wrote no archive");
+	char *final = NULL;
+	if (!why) {
+		char *name = cds_archive_name(s->cds.prefix, (uint64_t)st.st_size);
+		final = path_join(s->cds.dir, name);
+		free(name);
+		if (rename(s->cds.tmp, final) < 0)
+			why = xasprintf("unable to rename %s to %s: %s", s->cds.tmp, final, strerror(errno));
+	}
+	if (why) {
+		unlink(s->cds.tmp);
+		for (char *c = why; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		sup_warning(
+		    s, "ClassDataSharingDumpFailed", "no class-data-sharing archive after %.1f s: %s; %s", secs, why,
+		    s->cds.dumps < CDS_MAX_DUMPS ? "a later JVM tries again" : "no more tries until flinklet restarts");
+		free(why);
+		free(final);
+		return;
+	}
+	fsync_parent(final);
+	int removed = cds_remove_others(s->cds.dir, final);
+	s->cds.record = false;
+	sup_event(s, "ClassDataSharingArchived",
+	          "wrote the class-data-sharing archive %s (%.1f MiB) in %.1f s: the next JVMs of this JDK and these "
+	          "Flink jars start from it%s",
+	          final, (double)st.st_size / (1 << 20), secs, removed > 0 ? " (older archives removed)" : "");
+	free(final);
+}
+
+bool sup_cds_reaped(struct supervisor *s, const struct reaped *r)
+{
+	if (s->cds.helper <= 0 || r->pid != s->cds.helper)
+		return false;
+	dump_done(s, r);
+	return true;
+}
+
+void sup_cds_free(struct supervisor *s)
+{
+	sup_disarm(s->cds.dump_timer);
+	if (s->cds.helper > 0) {
+		kill(s->cds.helper, SIGKILL);
+		close(s->cds.helper_fd);
+		if (s->cds.tmp)
+			unlink(s->cds.tmp);
+	}
+	free(s->cds.dir);
+	free(s->cds.prefix);
+	free(s->cds.java_real);
+	free(s->cds.archive);
+	free(s->cds.warning);
+	free(s->cds.tmp);
+	strv_free(&s->cds.said);
+}

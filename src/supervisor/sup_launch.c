@@ -1,0 +1,744 @@
+/* sup_launch: one JVM launch: the restore point (the newest complete checkpoint or savepoint that has
+ * not failed to restore; never empty while one exists), the intent written before acting, the Flink
+ * configuration files, and the spawn. Also the launch fingerprint: what a spec would launch, to tell a
+ * configuration change that needs a new JVM from one that does not. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "flinkconf.h"
+#include "jvm.h"
+#include "membudget.h"
+#include "redact.h"
+#include "scratch.h"
+#include "store.h"
+#include "preflight.h"
+#include "sup.h"
+
+extern char **environ;
+
+static bool strv_contains(const struct strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
+}
+
+void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
+{
+	size_t splen = strlen(s->sp_dir);
+	if (kind != RESTORE_CHECKPOINT &&
+	    !(!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/')))
+		return;
+	char *aside = xasprintf("%s.unreadable", point);
+	if (rename(point, aside) < 0)
+		log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
+	else
+		fsync_parent(aside);
+	free(aside);
+}
+
+/* A launch that must not happen: the restore point it would use is older than one that is damaged (with
+ * flinklet.restore.fallback: never), or every restore point of the job was given up (never start empty
+ * then: that is the furthest rewind of all). The status says why; the supervisor goes FAILED. */
+static int refuse_launch(struct supervisor *s, char *why)
+{
+	status_set_string(&s->status.error, why);
+	sup_alert(s, "RestoreFailed", "%s", why);
+	free(why);
+	s->launch_fatal = true;
+	return -ENOTRECOVERABLE;
+}
+
+/* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
+ * failed to restore, never empty while one exists. */
+static int choose_restore_point(struct supervisor *s)
+{
+	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+	size_t n = 0;
+	if (!s->fresh_start) {
+		if (s->status.last_savepoint.location)
+			recorded[n++] = s->status.last_savepoint.location;
+		for (int i = 0; i < s->status.n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
+			recorded[n++] = s->status.savepoint_history[i].location;
+	}
+	struct restore_scan scan = {
+	    .checkpoint_dir = s->ckpt_dir,
+	    .savepoint_dir = s->sp_dir,
+	    .job_id = s->job_id,
+	    .recorded_savepoints = recorded,
+	    .initial_savepoint = s->spec->job.initial_savepoint_path,
+	    .first_start = s->first_start,
+	};
+	struct restore_list list;
+	int r = restore_points_scan(&scan, &list);
+	for (size_t i = 0; i < list.skipped.n; i++)
+		if (!strv_contains(&s->reported_skips, list.skipped.v[i])) {
+			strv_push(&s->reported_skips, list.skipped.v[i]);
+			/* a checkpoint a crash interrupted (no _metadata yet) is normal and said at info; a damaged
+			 * or vanished one is an error */
+			if (strstr(list.skipped.v[i], "no _metadata (incomplete)"))
+				sup_event(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+			else
+				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+		}
+	const struct restore_point *pick = NULL;
+	for (size_t i = 0; i < list.n && !pick; i++)
+		if (!strv_contains(&s->failed_restore_points, list.v[i].path))
+			pick = &list.v[i];
+	if (!pick && list.n > 0) {
+		sup_alert(s, "RestorePointsExhausted", "every restore point failed once; trying the newest again (%s)",
+		          list.v[0].path);
+		strv_free(&s->failed_restore_points);
+		pick = &list.v[0];
+	}
+	/* a damaged snapshot newer than the pick: skipping it is a rewind, said like a demotion */
+	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
+	bool never = fallback && !strcmp(fallback, "never");
+	for (size_t i = 0; r == 0 && i < list.ncorrupt; i++) {
+		const struct corrupt_point *c = &list.corrupt[i];
+		if (!corrupt_point_is_newer(c, pick))
+			continue;
+		if (never) {
+			char *why = xasprintf("%s %s is damaged (%s) and newer than %s; flinklet.restore.fallback is "
+			                      "never: not rewinding job %s to an older restore point",
+			                      restore_kind_to_string(c->kind), c->path, c->why,
+			                      pick ? pick->path : "any other restore point", s->job_id);
+			restore_list_free(&list);
+			return refuse_launch(s, why);
+		}
+		sup_put_aside(s, c->kind, c->path);
+		free(s->demoted_note);
+		s->demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
+		                            restore_kind_to_string(c->kind), c->path, c->why);
+	}
+	if (r == 0 && !pick && (list.given_up > 0 || s->failed_restore_points.n > 0)) {
+		char *why = xasprintf("every restore point of job %s was given up (renamed *.unreadable in %s and %s): "
+		                      "not starting it empty, which would rewind it to nothing; look at them, then "
+		                      "rename one back or remove them to start the job empty",
+		                      s->job_id, s->ckpt_dir, s->sp_dir);
+		restore_list_free(&list);
+		return refuse_launch(s, why);
+	}
+	free(s->restore_path);
+	s->restore_path = pick ? xstrdup(pick->path) : NULL;
+	s->restore_kind = pick ? pick->kind : RESTORE_NONE;
+	s->restore_id = pick ? pick->id : -1;
+	restore_list_free(&list);
+	if (r < 0) {
+		sup_alert(s, "RestorePointsUnreadable",
+		          "unable to read the snapshot directories (%s): not starting until "
+		          "they can be read",
+		          strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* ---- launching the JVM ---- */
+
+static int write_launch_files(struct supervisor *s, const struct launch *l)
+{
+	char *conf = flinkconf_render_config(s->spec, l);
+	char *log4j = flinkconf_render_log4j(s->spec);
+	char *conf_path = path_join(s->conf_dir, "config.yaml");
+	char *log_path = path_join(s->conf_dir, "log4j-console.properties");
+	int r = mkdir_p(s->conf_dir);
+	if (r == 0)
+		r = write_file_if_changed(conf_path, conf, strlen(conf));
+	if (r == 0)
+		r = write_file_if_changed(log_path, log4j, strlen(log4j));
+	free(conf);
+	free(log4j);
+	free(conf_path);
+	free(log_path);
+	return r;
+}
+
+/* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
+ * aside and removed by a child process, off the loop. */
+static int prepare_scratch(struct supervisor *s)
+{
+	char *old = NULL;
+	int r = scratch_rotate(s->scratch_dir, s->launch_gen + 1, &old);
+	if (r < 0) {
+		log_error("unable to prepare the JVM's scratch directory %s: %s", s->tmp_dir, strerror(-r));
+		return r;
+	}
+	if (old) {
+		struct strv v = {0};
+		strv_push_take(&v, old);
+		pid_t pid = scratch_remove(&v);
+		if (pid < 0)
+			log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
+		strv_free(&v);
+	}
+	return 0;
+}
+
+void sup_scratch_free(struct supervisor *s)
+{
+	/* nothing in it outlives the JVM; the loop is over, so this may wait (a JVM still running keeps it: the next
+	 * launch puts it aside) */
+	if (s->jvm_pid <= 0 && s->tmp_dir) {
+		rm_rf(s->tmp_dir);
+		if (s->scratch_dir)
+			rmdir(s->scratch_dir); /* when empty: not another's leftovers */
+	}
+}
+
+void sup_scratch_setup(struct supervisor *s)
+{
+	const char *dir = spec_get(s->spec, "flinklet.scratch.dir");
+	char *def = scratch_default_dir(s->spec->name, s->state_dir);
+	char *err = NULL;
+	if (dir && scratch_open(dir, !strcmp(dir, def), &err) == 0) {
+		s->scratch_dir = xstrdup(dir);
+	} else {
+		s->scratch_dir = path_join(s->state_dir, "tmp");
+		log_warn("%s; the JVM's scratch space is %s on the state volume instead",
+		         err ? err : "no scratch directory", s->scratch_dir);
+		mkdir_p(s->scratch_dir);
+	}
+	free(err);
+	free(def);
+	s->tmp_dir = path_join(s->scratch_dir, "jvm");
+	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
+	 * it on the volume */
+	struct strv old = {0};
+	scratch_leftovers(s->scratch_dir, &old);
+	char *legacy = path_join(s->state_dir, "tmp");
+	if (strcmp(legacy, s->scratch_dir) && access(legacy, F_OK) == 0)
+		strv_push(&old, legacy);
+	free(legacy);
+	pid_t pid = scratch_remove(&old);
+	if (pid < 0)
+		log_warn("unable to remove the scratch directories earlier JVMs left: %s", strerror((int)-pid));
+	strv_free(&old);
+}
+
+static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->startup_timer = sup_disarm(s->startup_timer);
+	s->startup_timed_out = true;
+	sup_alert(s, "StartupTimeout", "the job was not RUNNING with every task running within %s",
+	          spec_get(s->spec, "flinklet.startup.timeout"));
+	sup_dispatch(s, EV_STARTUP_TIMEOUT);
+	return 0;
+}
+
+/* Returns 0, or -errno when the JVM could not be executed. */
+/* upgradeMode stateless: the job starts empty under a new job id; the old job's checkpoints stay where
+ * they are, unused. */
+static int rotate_job_id(struct supervisor *s)
+{
+	char *idpath = path_join(s->state_dir, "job-id");
+	unlink(idpath);
+	free(idpath);
+	char old[33];
+	memcpy(old, s->job_id, sizeof(old));
+	int r = store_job_id(s->state_dir, s->job_id);
+	if (r < 0)
+		return r;
+	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	s->fresh_start = true;
+	s->status.start_time_ms = 0;
+	snapshot_ref_free(&s->status.last_checkpoint);
+	strv_free(&s->failed_restore_points);
+	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
+	return 0;
+}
+
+/* A line of the JVM's output: while the job starts, what it says about the restore point. */
+static void on_jvm_line(void *userdata, const char *line)
+{
+	struct supervisor *s = userdata;
+	sup_cds_line(s, line);
+	if (!s->restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
+		return;
+	switch (restorelog_feed(&s->restore_scan, line)) {
+	case RESTORELOG_STARTED:
+		s->restore_reached = true;
+		break;
+	case RESTORELOG_UNREADABLE:
+		s->restore_reached = true;
+		if (s->restore_evidence)
+			break;
+		s->restore_evidence = xstrdup(s->restore_scan.evidence[0] ? s->restore_scan.evidence : line);
+		log_warn("Flink cannot read the restore point %s: %s", s->restore_path, s->restore_evidence);
+		sup_dispatch(s, EV_RESTORE_UNREADABLE);
+		break;
+	case RESTORELOG_NONE:
+		break;
+	}
+}
+
+/* Says, with the launch that follows it, which restore point was given up, why, and what it means. */
+static void say_demotion(struct supervisor *s, const char *uri)
+{
+	if (!s->demoted_note) {
+		if (s->demotion_said) {
+			s->demotion_said = false;
+			status_set_string(&s->status.error, NULL);
+		}
+		return;
+	}
+	char *msg = uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
+	                            "repeated",
+	                            s->demoted_note, s->job_id, restore_kind_to_string(s->restore_kind), uri)
+	                : xasprintf("%s; no other restore point is left", s->demoted_note);
+	status_set_string(&s->status.error, msg);
+	sup_alert(s, "RestorePointDemoted", "%s", msg);
+	free(msg);
+	free(s->demoted_note);
+	s->demoted_note = NULL;
+	s->demotion_said = true;
+}
+
+#define JAR_WAIT_USEC (2 * USEC_PER_SEC)
+
+static int launch_jvm(struct supervisor *s);
+
+static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
+	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+	return 0;
+}
+
+/* A jar Flink's client would refuse (gone, unreadable, not a jar, no entry class) is not launched: a JVM
+ * would only exit with a stack trace, again and again. Said once per distinct problem; true: wait. */
+static bool jar_unusable(struct supervisor *s)
+{
+	char *why = NULL;
+	if (preflight_jar(s->jar.local_path, s->spec->job.entry_class, &why) == 0) {
+		if (s->fetch.jar_problem)
+			sup_event(s, "JarUsable", "the job's jar is usable again: %s", s->jar.local_path);
+		free(s->fetch.jar_problem);
+		s->fetch.jar_problem = NULL;
+		return false;
+	}
+	if (!s->fetch.jar_problem || strcmp(s->fetch.jar_problem, why)) {
+		char *err = xasprintf("the job cannot start: %s; no JVM is started until the jar or the configuration "
+		                      "changes (looked at every %llu s)",
+		                      why, (unsigned long long)(JAR_WAIT_USEC / USEC_PER_SEC));
+		status_set_string(&s->status.error, err);
+		sup_alert(s, "JarUnusable", "%s", err);
+		free(err);
+		free(s->fetch.jar_problem);
+		s->fetch.jar_problem = why;
+		sup_write_status(s);
+	} else {
+		free(why);
+	}
+	sup_arm(s, &s->fetch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
+	return true;
+}
+
+/* The split of spec.resources.memory, once per launch: what the JVM was given (docs/configuration.md, Memory). */
+static void log_memory_split(const struct spec *spec)
+{
+	struct membudget mb;
+	if (membudget_compute(spec, &mb, NULL) < 0 || !mb.budget)
+		return;
+	log_info("memory %llum: heap %llum, metaspace %llum, code cache %llum, direct %llum (network %llum), managed "
+	         "%llum, JVM native %llum, flinklet %llum; %s collector%s",
+	         (unsigned long long)(mb.budget >> 20), (unsigned long long)(mb.heap >> 20),
+	         (unsigned long long)(mb.metaspace >> 20), (unsigned long long)(mb.code_cache >> 20),
+	         (unsigned long long)(mb.direct >> 20), (unsigned long long)(mb.network >> 20),
+	         (unsigned long long)(mb.managed >> 20), (unsigned long long)((mb.jvm_native + mb.state_native) >> 20),
+	         (unsigned long long)(mb.flinklet >> 20), mb.serial_gc ? "serial" : "G1",
+	         mb.c1_only ? ", C1 only" : "");
+}
+
+static int launch_jvm(struct supervisor *s)
+{
+	if (jar_unusable(s))
+		return 0;
+	int r = choose_restore_point(s);
+	if (r < 0)
+		return r; /* never start empty because a directory could not be read */
+	s->restore_reached = false;
+	free(s->restore_evidence);
+	s->restore_evidence = NULL;
+	free(s->start_cause);
+	s->start_cause = NULL;
+	s->startup_timed_out = false;
+	free((char *)s->restore_scan.job_ckpt_dir);
+	s->restore_scan = (struct restorelog){
+	    .restore_path = s->restore_path,
+	    .kind = s->restore_kind,
+	    .job_ckpt_dir = path_join(s->ckpt_dir, s->job_id),
+	};
+	char *uri = s->restore_path ? file_uri_from_path(s->restore_path) : NULL;
+	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
+	status_set_string(&s->status.restored_location, uri);
+	s->status.restored_id = uri ? s->restore_id : -1;
+	status_set_string(&s->status.job_state, NULL);
+	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
+	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore_kind), uri)
+	                   : xstrdup("start the job with empty state");
+	sup_set_intent(s, intent);
+	say_demotion(s, uri);
+	if (uri)
+		sup_event(s, "Restoring", "restoring job %s to checkpoint id %lld from %s %s (%s)", s->job_id,
+		          (long long)s->restore_id, restore_kind_to_string(s->restore_kind), uri,
+		          s->restore_kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
+	else
+		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",
+		          s->job_id);
+	free(intent);
+
+	struct launch l = {
+	    .job_id = s->job_id,
+	    .conf_dir = s->conf_dir,
+	    .tmp_dir = s->tmp_dir,
+	    .java = spec_get(s->spec, "flinklet.java.bin"),
+	    .restore_path = uri,
+	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
+	    .jar_path = s->jar.local_path,
+	};
+	sup_cds_prepare(s, &l);
+	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
+	char *overrides = sup_autoscaler_launch_overrides(s);
+	l.parallelism_overrides = overrides;
+	if (overrides)
+		log_info("starting with the autoscaler's parallelism overrides %s", overrides);
+	r = write_launch_files(s, &l);
+	free(overrides);
+	l.parallelism_overrides = NULL;
+	if (r < 0) {
+		/* (a success is not news: an unchanged file is not written) */
+		sup_volume_write(s, "the Flink configuration (conf/)", r);
+		free(uri);
+		return r;
+	}
+	r = prepare_scratch(s);
+	if (r < 0) {
+		free(uri);
+		return r;
+	}
+	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs */
+	sup_sync(s);
+	struct strv argv = {0}, envp = {0};
+	flinkconf_build_argv(s->spec, &l, &argv);
+	flinkconf_build_envp(s->spec, &l, environ, &envp);
+	pid_t pid;
+	int out_fd = -1, err_fd = -1;
+	r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid, &out_fd, &err_fd);
+	strv_free(&argv);
+	strv_free(&envp);
+	free(uri);
+	if (r < 0) {
+		log_error("unable to execute %s: %s", l.java, strerror(-r));
+		return r;
+	}
+	jvmout_free(s->jvm_out);
+	s->jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
+	s->jvm_pid = pid;
+	s->launch_gen++;
+	sup_poll_launched(s);
+	s->status.jvm_pid = pid;
+	s->last_rest_ok = 0;
+	s->zero_slot_polls = 0;
+	s->n_restart_samples = 0;
+	s->last_checkpoint_progress = now_monotonic();
+	sup_arm(s, &s->startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
+	free(s->launch_fingerprint);
+	s->launch_fingerprint = sup_launch_fingerprint(s, s->spec);
+	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
+	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
+	log_memory_split(s->spec);
+	sup_write_status(s);
+	return 0;
+}
+
+/* ---- following the job through REST ---- */
+
+/* ---- the jar ---- */
+
+static void start_fetch(struct supervisor *s);
+static void fetch_failed(struct supervisor *s, const char *why, bool retry);
+static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata);
+
+void sup_fetch_cancel(struct supervisor *s)
+{
+	s->fetch.active = false;
+	s->fetch.gen++;
+	s->fetch.retry = sup_disarm(s->fetch.retry);
+	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
+}
+
+static void fetch_failed(struct supervisor *s, const char *why, bool retry)
+{
+	int64_t retries = spec_int(s->spec, "flinklet.artifacts.retries");
+	if (retry && s->fetch.attempts <= retries) {
+		char *shown = redact_uri(s->spec->job.jar_uri);
+		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", shown, why, s->fetch.attempts,
+		         (long long)retries);
+		free(shown);
+		s->fetch.active = true;
+		sup_arm(s, &s->fetch.retry, (usec_t)s->fetch.attempts * USEC_PER_SEC, on_fetch_retry);
+		return;
+	}
+	s->fetch.active = false;
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	char *err = xasprintf("unable to fetch the job's jar %s: %s", shown, why);
+	free(shown);
+	status_set_string(&s->status.error, err);
+	sup_alert(s, "ArtifactFetchFailed", "%s", err);
+	free(err);
+	sup_dispatch(s, EV_LAUNCH_FAILED);
+}
+
+/* ---- the jar's checks on the worker thread ----
+ *
+ * The sha256 of a cached jar and of a download, and the move of a download into the cache (fsync, rename, fsync
+ * of the directory), read or write the whole jar on the volume: they run on the worker thread, and their end
+ * comes back to the loop. A job works on its own copies (the artifact may be planned anew meanwhile); its end is
+ * used only while the fetch it belongs to is current (fetch.gen, fetch.active). */
+
+struct jar_job {
+	struct supervisor *s;
+	unsigned gen;
+	struct artifact a; /* local_path and sha256 only, copied */
+	char *tmp;         /* the download to move into the cache, or NULL: check the cache */
+	bool cached;
+	int r;
+	char *err;
+};
+
+static struct jar_job *jar_job_new(struct supervisor *s, char *tmp)
+{
+	struct jar_job *j = xcalloc(1, sizeof(*j));
+	j->s = s;
+	j->gen = s->fetch.gen;
+	j->a.local_path = xstrdup(s->jar.local_path);
+	j->a.sha256 = s->jar.sha256 ? xstrdup(s->jar.sha256) : NULL;
+	j->tmp = tmp;
+	return j;
+}
+
+static bool jar_job_end(struct jar_job *j)
+{
+	bool current = j->gen == j->s->fetch.gen && j->s->fetch.active;
+	free(j->a.local_path);
+	free((char *)j->a.sha256);
+	free(j->tmp);
+	free(j->err);
+	free(j);
+	return current;
+}
+
+static void jar_job_submit(struct supervisor *s, worker_fn fn, worker_done_fn done, struct jar_job *j)
+{
+	if (s->worker) {
+		worker_submit(s->worker, fn, done, j);
+	} else {
+		fn(j);
+		done(j);
+	}
+}
+
+static void check_run(void *arg)
+{
+	struct jar_job *j = arg;
+	j->cached = artifact_cached(&j->a);
+}
+
+static void check_done(void *arg)
+{
+	struct jar_job *j = arg;
+	struct supervisor *s = j->s;
+	bool cached = j->cached;
+	if (!jar_job_end(j))
+		return;
+	if (!cached) {
+		start_fetch(s);
+		return;
+	}
+	s->fetch.active = false;
+	if (launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+}
+
+static void commit_run(void *arg)
+{
+	struct jar_job *j = arg;
+	j->r = artifact_commit(&j->a, j->tmp, &j->err);
+	free(j->tmp);
+	j->tmp = NULL;
+}
+
+static void commit_done(void *arg)
+{
+	struct jar_job *j = arg;
+	struct supervisor *s = j->s;
+	int r = j->r;
+	char *err = j->err;
+	j->err = NULL;
+	if (!jar_job_end(j)) {
+		free(err);
+		return;
+	}
+	if (r < 0) {
+		fetch_failed(s, err, false); /* a wrong checksum does not get better by asking again */
+		free(err);
+		return;
+	}
+	s->fetch.active = false;
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->jar.local_path);
+	free(shown);
+	if (launch_jvm(s) < 0)
+		sup_dispatch(s, EV_LAUNCH_FAILED);
+}
+
+struct fetch_ticket {
+	struct supervisor *s;
+	unsigned gen;
+	FILE *out;
+	char *tmp;
+};
+
+static void on_fetched(void *userdata, long code, const char *error)
+{
+	struct fetch_ticket *t = userdata;
+	struct supervisor *s = t->s;
+	bool ok = fclose(t->out) == 0 && !error && code == 200;
+	char *tmp = t->tmp;
+	bool current = t->gen == s->fetch.gen && s->fetch.active;
+	free(t);
+	if (!current) {
+		unlink(tmp);
+		free(tmp);
+		return;
+	}
+	if (!ok) {
+		unlink(tmp);
+		free(tmp);
+		char *why = error ? xstrdup(error) : xasprintf("HTTP status %ld", code);
+		fetch_failed(s, why, true);
+		free(why);
+		return;
+	}
+	/* the checksum, the fsync and the rename: off the loop */
+	jar_job_submit(s, commit_run, commit_done, jar_job_new(s, tmp));
+}
+
+static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->fetch.retry = sup_disarm(s->fetch.retry);
+	if (s->fetch.active)
+		start_fetch(s);
+	return 0;
+}
+
+static void start_fetch(struct supervisor *s)
+{
+	s->fetch.active = true;
+	s->fetch.attempts++;
+	char *dir = path_join(s->state_dir, "artifacts");
+	mkdir_p(dir);
+	free(dir);
+	struct fetch_ticket *t = xcalloc(1, sizeof(*t));
+	t->s = s;
+	t->gen = s->fetch.gen;
+	t->tmp = xasprintf("%s.part.%ld", s->jar.local_path, (long)getpid());
+	t->out = fopen(t->tmp, "we");
+	if (!t->out) {
+		char *why = xasprintf("unable to create %s: %s", t->tmp, strerror(errno));
+		free(t->tmp);
+		free(t);
+		fetch_failed(s, why, false);
+		free(why);
+		return;
+	}
+	struct download d = {
+	    .url = s->jar.url,
+	    .timeout = spec_duration(s->spec, "flinklet.artifacts.timeout"),
+	    .ca_file = spec_get(s->spec, "flinklet.artifacts.ca-file"),
+	    .aws_sigv4 = s->jar.sigv4,
+	    .userpwd = s->jar.userpwd,
+	    .headers = (const char *const *)s->jar.headers.v,
+	};
+	char *shown = redact_uri(s->spec->job.jar_uri);
+	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", shown, s->fetch.attempts);
+	free(shown);
+	if (rest_download(s->rest, &d, t->out, on_fetched, t) < 0) {
+		fclose(t->out);
+		unlink(t->tmp);
+		free(t->tmp);
+		free(t);
+		fetch_failed(s, "unable to start the download", true);
+	}
+}
+
+int sup_launch(struct supervisor *s)
+{
+	if (s->next_fresh) {
+		s->next_fresh = false;
+		int q = rotate_job_id(s);
+		if (q < 0)
+			return q;
+	}
+	sup_fetch_cancel(s);
+	artifact_free(&s->jar);
+	char *err = NULL;
+	int r = artifact_plan(s->spec, s->state_dir, &s->jar, &err);
+	if (r < 0) {
+		sup_alert(s, "ArtifactInvalid", "%s", err);
+		free(err);
+		return r;
+	}
+	if (s->jar.remote) {
+		s->fetch.attempts = 0;
+		if (access(s->jar.local_path, R_OK) < 0) {
+			start_fetch(s);
+		} else if (s->jar.sha256) {
+			/* a cached jar is read whole for its checksum: on the worker thread */
+			s->fetch.active = true;
+			jar_job_submit(s, check_run, check_done, jar_job_new(s, NULL));
+		} else {
+			return launch_jvm(s);
+		}
+		return s->fetch.active || s->state != SUP_STARTING ? 0 : -EIO;
+	}
+	return launch_jvm(s);
+}
+
+char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
+{
+	/* the same launch parameters for every spec: only what the spec decides differs */
+	struct launch l = {
+	    .job_id = "00000000000000000000000000000000",
+	    .conf_dir = s->conf_dir,
+	    .tmp_dir = s->tmp_dir,
+	    .java = spec_get(spec, "flinklet.java.bin"),
+	};
+	char *conf = flinkconf_render_config(spec, &l);
+	char *log4j = flinkconf_render_log4j(spec);
+	struct strv argv = {0};
+	flinkconf_build_argv(spec, &l, &argv);
+	struct strbuf b = {0};
+	strbuf_append(&b, conf);
+	strbuf_append(&b, "\n--\n");
+	strbuf_append(&b, log4j);
+	strbuf_append(&b, "\n--\n");
+	for (size_t i = 0; i < argv.n; i++) {
+		strbuf_append(&b, argv.v[i]);
+		strbuf_append(&b, "\n");
+	}
+	free(conf);
+	free(log4j);
+	strv_free(&argv);
+	return strbuf_steal(&b);
+}

@@ -1,0 +1,489 @@
+/* sup_poll: following the job through Flink's REST API, one request chain per poll interval: the job's
+ * details (state, tasks), its checkpoint statistics, the cluster overview, and with the operator's health
+ * check on, the restart count. Feeds EV_JOB_RUNNING and EV_UNHEALTHY to the lifecycle table. Until the job
+ * is RUNNING the polls ask only GET /jobs/overview (not cached by Flink, unlike GET /jobs/:id), every
+ * flinklet.rest.startup-poll-interval, with short request timeouts, and a
+ * chain still in flight does not hold the next one back (up to POLL_CHAINS_MAX at once, src/supervisor/pollchain.h).
+ * Answers of a chain that a newer one overtook, or of an earlier JVM (launch generation), are not used. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sup.h"
+
+/* A count or id from Flink's answer: -1 when it is not a sane non-negative integer. */
+static int64_t count_of(const cJSON *j)
+{
+	return cJSON_IsNumber(j) ? double_to_i64(j->valuedouble, 0, INT64_C(1) << 53, -1) : -1;
+}
+
+/* The chain's answers may still be used: the JVM it asked runs, and no newer chain overtook it. */
+static bool chain_current(struct supervisor *s, struct poll_chain *c)
+{
+	return s->jvm_pid > 0 && poll_chain_current(&s->polls, c, s->launch_gen);
+}
+
+static bool same_launch(struct supervisor *s, struct poll_chain *c)
+{
+	return s->jvm_pid > 0 && c->gen == s->launch_gen;
+}
+
+static void chain_end(struct supervisor *s, struct poll_chain *c)
+{
+	poll_chain_end(&s->polls, c);
+}
+
+/* The chain's next request; a request that cannot be sent ends it. */
+static void chain_next(struct supervisor *s, struct poll_chain *c, const char *path, rest_cb cb)
+{
+	if (rest_request_within(s->rest, "GET", path, NULL, c->timeout, cb, c) < 0)
+		chain_end(s, c);
+}
+
+/* What a request of a chain of this JVM came to, for the timeouts of the next ones. */
+static void chain_outcome(struct supervisor *s, struct poll_chain *c, long code, const char *error)
+{
+	if (same_launch(s, c))
+		poll_request_outcome(&s->polls, !code && rest_error_is_timeout(error), code != 0);
+}
+
+/* Until the job is RUNNING (and while a stop waits for RUNNING to take its savepoint), a JVM is polled often. */
+static bool polled_for_startup(const struct supervisor *s)
+{
+	return s->jvm_pid > 0 && (s->state == SUP_STARTING || s->state == SUP_STOP_PENDING);
+}
+
+static void health_unhealthy(struct supervisor *s, const char *why)
+{
+	if (s->state != SUP_RUNNING)
+		return;
+	sup_alert(s, "JobUnhealthy", "restarting unhealthy job: %s", why);
+	status_set_string(&s->status.error, why);
+	sup_dispatch(s, EV_UNHEALTHY);
+}
+
+static bool job_state_terminal(const char *st)
+{
+	return st && (!strcmp(st, "FINISHED") || !strcmp(st, "FAILED") || !strcmp(st, "CANCELED"));
+}
+
+static void on_restart_metric(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	bool current = chain_current(s, c);
+	chain_end(s, c);
+	if (!current || code != 200 || !cJSON_IsArray(body))
+		return;
+	const cJSON *m;
+	int64_t value = -1;
+	cJSON_ArrayForEach (m, body) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "value");
+		if (cJSON_IsString(id) && cJSON_IsString(v) &&
+		    (!strcmp(id->valuestring, "numRestarts") || !strcmp(id->valuestring, "fullRestarts")))
+			parse_int64(v->valuestring, &value);
+	}
+	if (value < 0)
+		return;
+	usec_t now = now_monotonic(),
+	       window = spec_duration(s->spec, "kubernetes.operator.cluster.health-check.restarts.window");
+	/* drop samples older than the window, keep the rest, append this one */
+	unsigned keep = 0;
+	for (unsigned i = 0; i < s->n_restart_samples; i++)
+		if (now - s->restart_samples[i].t <= window)
+			s->restart_samples[keep++] = s->restart_samples[i];
+	s->n_restart_samples = keep;
+	if (s->n_restart_samples == RESTART_SAMPLES) {
+		memmove(s->restart_samples, s->restart_samples + 1,
+		        sizeof(s->restart_samples[0]) * (RESTART_SAMPLES - 1));
+		s->n_restart_samples--;
+	}
+	s->restart_samples[s->n_restart_samples].t = now;
+	s->restart_samples[s->n_restart_samples++].v = value;
+	int64_t delta = value - s->restart_samples[0].v;
+	int64_t threshold = spec_int(s->spec, "kubernetes.operator.cluster.health-check.restarts.threshold");
+	if (delta > threshold) {
+		char *why = xasprintf("%lld restarts within %s (threshold %lld)", (long long)delta,
+		                      spec_get(s->spec, "kubernetes.operator.cluster.health-check.restarts.window"),
+		                      (long long)threshold);
+		health_unhealthy(s, why);
+		free(why);
+	}
+}
+
+static usec_t checkpoint_progress_window(const struct spec *spec)
+{
+	usec_t w = spec_duration(spec, "kubernetes.operator.cluster.health-check.checkpoint-progress.window");
+	if (w)
+		return w;
+	usec_t interval = spec_duration(spec, "execution.checkpointing.interval");
+	usec_t timeout = spec_duration(spec, "execution.checkpointing.timeout");
+	if (!timeout)
+		timeout = 10 * 60 * USEC_PER_SEC;
+	int64_t tolerable = spec_int(spec, "execution.checkpointing.tolerable-failed-checkpoints");
+	return (interval > timeout ? interval : timeout) * (usec_t)(tolerable + 2);
+}
+
+static void on_overview(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	if (!chain_current(s, c) || code != 200 || !body) {
+		chain_end(s, c);
+		return;
+	}
+	const cJSON *tms = cJSON_GetObjectItemCaseSensitive(body, "taskmanagers");
+	const cJSON *slots = cJSON_GetObjectItemCaseSensitive(body, "slots-total");
+	bool none =
+	    (cJSON_IsNumber(tms) && tms->valuedouble == 0) || (cJSON_IsNumber(slots) && slots->valuedouble == 0);
+	s->zero_slot_polls = none ? s->zero_slot_polls + 1 : 0;
+	if (s->zero_slot_polls >= 2)
+		health_unhealthy(s, "the MiniCluster has no task manager or no slots left (a fatal TaskManager error)");
+
+	bool enabled = spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled");
+	if (enabled && s->state == SUP_RUNNING &&
+	    spec_bool(s->spec, "kubernetes.operator.cluster.health-check.checkpoint-progress.enabled") &&
+	    spec_duration(s->spec, "execution.checkpointing.interval") > 0) {
+		usec_t window = checkpoint_progress_window(s->spec);
+		usec_t since =
+		    s->last_checkpoint_progress > s->stable_since ? s->last_checkpoint_progress : s->stable_since;
+		if (now_monotonic() - since > window) {
+			char *why = xasprintf("no checkpoint completed within %llu s",
+			                      (unsigned long long)(window / USEC_PER_SEC));
+			health_unhealthy(s, why);
+			free(why);
+			chain_end(s, c);
+			return;
+		}
+	}
+	if (enabled && s->state == SUP_RUNNING) {
+		char *path = xasprintf("/jobs/%s/metrics?get=numRestarts,fullRestarts", s->job_id);
+		chain_next(s, c, path, on_restart_metric);
+		free(path);
+		return;
+	}
+	chain_end(s, c);
+}
+
+static void on_checkpoints(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	if (!chain_current(s, c)) {
+		chain_end(s, c);
+		return;
+	}
+	if (code == 200 && body) {
+		const cJSON *counts = cJSON_GetObjectItemCaseSensitive(body, "counts");
+		const cJSON *completed_n = cJSON_GetObjectItemCaseSensitive(counts, "completed");
+		const cJSON *failed_n = cJSON_GetObjectItemCaseSensitive(counts, "failed");
+		int64_t completed_count = count_of(completed_n), failed_count = count_of(failed_n);
+		if (completed_count >= 0)
+			s->counters.flink_completed = completed_count;
+		if (failed_count >= 0)
+			s->counters.flink_failed = failed_count;
+		if (completed_count >= 0 && completed_count != s->completed_checkpoints) {
+			s->completed_checkpoints = completed_count;
+			s->last_checkpoint_progress = now_monotonic();
+		}
+		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
+		const cJSON *completed = cJSON_GetObjectItemCaseSensitive(latest, "completed");
+		if (cJSON_IsObject(completed)) {
+			const cJSON *path = cJSON_GetObjectItemCaseSensitive(completed, "external_path");
+			const cJSON *id = cJSON_GetObjectItemCaseSensitive(completed, "id");
+			const cJSON *ts = cJSON_GetObjectItemCaseSensitive(completed, "latest_ack_timestamp");
+			const cJSON *sp = cJSON_GetObjectItemCaseSensitive(completed, "is_savepoint");
+			if (cJSON_IsString(path) && count_of(id) >= 0 && !cJSON_IsTrue(sp) &&
+			    count_of(id) != s->status.last_checkpoint.id) {
+				snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, count_of(id),
+				                 count_of(ts) > 0 ? count_of(ts) : 0, NULL);
+				log_info("checkpoint %lld completed: %s", (long long)count_of(id), path->valuestring);
+			}
+		}
+		sup_write_status(s);
+	}
+	chain_next(s, c, "/overview", on_overview);
+}
+
+static void record_vertices(struct supervisor *s, const cJSON *vertices)
+{
+	for (size_t i = 0; i < s->vertices.n; i++)
+		free(s->vertices.v[i].name);
+	free(s->vertices.v);
+	s->vertices.v = NULL;
+	s->vertices.n = 0;
+	int n = cJSON_GetArraySize(vertices);
+	if (n <= 0)
+		return;
+	s->vertices.v = xcalloc((size_t)n, sizeof(*s->vertices.v));
+	const cJSON *v;
+	cJSON_ArrayForEach (v, vertices) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
+		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
+		const cJSON *maxp = cJSON_GetObjectItemCaseSensitive(v, "maxParallelism");
+		if (!cJSON_IsString(id) || strlen(id->valuestring) != 32)
+			continue;
+		struct vertex_info *vi = &s->vertices.v[s->vertices.n++];
+		memcpy(vi->id, id->valuestring, 33);
+		vi->name = xstrdup(cJSON_IsString(name) ? name->valuestring : "");
+		vi->parallelism = (int)double_to_i64(cJSON_IsNumber(par) ? par->valuedouble : 0, 0, 1 << 20, 0);
+		vi->max_parallelism = (int)double_to_i64(cJSON_IsNumber(maxp) ? maxp->valuedouble : 0, 0, 1 << 20, 0);
+	}
+}
+
+/* Says what Flink's REST API answered when it was not a job's details, once per distinct problem. A refused
+ * connection while the JVM starts is expected (its REST server is not up yet) and only logged at debug; a
+ * request that ran out of its short startup timeout is said at info, once. */
+static void report_rest_problem(struct supervisor *s, struct poll_chain *c, const char *path, long code,
+                                const char *error)
+{
+	if (code == 404)
+		return; /* the job is not submitted yet */
+	bool timed_out = !code && rest_error_is_timeout(error);
+	/* a timeout is one problem whatever its length (the startup timeouts change) */
+	char *what = code ? xasprintf("GET %s answered %ld%s%s", path, code, error ? ": " : "", error ? error : "")
+	             : timed_out ? xasprintf("GET %s: timed out", path)
+	                         : xasprintf("GET %s: %s", path, error ? error : "no answer");
+	bool refused = !code && error &&
+	               (strstr(error, "Connection refused") || strstr(error, "Couldn't connect") ||
+	                strstr(error, "Failed to connect"));
+	if (s->last_rest_problem && !strcmp(s->last_rest_problem, what)) {
+		free(what);
+		return;
+	}
+	status_set_string(&s->last_rest_problem, what);
+	bool starting = s->state == SUP_STARTING || s->state == SUP_STOP_PENDING;
+	if (refused && starting)
+		log_debug("Flink REST not reachable yet: %s", what);
+	else if (timed_out && starting && s->polls.told_slow)
+		log_debug("Flink's REST API is still coming up: %s", what); /* said once per launch */
+	else if (timed_out && starting) {
+		s->polls.told_slow = true;
+		log_info("Flink's REST API is still coming up: %s (after %llu ms); the next polls go out regardless",
+		         what, (unsigned long long)(c->timeout / USEC_PER_MSEC));
+	} else if (timed_out)
+		log_warn("Flink's REST API: %s (after %llu ms)", what,
+		         (unsigned long long)(c->timeout / USEC_PER_MSEC));
+	else
+		log_warn("Flink's REST API: %s", what);
+	free(what);
+}
+
+/* While the job starts, its state and task counts come from GET /jobs/overview: Flink computes that answer
+ * afresh on every request (JobsOverviewHandler asks the dispatcher), whereas GET /jobs/:id is served from a
+ * copy of the ExecutionGraph kept for web.refresh-interval (3 s by default), which would show a RUNNING job
+ * up to 3 s late. The overview lists every job of the MiniCluster; ours is the one with our id (a finished
+ * earlier run of the same id, if Flink still lists it, only counts when no live one is there). */
+static const cJSON *our_job_in_overview(const struct supervisor *s, const cJSON *body)
+{
+	const cJSON *j, *found = NULL;
+	cJSON_ArrayForEach (j, cJSON_GetObjectItemCaseSensitive(body, "jobs")) {
+		const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "jid");
+		if (!cJSON_IsString(jid) || strcmp(jid->valuestring, s->job_id))
+			continue;
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "state");
+		bool terminal = cJSON_IsString(st) && job_state_terminal(st->valuestring);
+		if (!found || !terminal)
+			found = j;
+		if (!terminal)
+			break;
+	}
+	return found;
+}
+
+/* The first steps of a job-state answer: what the request came to, a sign of life of this JVM's REST API
+ * (even an overtaken answer says it is not hung), and a failed request said. False: the chain is ended. */
+static bool job_answer(struct supervisor *s, struct poll_chain *c, long code, const cJSON *body, const char *error,
+                       const char *path)
+{
+	chain_outcome(s, c, code, error);
+	if (code != 0 && same_launch(s, c))
+		s->last_rest_ok = now_monotonic();
+	if (chain_current(s, c) && code == 200 && body)
+		return true;
+	if (chain_current(s, c))
+		report_rest_problem(s, c, path, code, error);
+	chain_end(s, c);
+	return false;
+}
+
+/* The answer is the newest one about the job: it is used, and no problem stands. False: the chain is ended. */
+static bool take_job_answer(struct supervisor *s, struct poll_chain *c)
+{
+	if (!poll_chain_take_details(&s->polls, c, s->launch_gen)) {
+		chain_end(s, c);
+		return false;
+	}
+	status_set_string(&s->last_rest_problem, NULL);
+	return true;
+}
+
+/* Flink's state of the job and its start time, into the status. Returns the state (NULL: none). */
+static const char *record_job_state(struct supervisor *s, const cJSON *job)
+{
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(job, "state");
+	const cJSON *start = cJSON_GetObjectItemCaseSensitive(job, "start-time");
+	const char *st = cJSON_IsString(state) ? state->valuestring : NULL;
+	if (sup_follows_job(s))
+		sup_set_job_state(s, st);
+	if (count_of(start) > 0)
+		s->status.start_time_ms = count_of(start);
+	return st;
+}
+
+/* RUNNING with every task running; a source subtask that got no split (or a bounded one) is FINISHED, not
+ * missing. Counts that do not add up are not believed. */
+static bool every_task_running(bool consistent, const char *st, int64_t total, int64_t running, int64_t finished)
+{
+	return consistent && st && !strcmp(st, "RUNNING") && running > 0 && running + finished == total;
+}
+
+static void on_jobs_overview(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	if (!job_answer(s, c, code, body, error, "/jobs/overview"))
+		return;
+	const cJSON *job = our_job_in_overview(s, body);
+	if (!job) { /* not submitted yet, as a 404 of /jobs/:id says */
+		chain_end(s, c);
+		return;
+	}
+	if (!take_job_answer(s, c))
+		return;
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks");
+	int64_t total = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "total"));
+	int64_t running = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "running"));
+	int64_t finished = count_of(cJSON_GetObjectItemCaseSensitive(tasks, "finished"));
+	bool consistent =
+	    total >= 1 && total <= (1 << 20) && running >= 0 && finished >= 0 && running + finished <= total;
+	const char *st = record_job_state(s, job);
+	if (consistent) {
+		s->status.tasks_total = (int)total;
+		s->status.tasks_running = (int)running;
+		s->status.tasks_finished = (int)finished;
+	}
+	sup_write_status(s);
+	chain_end(s, c);
+	if (every_task_running(consistent, st, total, running, finished))
+		sup_dispatch(s, EV_JOB_RUNNING);
+}
+
+static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	char *asked = xasprintf("/jobs/%s", s->job_id);
+	bool answered = job_answer(s, c, code, body, error, asked);
+	free(asked);
+	if (!answered || !take_job_answer(s, c))
+		return;
+	int total = 0, running = 0, finished = 0;
+	bool consistent = true;
+	const cJSON *v;
+	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(body, "vertices")) {
+		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
+		const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(v, "tasks");
+		const cJSON *run = cJSON_GetObjectItemCaseSensitive(tasks, "RUNNING");
+		const cJSON *fin = cJSON_GetObjectItemCaseSensitive(tasks, "FINISHED");
+		/* a vertex whose counts do not add up is not believed: no "every task running" from it */
+		int64_t p = count_of(par), r = run ? count_of(run) : 0, f = fin ? count_of(fin) : 0;
+		if (p < 1 || p > (1 << 20) || r < 0 || f < 0 || r + f > p) {
+			consistent = false;
+			continue;
+		}
+		total += (int)p;
+		running += (int)r;
+		finished += (int)f;
+	}
+	record_vertices(s, cJSON_GetObjectItemCaseSensitive(body, "vertices"));
+	const char *st = record_job_state(s, body);
+	s->status.tasks_total = total;
+	s->status.tasks_running = running;
+	s->status.tasks_finished = finished;
+	sup_write_status(s);
+	if (every_task_running(consistent, st, total, running, finished))
+		sup_dispatch(s, EV_JOB_RUNNING);
+	if (job_state_terminal(st) || !chain_current(s, c) || polled_for_startup(s)) {
+		/* a terminal job ends its JVM by itself; it is never restarted by a health check. Until the job
+		 * runs, its details are all that matters: the frequent startup polls ask nothing else */
+		chain_end(s, c);
+		return;
+	}
+	char *path = xasprintf("/jobs/%s/checkpoints", s->job_id);
+	chain_next(s, c, path, on_checkpoints);
+	free(path);
+}
+
+usec_t sup_poll_interval(const struct supervisor *s)
+{
+	return spec_duration(s->spec, polled_for_startup(s) ? "flinklet.rest.startup-poll-interval"
+	                                                    : "flinklet.rest.poll-interval");
+}
+
+int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	usec_t interval = sup_poll_interval(s);
+	sd_event_source_set_time(src, now_monotonic() + interval);
+	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+	sup_check_volume(s);
+	if (s->jvm_pid <= 0 || !sup_follows_job(s))
+		return 0;
+	sup_snapshot_kick(s);
+	usec_t rest_timeout = spec_duration(s->spec, "flinklet.health.rest-timeout");
+	if (s->state == SUP_RUNNING && s->last_rest_ok && now_monotonic() - s->last_rest_ok > rest_timeout) {
+		char *why = xasprintf("Flink's REST API has not answered for %s (a hung JVM)",
+		                      spec_get(s->spec, "flinklet.health.rest-timeout"));
+		health_unhealthy(s, why);
+		free(why);
+		return 0;
+	}
+	bool startup = polled_for_startup(s);
+	usec_t timeout = poll_request_timeout(&s->polls, startup, interval,
+	                                      spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"));
+	struct poll_chain *c = poll_chain_start(&s->polls, s, s->launch_gen, timeout, now_monotonic());
+	if (!c) {
+		log_debug("%d polls of Flink's REST API still in flight: this one is skipped", POLL_CHAINS_MAX);
+		return 0;
+	}
+	if (startup) {
+		chain_next(s, c, "/jobs/overview", on_jobs_overview);
+		return 0;
+	}
+	char *path = xasprintf("/jobs/%s", s->job_id);
+	chain_next(s, c, path, on_job_details);
+	free(path);
+	return 0;
+}
+
+static void poll_at(struct supervisor *s, usec_t when)
+{
+	if (!s->poll_timer)
+		return;
+	int enabled = SD_EVENT_OFF;
+	uint64_t due = 0;
+	if (sd_event_source_get_enabled(s->poll_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+	    sd_event_source_get_time(s->poll_timer, &due) >= 0 && due <= when)
+		return; /* due sooner already */
+	sd_event_source_set_time(s->poll_timer, when);
+	sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
+}
+
+void sup_poll_now(struct supervisor *s)
+{
+	poll_at(s, now_monotonic());
+}
+
+void sup_poll_launched(struct supervisor *s)
+{
+	poll_chains_new_launch(&s->polls);
+	/* (the state may not say STARTING yet: the launch is an action of the transition into it) */
+	poll_at(s, now_monotonic() + spec_duration(s->spec, "flinklet.rest.startup-poll-interval"));
+}

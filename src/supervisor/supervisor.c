@@ -1,0 +1,1141 @@
+/* supervisor: `flinklet run` (see src/supervisor/supervisor.h and src/supervisor/sup.h): the actions of the lifecycle
+ * table (src/supervisor/lifecycle.c), the dispatch that runs them, signals and the JVM's exit as events, and the
+ * set-up of the state directory and the event loop. Everything that happens is an event fed to the table.
+ * Intent is written to the volume before each action that matters (the restore point before a launch, the
+ * stop-with-savepoint before it is triggered), then the outcome. */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flinkconf.h"
+#include "jvm.h"
+#include "store.h"
+#include "preflight.h"
+#include "sup.h"
+
+/* ---- timers of the stop ---- */
+
+static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->kill_timer = sup_disarm(s->kill_timer);
+	if (s->jvm_pid > 0) {
+		log_warn("the JVM did not exit within %s; sending SIGKILL",
+		         spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
+		s->jvm_force_killed = true;
+		jvm_signal(s->jvm_pid, SIGKILL);
+	}
+	return 0;
+}
+
+static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->deadline_timer = sup_disarm(s->deadline_timer);
+	sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
+	          spec_get(s->spec, "flinklet.shutdown.timeout"));
+	sup_dispatch(s, EV_DEADLINE);
+	return 0;
+}
+
+static int on_backoff_done(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->backoff_timer = sup_disarm(s->backoff_timer);
+	sup_dispatch(s, EV_BACKOFF_DONE);
+	return 0;
+}
+
+static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->readiness_timer = sup_disarm(s->readiness_timer);
+	/* only an upgraded spec still coming up is rolled back; a suspend or a newer spec since wins */
+	if (!s->upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
+		return 0;
+	struct spec *stable = sup_load_stable_spec(s);
+	if (!stable) {
+		sup_alert(s, "RollbackImpossible",
+		          "the upgraded spec is not RUNNING within %s and no stable spec is kept",
+		          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
+		return 0;
+	}
+	sup_alert(s, "RollingBack", "the upgraded spec is not RUNNING within %s: rolling back to the last stable spec",
+	          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
+	free(s->rejected_fingerprint);
+	s->rejected_fingerprint = sup_launch_fingerprint(s, s->spec);
+	if (s->spec != s->launched) {
+		spec_free(s->spec);
+		free(s->spec);
+	}
+	s->spec = stable;
+	/* the restore points failed the rejected spec, not necessarily the stable one */
+	strv_free(&s->failed_restore_points);
+	s->rolling_back = true;
+	s->upgrading = false;
+	sup_dispatch(s, EV_ROLLBACK);
+	return 0;
+}
+
+usec_t sup_grace_period(struct supervisor *s)
+{
+	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
+	return grace < budget ? grace : budget;
+}
+
+static void arm_deadline(struct supervisor *s)
+{
+	if (!s->deadline_timer) {
+		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+		s->stop_deadline = now_monotonic() + budget;
+		sup_arm(s, &s->deadline_timer, budget, on_deadline);
+	}
+}
+
+static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+	sup_dispatch(s, EV_STOP_WAIT_OVER);
+	return 0;
+}
+
+/* How long a stop while STARTING waits for RUNNING: what the budget leaves once the JVM's grace period and
+ * a few seconds for the savepoint are set aside, and at least a third of it. */
+static usec_t stop_wait_share(struct supervisor *s)
+{
+	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+	usec_t reserve = sup_grace_period(s) + 5 * USEC_PER_SEC;
+	usec_t third = budget / 3;
+	return budget > reserve && budget - reserve > third ? budget - reserve : third;
+}
+
+const char *stop_purpose_text(enum stop_purpose p)
+{
+	static const char *const text[] = {"shut down", "suspend", "upgrade", "roll back"};
+	return (unsigned)p < sizeof(text) / sizeof(text[0]) ? text[p] : "stop";
+}
+
+/* ---- the actions ---- */
+
+static enum sup_state do_launch(struct supervisor *s, enum sup_state next);
+static enum sup_state act_stopped(struct supervisor *s);
+
+static enum sup_state act_terminate(struct supervisor *s)
+{
+	if (s->stop_purpose == STOP_EXIT)
+		arm_deadline(s);
+	if (s->state == SUP_STOP_PENDING) {
+		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		const char *reason = s->current_event == EV_STARTUP_TIMEOUT ? "the startup timeout ran out"
+		                     : s->current_event == EV_UNHEALTHY     ? "it was unhealthy"
+		                     : s->current_event == EV_RESTORE_UNREADABLE
+		                         ? "Flink cannot read its restore point"
+		                         : "the share of the shutdown budget ran out";
+		char *why =
+		    xasprintf("job %s did not become RUNNING after the stop request (%s, after waiting up to %.1f "
+		              "s): stopping without a savepoint; the newest checkpoint stays the restore point",
+		              s->job_id, reason, (double)stop_wait_share(s) / USEC_PER_SEC);
+		status_set_string(&s->status.error, why);
+		sup_alert(s, "SavepointSkipped", "%s", why);
+		free(why);
+	}
+	if (s->jvm_pid <= 0) {
+		/* nothing runs yet (the jar is still being fetched): the stop is done */
+		sup_fetch_cancel(s);
+		return act_stopped(s);
+	}
+	char *intent = xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point",
+	                         stop_purpose_text(s->stop_purpose));
+	sup_set_intent(s, intent);
+	free(intent);
+	sup_event(s, "Stopping", "stopping the JVM (pid %d) to %s: SIGTERM, SIGKILL after %s", (int)s->jvm_pid,
+	          stop_purpose_text(s->stop_purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
+	jvm_signal(s->jvm_pid, SIGTERM);
+	sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
+	return SUP_STOPPING;
+}
+
+/* Stops the JVM for the given purpose: with a savepoint when the upgrade mode asks for one and the job
+ * is RUNNING; otherwise SIGTERM. */
+static enum sup_state act_stop(struct supervisor *s, enum stop_purpose purpose)
+{
+	s->stop_purpose = purpose;
+	sup_snapshot_cancel(s);
+	if (purpose == STOP_EXIT)
+		arm_deadline(s);
+	enum upgrade_mode mode = s->spec->job.upgrade_mode;
+	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
+		s->next_fresh = true;
+	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
+		return act_terminate(s);
+	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->jvm_pid > 0) {
+		/* Flink may have the job RUNNING already, or be about to: ask it now, and wait (inside the
+		 * budget) to take the savepoint rather than stop without one */
+		usec_t wait = stop_wait_share(s);
+		char *intent = xasprintf("wait up to %.1f s for job %s to be RUNNING, then stop it with a savepoint",
+		                         (double)wait / USEC_PER_SEC, s->job_id);
+		sup_set_intent(s, intent);
+		free(intent);
+		sup_event(s, "StopPending",
+		          "stop requested while job %s is starting: waiting up to %.1f s for it to be RUNNING to take "
+		          "the savepoint",
+		          s->job_id, (double)wait / USEC_PER_SEC);
+		sup_arm(s, &s->stop_wait_timer, wait, on_stop_wait_over);
+		sup_poll_now(s);
+		return SUP_STOP_PENDING;
+	}
+	if (s->state != SUP_RUNNING) {
+		sup_alert(
+		    s, "SavepointSkipped",
+		    "stop requested before the job was RUNNING: no savepoint; the newest checkpoint stays the restore "
+		    "point");
+		return act_terminate(s);
+	}
+	if (sup_start_stop_with_savepoint(s) < 0) {
+		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+		return act_terminate(s);
+	}
+	return SUP_SAVEPOINTING;
+}
+
+static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
+{
+	if (s->launch_fatal) {
+		/* the launch must not happen at all (sup_launch said why in the status): no retry */
+		s->launch_fatal = false;
+		sup_set_job_state(s, "FAILED");
+		return SUP_FAILED;
+	}
+	usec_t now = now_monotonic();
+	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period")) {
+		s->consecutive_failures = 0;
+		s->restarted_at_once = false;
+	}
+	s->stable_since = 0;
+	s->consecutive_failures++;
+	/* the first failure of a job that was RUNNING (since the supervisor started, or since it last ran for the
+	 * stable period) is no crash loop: restarted at once; the backoff starts with the next failure */
+	bool at_once = s->state == SUP_RUNNING && s->consecutive_failures == 1;
+	int64_t max = spec_int(s->spec, "flinklet.restart.max-attempts");
+	if (max > 0 && s->consecutive_failures > (unsigned)max) {
+		char *why =
+		    xasprintf("crash loop: %u consecutive failed starts (flinklet.restart.max-attempts is %lld)",
+		              s->consecutive_failures, (long long)max);
+		status_set_string(&s->status.error, why);
+		sup_set_job_state(s, "FAILED");
+		sup_alert(s, "CrashLoop", "%s; giving up", why);
+		free(why);
+		return SUP_FAILED;
+	}
+	if (at_once) {
+		s->restarted_at_once = true;
+		sup_event(s, "RestartScheduled",
+		          "restarting the JVM now (attempt 1): the first failure after a stable run needs no backoff");
+		sup_arm(s, &s->backoff_timer, 0, on_backoff_done);
+		return next;
+	}
+	usec_t delay = backoff_delay(s->consecutive_failures - (s->restarted_at_once ? 1 : 0),
+	                             spec_duration(s->spec, "flinklet.restart.backoff.initial"),
+	                             spec_duration(s->spec, "flinklet.restart.backoff.max"), 2.0);
+	sup_event(s, "RestartScheduled", "restarting the JVM in %.1f s (attempt %u)", (double)delay / USEC_PER_SEC,
+	          s->consecutive_failures);
+	sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
+	return next;
+}
+
+/* The JVM is gone after a stop: exit, stay SUSPENDED, or start the desired spec. */
+static enum sup_state act_stopped(struct supervisor *s)
+{
+	s->kill_timer = sup_disarm(s->kill_timer);
+	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
+	status_set_string(&s->status.intent, NULL);
+	if (s->state == SUP_FINISHED) {
+		s->deadline_timer = sup_disarm(s->deadline_timer);
+		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);
+		sup_exit(s, 0);
+		return SUP_STOPPED;
+	}
+	if (s->stop_purpose != STOP_EXIT) {
+		/* the desired state decides: a resume or a new spec may have come in while stopping */
+		if (s->spec->job.state == JOB_STATE_SUSPENDED) {
+			sup_set_job_state(s, "SUSPENDED");
+			sup_event(s, "Suspended", "job %s is suspended; %s", s->job_id,
+			          s->savepoint_recorded ? "it resumes from the savepoint just taken"
+			                                : "it resumes from the newest checkpoint");
+			return SUP_SUSPENDED;
+		}
+		return do_launch(s, SUP_STARTING);
+	}
+	s->deadline_timer = sup_disarm(s->deadline_timer);
+	sup_set_job_state(s, "SUSPENDED");
+	if (!s->savepoint_recorded && s->stop_savepoint_sent) {
+		/* a second TERM (or the budget) cut the stop short, but Flink may have completed the savepoint
+		 * before the JVM was killed: what is on disk decides, not what flinklet heard */
+		char *found = sup_find_stop_savepoint(s);
+		if (found) {
+			s->savepoint_recorded = true;
+			sup_record_savepoint(s, found, "UPGRADE");
+			free(found);
+		}
+	}
+	if (s->savepoint_recorded)
+		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
+		          s->status.last_savepoint.location);
+	else if (s->spec->job.upgrade_mode == UPGRADE_STATELESS)
+		sup_event(s, "Stopped", "stopped; upgradeMode stateless: the next start begins empty");
+	else
+		sup_event(s, "Stopped", "stopped; the newest retained checkpoint is the restore point");
+	/* 0 only when the job stopped as asked: a savepoint when one was due, and no SIGKILL */
+	int code = 0;
+	if (s->stop_had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->savepoint_recorded) {
+		code = SUP_EXIT_NO_SAVEPOINT;
+		if (!s->status.error)
+			status_set_string(&s->status.error,
+			                  "the stop took no savepoint; the newest checkpoint stays the "
+			                  "restore point");
+		log_error("exiting with code %d: %s", code, s->status.error);
+	} else if (s->jvm_force_killed) {
+		code = SUP_EXIT_KILLED;
+		log_error("exiting with code %d: the JVM had to be killed", code);
+	}
+	sup_exit(s, code);
+	return SUP_STOPPED;
+}
+
+static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
+{
+	s->backoff_timer = sup_disarm(s->backoff_timer);
+	s->stop_savepoint_sent = false;
+	s->jvm_kill_sent = false;
+	s->status.jvm_restarts++;
+	if (s->launched != s->spec) {
+		spec_free(s->launched);
+		free(s->launched);
+		s->launched = s->spec;
+	}
+	if (sup_launch(s) < 0) {
+		s->status.last_exit_code = 127;
+		if (s->volume_errno) {
+			/* a full or read-only volume is not a crash loop: wait for it as long as it takes */
+			usec_t delay = spec_duration(s->spec, "flinklet.restart.backoff.max");
+			sup_event(s, "RestartScheduled",
+			          "the state volume does not take writes (%s): starting the JVM again in %.1f s",
+			          strerror(s->volume_errno), (double)delay / USEC_PER_SEC);
+			sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
+			return SUP_BACKOFF;
+		}
+		return act_restart(s, SUP_BACKOFF);
+	}
+	if (s->upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
+		sup_arm(s, &s->readiness_timer,
+		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
+		        on_readiness_timeout);
+	return next;
+}
+
+/* The job is RUNNING with every task running: what that settles. */
+static void mark_running(struct supervisor *s)
+{
+	s->startup_timer = sup_disarm(s->startup_timer);
+	s->readiness_timer = sup_disarm(s->readiness_timer);
+	s->stable_since = now_monotonic();
+	s->first_start = false;
+	s->upgrading = false;
+	/* the restore point came up: its failures so far were not its fault */
+	s->restore_fail_count = 0;
+	free(s->restore_fail_path);
+	s->restore_fail_path = NULL;
+	/* a full volume is still a problem once the job runs, and a demoted restore point stays said */
+	if (!s->volume_low && !s->volume_errno && !s->demotion_said)
+		status_set_string(&s->status.error, NULL);
+	status_set_string(&s->status.intent, NULL);
+	sup_cds_running(s);
+	if (s->status.tasks_finished)
+		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)", s->job_id,
+		          s->status.tasks_running, s->status.tasks_finished);
+	else
+		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running", s->job_id,
+		          s->status.tasks_total);
+}
+
+/* The JVM is gone before the job was RUNNING. The restore point is given up only on evidence: Flink said it
+ * cannot read it, or flinklet.restore.max-failures launches in a row got as far as restoring it and failed
+ * on their own (an exit, or the startup timeout). Anything else (a port clash, a missing jar, a kill from
+ * outside) tries the same point again after the backoff. */
+static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next)
+{
+	bool timed_out = s->startup_timed_out;
+	s->startup_timed_out = false;
+	const char *point = s->restore_path;
+	if (!point)
+		return act_restart(s, next);
+	const char *kind = restore_kind_to_string(s->restore_kind);
+	const char *cause = s->start_cause ? s->start_cause : "no cause printed";
+	bool on_its_own = s->status.last_exit_signal < 0 || timed_out;
+	char *why = NULL;
+	if (s->restore_evidence) {
+		why = xasprintf("Flink cannot read it: %s", s->restore_evidence);
+	} else if (on_its_own && s->restore_reached) {
+		if (s->restore_fail_path && !strcmp(s->restore_fail_path, point)) {
+			s->restore_fail_count++;
+		} else {
+			free(s->restore_fail_path);
+			s->restore_fail_path = xstrdup(point);
+			s->restore_fail_count = 1;
+		}
+		int64_t max = spec_int(s->spec, "flinklet.restore.max-failures");
+		if (s->restore_fail_count >= (unsigned)max)
+			why = xasprintf(
+			    "%u launches in a row failed while restoring it (flinklet.restore.max-failures is "
+			    "%lld); the last one: %s",
+			    s->restore_fail_count, (long long)max, timed_out ? "startup timeout" : cause);
+		else
+			sup_event(s, "RestoreRetry",
+			          "the JVM %s while restoring job %s from %s %s (%s); restoring the same point again "
+			          "(%u of %lld failed launches before it is given up)",
+			          timed_out ? "was stopped by the startup timeout" : "failed", s->job_id, kind, point,
+			          timed_out ? "startup timeout" : cause, s->restore_fail_count, (long long)max);
+	} else {
+		sup_event(s, "RestoreRetry",
+		          "the JVM %s before job %s was RUNNING (%s); nothing says %s %s is unreadable: restoring the "
+		          "same point again",
+		          s->status.last_exit_signal >= 0 && !timed_out ? "was killed" : "failed", s->job_id,
+		          timed_out ? "startup timeout" : cause, kind, point);
+	}
+	if (!why)
+		return act_restart(s, next);
+	s->restore_fail_count = 0;
+	free(s->restore_fail_path);
+	s->restore_fail_path = NULL;
+	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
+	if (fallback && !strcmp(fallback, "never")) {
+		char *err =
+		    xasprintf("%s %s cannot be restored (%s); flinklet.restore.fallback is never: not rewinding "
+		              "job %s to an older restore point",
+		              kind, point, why, s->job_id);
+		status_set_string(&s->status.error, err);
+		sup_set_job_state(s, "FAILED");
+		sup_alert(s, "RestoreFailed", "%s", err);
+		free(err);
+		free(why);
+		return SUP_FAILED;
+	}
+	strv_push(&s->failed_restore_points, point);
+	sup_put_aside(s, s->restore_kind, point);
+	free(s->demoted_note);
+	s->demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
+	sup_alert(s, "RestoreFailed",
+	          "job %s cannot restore from %s %s: %s; the next start uses the next older "
+	          "restore point",
+	          s->job_id, kind, point, why);
+	free(why);
+	return act_restart(s, next);
+}
+
+static enum sup_state act_savepoint_abandon(struct supervisor *s)
+{
+	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
+	if ((s->stop_purpose == STOP_UPGRADE || s->stop_purpose == STOP_SUSPEND) &&
+	    !spec_bool(s->spec, "kubernetes.operator.job.upgrade.last-state-fallback.enabled") && s->jvm_pid > 0) {
+		/* no silent fallback: the job keeps running on the spec it was launched with */
+		sup_alert(s, "UpgradeAborted",
+		          "the savepoint failed and kubernetes.operator.job.upgrade.last-state-fallback.enabled is "
+		          "false: job "
+		          "%s keeps running on its current spec; change the file or send SIGHUP to try again",
+		          s->job_id);
+		if (s->spec != s->launched) {
+			spec_free(s->spec);
+			free(s->spec);
+			s->spec = s->launched;
+		}
+		s->upgrading = false;
+		status_set_string(&s->status.intent, NULL);
+		return SUP_RUNNING;
+	}
+	if (s->stop_purpose != STOP_EXIT)
+		sup_alert(s, "UpgradeFallback",
+		          "the savepoint failed: going on with last-state, from the newest checkpoint "
+		          "(kubernetes.operator.job.upgrade.last-state-fallback.enabled)");
+	return act_terminate(s);
+}
+
+static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum sup_state next)
+{
+	switch (a) {
+	case ACT_NONE:
+		return next;
+	case ACT_MARK_STABLE:
+		mark_running(s);
+		if (s->rolling_back) {
+			s->rolling_back = false;
+			s->rolled_back = true;
+			sup_alert(s, "RolledBack", "job %s runs the last stable spec again", s->job_id);
+		} else {
+			sup_keep_stable_spec(s);
+		}
+		sup_snapshot_kick(s);
+		return next;
+	case ACT_STOP_RUNNING:
+		/* the stop came while STARTING; now the job runs: take the savepoint */
+		mark_running(s);
+		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		if (sup_start_stop_with_savepoint(s) < 0) {
+			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+			return act_terminate(s);
+		}
+		return next;
+	case ACT_FINISHED:
+		s->startup_timer = sup_disarm(s->startup_timer);
+		sup_set_job_state(s, "FINISHED");
+		status_set_string(&s->status.intent, NULL);
+		sup_event(s, "JobFinished", "job %s FINISHED; it will not be started again", s->job_id);
+		if (s->opts->exit_on_finish)
+			sup_exit(s, 0);
+		return next;
+	case ACT_START_FAILED:
+		return act_start_failed(s, next);
+	case ACT_RESTART:
+		return act_restart(s, next);
+	case ACT_KILL_JVM:
+		if (s->jvm_pid > 0) {
+			s->jvm_kill_sent = true;
+			jvm_signal(s->jvm_pid, SIGKILL);
+		}
+		return next;
+	case ACT_LAUNCH:
+	case ACT_RELAUNCH:
+		return do_launch(s, next);
+	case ACT_STOP:
+		return act_stop(s, STOP_EXIT);
+	case ACT_SUSPEND:
+		s->readiness_timer = sup_disarm(s->readiness_timer);
+		s->upgrading = false;
+		return act_stop(s, STOP_SUSPEND);
+	case ACT_UPGRADE:
+		return act_stop(s, STOP_UPGRADE);
+	case ACT_ROLLBACK:
+		return act_stop(s, STOP_ROLLBACK);
+	case ACT_TERMINATE:
+		return act_terminate(s);
+	case ACT_KILL_NOW:
+		log_warn("stopping at once: SIGKILL to the JVM");
+		s->stop_purpose = STOP_EXIT;
+		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		if (s->jvm_pid > 0) {
+			s->jvm_force_killed = true;
+			jvm_signal(s->jvm_pid, SIGKILL);
+		}
+		if (next == SUP_STOPPED)
+			return act_stopped(s);
+		/* the budget is spent: give SIGKILL a moment, then exit whatever the JVM does */
+		if (!s->deadline_timer)
+			sup_arm(s, &s->deadline_timer, 2 * USEC_PER_SEC, on_deadline);
+		return next;
+	case ACT_SAVEPOINT_RECORD:
+		s->savepoint_timer = sup_disarm(s->savepoint_timer);
+		sup_set_intent(s, "wait for the JVM to end after the savepoint");
+		sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
+		return next;
+	case ACT_SAVEPOINT_ABANDON:
+		return act_savepoint_abandon(s);
+	case ACT_STOPPED_SAVEPOINT:
+		if (!s->savepoint_recorded) {
+			/* the REST server went away with the finished job: the savepoint is on disk */
+			char *found = sup_find_stop_savepoint(s);
+			if (found) {
+				s->savepoint_recorded = true;
+				sup_record_savepoint(s, found, "UPGRADE");
+				free(found);
+			} else {
+				status_set_string(&s->status.error,
+				                  "the JVM ended before the stop-with-savepoint completed; "
+				                  "the newest checkpoint stays the restore point");
+				sup_alert(s, "SavepointFailed", "%s", s->status.error);
+			}
+		}
+		return act_stopped(s);
+	case ACT_STOPPED:
+	case ACT_EXIT:
+		return act_stopped(s);
+	case ACT_GO_SUSPENDED:
+		s->backoff_timer = sup_disarm(s->backoff_timer);
+		sup_set_job_state(s, "SUSPENDED");
+		sup_event(s, "Suspended", "job %s is suspended", s->job_id);
+		return next;
+	case SUP_ACTION_MAX:
+		break;
+	}
+	return next;
+}
+
+static void dispatch_one(struct supervisor *s, enum sup_event ev)
+{
+	const struct transition *t = &lifecycle_table[s->state][ev];
+	if (t->action == ACT_NONE && t->next == SUP_SAME) {
+		log_debug("%s: %s ignored", sup_state_name(s->state), sup_event_name(ev));
+		return;
+	}
+	enum sup_state before = s->state;
+	enum stop_purpose was = s->stop_purpose;
+	if (ev == EV_STOP) {
+		/* whatever the JVM was being stopped for before, it is now a shutdown */
+		s->stop_purpose = STOP_EXIT;
+		if (before != SUP_SAVEPOINTING)
+			s->savepoint_recorded = false;
+		if (!s->stop_requested_at)
+			s->stop_had_jvm = s->jvm_pid > 0 && (before == SUP_STARTING || before == SUP_RUNNING ||
+			                                     before == SUP_SAVEPOINTING);
+		s->stop_requested_at = now_monotonic();
+	}
+	if (ev == EV_STOP && before == SUP_SAVEPOINTING && was != STOP_EXIT) {
+		/* a TERM during the savepoint of a suspend or upgrade: that savepoint becomes the shutdown's,
+		 * inside the shutdown budget (a second TERM kills at once) */
+		sup_event(s, "StopRequested", "the savepoint in flight now ends a shutdown");
+		arm_deadline(s);
+		return;
+	}
+	s->current_event = ev;
+	enum sup_state next = run_action(s, t->action, t->next);
+	if (next == SUP_SAME)
+		next = before;
+	s->state = next;
+	/* a finished job stays STABLE/FINISHED in the record after the supervisor stops */
+	if (!(next == SUP_STOPPED && before == SUP_FINISHED))
+		s->status.lifecycle = sup_lifecycle(s);
+	sup_notify_state(s);
+	if (before != next)
+		log_info("%s + %s -> %s (%s)", sup_state_name(before), sup_event_name(ev), sup_state_name(next),
+		         lifecycle_to_string(s->status.lifecycle));
+	sup_write_status(s);
+	if (next == SUP_FAILED)
+		sup_exit(s, 1);
+}
+
+static bool armed(sd_event_source *src)
+{
+	int enabled = 0;
+	return src && sd_event_source_get_enabled(src, &enabled) >= 0 && enabled != SD_EVENT_OFF;
+}
+
+bool sup_follows_job(const struct supervisor *s)
+{
+	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
+}
+
+const char *sup_invariant_violation(const struct supervisor *s)
+{
+	bool jvm = s->jvm_pid > 0;
+	switch (s->state) {
+	case SUP_STARTING:
+		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer) &&
+		    !armed(s->fetch.jar_wait))
+			return "STARTING without a JVM, a fetch or a timer";
+		if (jvm && !armed(s->startup_timer) && !s->jvm_kill_sent)
+			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
+		return NULL;
+	case SUP_RUNNING:
+		return jvm ? NULL : "RUNNING without a JVM";
+	case SUP_BACKOFF:
+		if (jvm)
+			return "BACKOFF with a JVM";
+		return armed(s->backoff_timer) ? NULL : "BACKOFF without its timer";
+	case SUP_SAVEPOINTING:
+		return jvm ? NULL : "SAVEPOINTING without a JVM";
+	case SUP_STOP_PENDING:
+		if (!jvm)
+			return "STOP_PENDING without a JVM";
+		return armed(s->stop_wait_timer) && armed(s->deadline_timer) ? NULL : "STOP_PENDING without its timers";
+	case SUP_STOPPING:
+		if (!jvm)
+			return "STOPPING without a JVM";
+		return armed(s->kill_timer) || armed(s->deadline_timer) ? NULL : "STOPPING without a kill timer";
+	case SUP_SUSPENDED:
+	case SUP_FINISHED:
+	case SUP_FAILED:
+	case SUP_STOPPED:
+		/* after the shutdown budget: SIGKILL sent, flinklet exits without waiting for the reap */
+		if (jvm && s->state == SUP_STOPPED && s->jvm_force_killed)
+			return NULL;
+		return jvm ? "a JVM runs in a state without one" : NULL;
+	default:
+		return "an unknown state";
+	}
+}
+
+static void check_invariants(struct supervisor *s, enum sup_event ev)
+{
+	const char *bad = sup_invariant_violation(s);
+	if (!bad)
+		return;
+	log_error("internal error after %s: %s (state %s, JVM pid %d)", sup_event_name(ev), bad,
+	          sup_state_name(s->state), (int)s->jvm_pid);
+	const char *strict = getenv("FLINKLET_STRICT");
+	if (strict && !strcmp(strict, "1"))
+		abort(); /* test builds: fail loudly */
+}
+
+void sup_dispatch(struct supervisor *s, enum sup_event ev)
+{
+	if (s->dispatching) {
+		/* raised by an action: handled once the transition in progress is complete */
+		if (!event_queue_push(&s->queue, ev))
+			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
+		return;
+	}
+	s->dispatching = true;
+	for (;;) {
+		dispatch_one(s, ev);
+		check_invariants(s, ev);
+		if (!event_queue_pop(&s->queue, &ev))
+			break;
+	}
+	s->dispatching = false;
+}
+
+/* ---- signals and the JVM's exit ---- */
+
+static void on_child(const struct reaped *r, void *userdata)
+{
+	struct supervisor *s = userdata;
+	if (sup_cds_reaped(s, r))
+		return;
+	if (r->pid != s->jvm_pid) {
+		log_debug("reaped orphan process %d", (int)r->pid);
+		return;
+	}
+	/* its last words first (they may be the evidence about the restore point), then what is left of its
+	 * process group (a leftover would hold the REST port against the next launch) */
+	jvmout_drain(s->jvm_out);
+	jvm_kill_group(r->pid);
+	sup_cds_jvm_exited(s, r);
+	free(s->start_cause);
+	s->start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->jvm_out, 400);
+	jvmout_free(s->jvm_out);
+	s->jvm_out = NULL;
+	s->jvm_pid = 0;
+	s->status.jvm_pid = 0;
+	s->status.last_exit_code = r->exit_code;
+	s->status.last_exit_signal = r->exit_signal;
+	s->kill_timer = sup_disarm(s->kill_timer);
+	s->startup_timer = sup_disarm(s->startup_timer);
+	sup_snapshot_cancel(s);
+	if (r->exit_signal >= 0)
+		sup_event(s, "JvmExited", "the JVM was killed by signal %d (%s)", r->exit_signal,
+		          strsignal(r->exit_signal));
+	else if (s->start_cause && r->exit_code != 0)
+		sup_event(s, "JvmExited", "the JVM exited with code %d: %s", r->exit_code, s->start_cause);
+	else
+		sup_event(s, "JvmExited", "the JVM exited with code %d", r->exit_code);
+	if (s->start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
+		char *err = xasprintf("the JVM exited with code %d before the job was RUNNING: %s", r->exit_code,
+		                      s->start_cause);
+		status_set_string(&s->status.error, err);
+		free(err);
+	}
+	if (r->exit_signal >= 0)
+		sup_dispatch(s, EV_JVM_KILLED);
+	else
+		sup_dispatch(s, r->exit_code == 0 ? EV_JVM_EXITED_OK : EV_JVM_EXITED_ERROR);
+}
+
+static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	reap_children(on_child, userdata);
+	return 0;
+}
+
+static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct supervisor *s = userdata;
+	const char *name = si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+	if (s->stop_requested_at && s->stop_signal != (int)si->ssi_signo &&
+	    now_monotonic() - s->stop_requested_at < USEC_PER_SEC) {
+		/* Ctrl-C reaches flinklet from the terminal (SIGINT) and again from a wrapper that forwards it as
+		 * SIGTERM: one stop. The same signal twice is a second stop: kill at once. */
+		log_info("%s within a second of the stop request: the same stop", name);
+		return 0;
+	}
+	s->stop_signal = (int)si->ssi_signo;
+	sup_event(s, "StopRequested", "%s received", name);
+	sup_dispatch(s, EV_STOP);
+	return 0;
+}
+
+static int on_quit(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct supervisor *s = userdata;
+	if (s->jvm_pid > 0) {
+		log_info("SIGQUIT: asking the JVM for a thread dump");
+		jvm_signal(s->jvm_pid, SIGQUIT);
+	}
+	return 0;
+}
+
+static int on_hup(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
+{
+	sup_reload(userdata, "SIGHUP");
+	return 0;
+}
+
+/* ---- set-up ---- */
+
+/* Before anything is written: a local jar Flink's client would refuse stops the start here, in the contract's
+ * message format (exit 2: the configuration names something unusable). A busy REST port is only said: it may
+ * be a JVM of a supervisor that just died, on its way out; the launch is retried until the port is free. */
+static int preflight_first_launch(struct supervisor *s)
+{
+	if (s->spec->job.state == JOB_STATE_SUSPENDED)
+		return 0;
+	struct artifact a = {0};
+	char *err = NULL;
+	const char *dir = spec_get(s->spec, "flinklet.state.dir");
+	int code = 0;
+	if (artifact_plan(s->spec, dir ? dir : ".", &a, &err) == 0 && !a.remote) {
+		struct diags d = {0};
+		if (preflight_jar_diag(s->spec, a.local_path, &d) < 0) {
+			log_fatal("%s", d.msgs.v[0]);
+			code = 2;
+		}
+		diags_free(&d);
+	}
+	free(err);
+	artifact_free(&a);
+	int64_t port = spec_int(s->spec, "rest.port");
+	const char *bind = spec_get(s->spec, "rest.bind-address");
+	if (code == 0 && port > 0 && port < 65536 &&
+	    preflight_port_free(bind ? bind : "127.0.0.1", (int)port) == -EADDRINUSE)
+		log_warn("rest.port %lld on %s is in use by another process: Flink's REST server cannot start until it "
+		         "is free (the launch is retried with the restart backoff)",
+		         (long long)port, bind ? bind : "127.0.0.1");
+	return code;
+}
+
+static int check_environment(struct supervisor *s)
+{
+	const char *home = spec_get(s->spec, "flinklet.flink.home");
+	s->lib_dir = path_join(home, "lib");
+	int r = flink_detect_version(s->lib_dir, &s->flink_version);
+	if (r < 0) {
+		log_fatal("unable to find the Flink jars in %s (flink-dist-*.jar or flink-clients-*.jar): %s; set "
+		          "--flink-home, $FLINK_HOME or flinklet.flink.home",
+		          s->lib_dir, r == -ENOENT ? "none there" : strerror(-r));
+		return 3;
+	}
+	const char *label = flink_version_label(s->flink_version);
+	if (s->spec->flink_version && label && strcmp(label, s->spec->flink_version))
+		log_warn("spec.flinkVersion is %s but the jars in %s are Flink %s", s->spec->flink_version, s->lib_dir,
+		         s->flink_version);
+	status_set_string(&s->status.flink_version, s->flink_version);
+	return preflight_first_launch(s);
+}
+
+static void adopt_old_status(struct supervisor *s, struct status *old)
+{
+	s->status.jvm_restarts = old->jvm_restarts;
+	s->status.last_savepoint = old->last_savepoint;
+	memset(&old->last_savepoint, 0, sizeof(old->last_savepoint));
+	s->status.n_savepoint_history = old->n_savepoint_history;
+	memcpy(s->status.savepoint_history, old->savepoint_history, sizeof(old->savepoint_history));
+	old->n_savepoint_history = 0;
+	s->status.last_checkpoint = old->last_checkpoint;
+	memset(&old->last_checkpoint, 0, sizeof(old->last_checkpoint));
+	s->status.start_time_ms = old->start_time_ms;
+	s->status.savepoint_trigger_nonce = old->savepoint_trigger_nonce;
+	s->status.checkpoint_trigger_nonce = old->checkpoint_trigger_nonce;
+	s->status.n_checkpoint_history = old->n_checkpoint_history;
+	memcpy(s->status.checkpoint_history, old->checkpoint_history, sizeof(old->checkpoint_history));
+	old->n_checkpoint_history = 0;
+	status_set_string(&s->status.job_state, old->job_state);
+	s->status.update_time_ms = old->update_time_ms;
+}
+
+static int open_state_dir(struct supervisor *s)
+{
+	s->state_dir = xstrdup(spec_get(s->spec, "flinklet.state.dir"));
+	int r = mkdir_p(s->state_dir);
+	if (r < 0) {
+		log_fatal("unable to create the state directory %s: %s", s->state_dir, strerror(-r));
+		return 3;
+	}
+	if (access(s->state_dir, W_OK) < 0) {
+		log_fatal("the state directory %s is not writable: %s", s->state_dir, strerror(errno));
+		return 3;
+	}
+	long owner = 0;
+	s->lock_fd = store_lock(s->state_dir, &owner);
+	if (s->lock_fd == -EBUSY) {
+		log_fatal("the state directory %s is locked by another flinklet (pid %ld); refusing to start",
+		          s->state_dir, owner);
+		return 3;
+	}
+	if (s->lock_fd < 0) {
+		log_fatal("unable to lock the state directory %s: %s", s->state_dir, strerror(-s->lock_fd));
+		return 3;
+	}
+	store_repair_events(s->state_dir);
+	sup_observe_setup(s);
+	s->conf_dir = path_join(s->state_dir, "conf");
+	sup_scratch_setup(s);
+	{
+		/* what a crash between a write and its rename left behind (the files themselves are intact) */
+		char *as_dir = path_join(s->state_dir, "autoscaler");
+		const char *dirs[] = {s->state_dir, s->conf_dir, as_dir};
+		int removed = 0;
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+			int q = store_clean_temps(dirs[i]);
+			removed += q > 0 ? q : 0;
+		}
+		if (removed > 0)
+			log_info("removed %d temporary file%s an interrupted write left in %s", removed,
+			         removed == 1 ? "" : "s", s->state_dir);
+		free(as_dir);
+	}
+	s->ckpt_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.dir"));
+	s->sp_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.savepoint-dir"));
+	if (!s->ckpt_dir || !s->sp_dir) {
+		log_fatal("the checkpoint and savepoint directories must be local paths");
+		return 3;
+	}
+
+	/* what the last run knew (savepoints, restart counts, a finished job) carries over */
+	char *path = path_join(s->state_dir, "status.json");
+	char *text = NULL;
+	s->first_start = true;
+	enum lifecycle_state old_lifecycle = LIFECYCLE_CREATED;
+	if (read_file(path, 4u << 20, &text, NULL) == 0) {
+		struct status old;
+		if (status_parse(text, &old) == 0) {
+			adopt_old_status(s, &old);
+			old_lifecycle = old.lifecycle;
+			s->first_start = old.start_time_ms == 0;
+		} else {
+			log_warn("status.json in %s is unreadable; starting a new one", s->state_dir);
+		}
+		status_free(&old);
+		free(text);
+	}
+	free(path);
+
+	bool stateless_restart = s->spec->job.upgrade_mode == UPGRADE_STATELESS && old_lifecycle == LIFECYCLE_SUSPENDED;
+	if (stateless_restart) {
+		/* a new job id: the old job's checkpoints stay where they are, untouched and unused */
+		char *idpath = path_join(s->state_dir, "job-id");
+		unlink(idpath);
+		free(idpath);
+		s->fresh_start = true;
+		s->status.start_time_ms = 0;
+		status_set_string(&s->status.job_state, NULL);
+		snapshot_ref_free(&s->status.last_checkpoint);
+	}
+	r = store_job_id(s->state_dir, s->job_id);
+	if (r < 0) {
+		log_fatal("unable to keep the job id in %s: %s", s->state_dir, strerror(-r));
+		return 3;
+	}
+	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	status_set_string(&s->status.name, s->spec->name);
+	s->status.rest_port = flinkconf_rest_port(s->spec);
+	return 0;
+}
+
+static int setup_loop(struct supervisor *s)
+{
+	int r = sd_event_new(&s->event);
+	if (r < 0)
+		return r;
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((r = sd_event_add_signal(s->event, NULL, SIGCHLD, on_sigchld, s)) < 0 ||
+	    (r = sd_event_add_signal(s->event, NULL, SIGTERM, on_term, s)) < 0 ||
+	    (r = sd_event_add_signal(s->event, NULL, SIGINT, on_term, s)) < 0 ||
+	    (r = sd_event_add_signal(s->event, NULL, SIGQUIT, on_quit, s)) < 0 ||
+	    (r = sd_event_add_signal(s->event, NULL, SIGHUP, on_hup, s)) < 0)
+		return r;
+	/* the volume's records are written off the loop from now on (sup_core.c) */
+	if ((r = sup_journal_setup(s)) < 0)
+		return r;
+	char *url = flinkconf_rest_url(s->spec);
+	r = rest_new(s->event, url, spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"), &s->rest);
+	free(url);
+	if (r < 0)
+		return r;
+	/* on time to the millisecond: sd-event's default lets a timer slip by up to 250 ms, more than a startup poll
+	 * interval */
+	return sd_event_add_time(s->event, &s->poll_timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
+	                         USEC_PER_MSEC, sup_on_poll, s);
+}
+
+void sup_free(struct supervisor *s)
+{
+	sup_http_stop(s);
+	sup_notify_free(s);
+	sup_autoscaler_free(s);
+	sup_observe_free(s);
+	sup_cds_free(s);
+	rest_free(s->rest);
+	sup_fetch_cancel(s);
+	free(s->fetch.jar_problem);
+	for (size_t i = 0; i < s->vertices.n; i++)
+		free(s->vertices.v[i].name);
+	free(s->vertices.v);
+	artifact_free(&s->jar);
+	sup_reload_free(s);
+	sup_snapshot_cancel(s);
+	/* what is recorded and not written yet goes to the volume now, before the lock is let go */
+	sup_journal_free(s);
+	sup_scratch_free(s);
+	sup_disarm(s->poll_timer);
+	sup_disarm(s->startup_timer);
+	sup_disarm(s->backoff_timer);
+	sup_disarm(s->kill_timer);
+	sup_disarm(s->deadline_timer);
+	sup_disarm(s->savepoint_timer);
+	sup_disarm(s->savepoint_poll_timer);
+	sup_disarm(s->periodic_savepoint_timer);
+	sup_disarm(s->periodic_checkpoint_timer);
+	sd_event_unref(s->event);
+	status_free(&s->status);
+	strv_free(&s->failed_restore_points);
+	strv_free(&s->reported_skips);
+	strv_free(&s->savepoints_before);
+	strv_free(&s->pending_events);
+	free(s->volume_failed_file);
+	free(s->restore_path);
+	free(s->restore_evidence);
+	free(s->restore_fail_path);
+	free((char *)s->restore_scan.job_ckpt_dir);
+	free(s->demoted_note);
+	free(s->start_cause);
+	jvmout_free(s->jvm_out);
+	sup_disarm(s->stop_wait_timer);
+	free(s->last_rest_problem);
+	free(s->savepoint_request);
+	free(s->launch_fingerprint);
+	free(s->last_written);
+	free(s->state_dir);
+	free(s->conf_dir);
+	free(s->tmp_dir);
+	free(s->scratch_dir);
+	free(s->lib_dir);
+	free(s->ckpt_dir);
+	free(s->sp_dir);
+	free(s->flink_version);
+	if (s->launched && s->launched != s->spec) {
+		spec_free(s->launched);
+		free(s->launched);
+	}
+	spec_free(s->spec);
+	free(s->spec);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+}
+
+int supervisor_run(struct spec *spec, const struct run_options *opts)
+{
+	struct supervisor s = {
+	    .spec = spec, .launched = spec, .opts = opts, .lock_fd = -1, .inotify_fd = -1, .state = SUP_STARTING};
+	status_init(&s.status);
+	const char *level = spec_get(spec, "flinklet.log.level");
+	if (level && !strcmp(level, "debug"))
+		log_set_level(LOG_LEVEL_DEBUG);
+	else if (level && !strcmp(level, "warn"))
+		log_set_level(LOG_LEVEL_WARN);
+	else if (level && !strcmp(level, "error"))
+		log_set_level(LOG_LEVEL_ERROR);
+
+	int code = check_environment(&s);
+	if (code == 0)
+		code = open_state_dir(&s);
+	if (code != 0) {
+		sup_free(&s);
+		return code;
+	}
+	int r = become_subreaper();
+	if (r < 0)
+		log_warn("unable to become a child subreaper: %s", strerror(-r));
+	r = setup_loop(&s);
+	if (r < 0) {
+		log_fatal("unable to set up the event loop: %s", strerror(-r));
+		sup_free(&s);
+		return 3;
+	}
+	sup_reload_setup(&s);
+	s.status.supervisor_pid = getpid();
+	if (sup_http_start(&s) < 0) {
+		sup_free(&s);
+		return 3;
+	}
+	sup_notify_setup(&s);
+	sup_autoscaler_setup(&s);
+	sup_event(&s, "SupervisorStarted", "flinklet %s (pid %d%s) supervising %s in %s", FLINKLET_VERSION,
+	          (int)getpid(), getpid() == 1 ? ", PID 1" : ", subreaper", spec->name, s.state_dir);
+	if (s.fresh_start)
+		sup_event(&s, "StatelessStart", "upgradeMode stateless after a stop: starting empty as job %s",
+		          s.job_id);
+	sup_check_nonces(&s);
+	sup_arm_periodic(&s);
+	sup_retention(&s);
+
+	if (s.status.job_state && !strcmp(s.status.job_state, "FINISHED")) {
+		/* a finished job is never run again by a restart of the supervisor */
+		s.state = SUP_FINISHED;
+		s.status.lifecycle = LIFECYCLE_STABLE;
+		sup_event(&s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s.job_id);
+		sup_write_status(&s);
+		if (opts->exit_on_finish) {
+			sup_free(&s);
+			return 0;
+		}
+	} else if (sup_apply_state_override(&s, spec), spec->job.state == JOB_STATE_SUSPENDED) {
+		s.state = SUP_SUSPENDED;
+		s.status.lifecycle = LIFECYCLE_SUSPENDED;
+		sup_set_job_state(&s, "SUSPENDED");
+		status_set_string(&s.status.error, NULL);
+		sup_event(&s, "Suspended", "job.state is suspended: job %s is not started", s.job_id);
+		sup_write_status(&s);
+	} else {
+		s.status.lifecycle = LIFECYCLE_DEPLOYED;
+		status_set_string(&s.status.error, NULL);
+		r = sup_launch(&s);
+		if (r < 0 && s.launch_fatal) {
+			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch
+			 */
+			sup_set_job_state(&s, "FAILED");
+			s.status.lifecycle = LIFECYCLE_FAILED;
+			sup_write_status(&s);
+			sup_free(&s);
+			return 1;
+		}
+		if (r < 0) {
+			status_set_string(&s.status.error, "unable to start the JVM");
+			s.status.lifecycle = LIFECYCLE_FAILED;
+			sup_write_status(&s);
+			sup_free(&s);
+			return 3;
+		}
+	}
+	r = sd_event_loop(s.event);
+	if (r < 0)
+		log_error("event loop failed: %s", strerror(-r));
+	code = s.exit_code;
+	sup_free(&s);
+	return code;
+}
