@@ -106,10 +106,12 @@ fi
 
 echo "curl.sh: configuring libcurl $version (static, http/https, GnuTLS)"
 cd "$tree"
+t0=$SECONDS
 ./configure -q --prefix="$dest" "${confargs[@]}" >"$src/configure.log" 2>&1 || {
 	tail -n 30 "$src/configure.log" >&2
 	exit 1
 }
+t1=$SECONDS
 echo "curl.sh: building libcurl $version (lib/ only)"
 make -s -j"$(nproc)" -C lib >"$src/make.log" 2>&1 || {
 	tail -n 30 "$src/make.log" >&2
@@ -119,4 +121,4 @@ make -s -C lib install >>"$src/make.log" 2>&1
 make -s -C include install >>"$src/make.log" 2>&1
 printf '%s\n' "${confargs[*]}" >"$dest/configure.args"
 ln -sfn "$version" "$out/current"
-echo "curl.sh: libcurl $version in $dest"
+echo "curl.sh: libcurl $version in $dest (configure $((t1 - t0)) s, make $((SECONDS - t1)) s)"
