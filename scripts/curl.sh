@@ -8,7 +8,7 @@
 #
 # usage: curl.sh OUTDIR   (the Makefile's $(BUILD)/curl)
 #   OUTDIR/apt/          apt's own sources, lists and cache for deb-src (the system's /etc/apt is not touched)
-#   OUTDIR/src/VERSION/  the unpacked source package, patches applied, and its build
+#   OUTDIR/src/VERSION/  the downloaded source package and the logs; its unpacked tree only while it is built
 #   OUTDIR/VERSION/      the result: include/curl/*.h and lib/libcurl.a
 #   OUTDIR/current       a symlink to the newest VERSION, which the Makefile uses
 # The newest version in bookworm, bookworm-updates and bookworm-security wins; a version built before is not built
@@ -121,4 +121,7 @@ make -s -C lib install >>"$src/make.log" 2>&1
 make -s -C include install >>"$src/make.log" 2>&1
 printf '%s\n' "${confargs[*]}" >"$dest/configure.args"
 ln -sfn "$version" "$out/current"
+# the unpacked tree and its objects (160 MB) are not needed any more; the downloaded source stays for a rebuild
+cd "$out"
+rm -rf "$tree"
 echo "curl.sh: libcurl $version in $dest (configure $((t1 - t0)) s, make $((SECONDS - t1)) s)"
