@@ -50,6 +50,7 @@ if apt-get "${aptopts[@]}" update >"$apt/update.log" 2>&1; then
 fi
 if [ -z "$version" ]; then
 	if [ -e "$out/current/lib/libcurl.a" ]; then
+		touch "$out/current/lib/libcurl.a" # newer than this script: make asks no more
 		echo "curl.sh: the Debian mirror answered no curl source ($apt/update.log); keeping $(readlink "$out/current")" >&2
 		exit 0
 	fi
@@ -57,11 +58,11 @@ if [ -z "$version" ]; then
 	exit 1
 fi
 
-# Debian's CA settings (its libcurl3-gnutls has the same); everything flinklet does not use is left out. AWS SigV4
+# Debian's CA setting (its libcurl3-gnutls is configured with the same: the directory, no bundle file); everything flinklet does not use is left out. AWS SigV4
 # needs crypto-auth (digest stays with it); NTLM, cookies, netrc, mime, DoH, TLS-SRP go.
 confargs=(--disable-shared --enable-static --with-pic
 	--with-gnutls --without-openssl
-	--with-ca-path=/etc/ssl/certs --with-ca-bundle=/etc/ssl/certs/ca-certificates.crt
+	--with-ca-path=/etc/ssl/certs --without-ca-bundle
 	--enable-http --enable-proxy --enable-crypto-auth --enable-threaded-resolver --enable-ipv6
 	--disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp --disable-dict --disable-telnet
 	--disable-tftp --disable-pop3 --disable-imap --disable-smb --disable-smtp --disable-gopher --disable-mqtt
