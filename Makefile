@@ -11,12 +11,36 @@ JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
-PKGS     = libcjson yaml-0.1 libsystemd libmicrohttpd nettle libssh2 zlib
-# libcurl's GnuTLS flavour (Debian's libcurl3-gnutls): TLS is then libmicrohttpd's GnuTLS, loaded and initialised
-# once, not OpenSSL too (docs/performance.md, "The supervisor's footprint"). libcurl's headers are the same for every
-# flavour, so those of whichever -dev package is installed serve (libcurl4-openssl-dev or libcurl4-gnutls-dev).
-# CURL_LIBS=-lcurl builds against the -dev package's own flavour instead.
-CURL_LIBS ?= -l:libcurl-gnutls.so.4
+PKGS     = libcjson yaml-0.1 libsystemd libmicrohttpd nettle zlib
+# libcurl: CURL=bundled (the default) links a static libcurl built from Debian's own curl source package with only
+# what flinklet uses (scripts/curl.sh: HTTP/1.1, http and https, GnuTLS, proxies, AWS SigV4), cached under
+# $(BUILD)/curl/<Debian version>/ and built once (`make curl-refresh` looks for a newer Debian source). None of the
+# libraries Debian's libcurl needs at load (libssh2 and its libcrypto, Kerberos, LDAP, SASL, rtmp, psl, nghttp2,
+# brotli) is mapped then (docs/performance.md, "The supervisor's footprint"). CURL=system links Debian's libcurl in
+# its GnuTLS flavour (libcurl3-gnutls: TLS is libmicrohttpd's GnuTLS), with the headers of whichever libcurl -dev
+# package is installed (the same for every flavour); rest.c then initialises libssh2 without crypto before
+# curl_global_init. CURL_SYSTEM_LIBS=-lcurl builds against the -dev package's own flavour instead.
+# A source tree without scripts/curl.sh (container/Containerfile's build stage copies only what it compiles, and
+# installs Debian's libcurl) builds with CURL=system.
+CURL     ?= $(if $(wildcard scripts/curl.sh),bundled,system)
+CURL_DIR  = $(BUILD)/curl/current
+ifeq ($(CURL),bundled)
+CURL_A      = $(CURL_DIR)/lib/libcurl.a
+CURL_CFLAGS = -I$(CURL_DIR)/include -DCURL_STATICLIB
+CURL_LIBS   = $(CURL_A)
+PKGS       += gnutls
+else ifeq ($(CURL),system)
+CURL_A           =
+CURL_SYSTEM_LIBS ?= -l:libcurl-gnutls.so.4
+CURL_CFLAGS      = $(shell pkg-config --cflags libcurl 2>/dev/null) -DFLINKLET_SYSTEM_CURL
+CURL_LIBS        = $(CURL_SYSTEM_LIBS)
+PKGS            += libssh2
+else
+$(error CURL must be bundled or system (got "$(CURL)"))
+endif
+# the objects are rebuilt when CURL changes (rest.c differs): $(CURL_MODE) holds the mode of the last build
+CURL_MODE = $(BUILD)/gen/curl-mode
+$(shell mkdir -p $(BUILD)/gen && { [ "$$(cat $(CURL_MODE) 2>/dev/null)" = "$(CURL)" ] || echo $(CURL) >$(CURL_MODE); })
 # src/<module>/: one folder per module (docs/architecture.md), each .c beside its .h; every folder is on the include
 # path, so a file includes a header by its name. Object files are named after their source (the names are unique).
 MODULES  = $(sort $(dir $(wildcard src/*/*.c)))
@@ -25,7 +49,7 @@ INCLUDES = $(patsubst %/,-I%,$(MODULES))
 vpath %.c $(MODULES)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter \
-           $(INCLUDES) -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
+           $(INCLUDES) -DFLINKLET_VERSION=\"$(VERSION)\" $(CURL_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(CURL_LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 SRCS     = $(filter-out $(EXCLUDE),$(wildcard src/*/*.c))
@@ -41,17 +65,26 @@ ASAN_OBJS  = $(patsubst %.c,$(BUILD)/asan/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/as
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps deps-run flink-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all curl-refresh deps deps-run flink-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
-$(BUILD)/flinklet: $(OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/flinklet: $(OBJS) $(CURL_A)
+	$(CC) $(CFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-$(BUILD)/obj/%.o: %.c $(HDRS) | $(BUILD)/obj
+# the bundled libcurl (CURL=bundled): built once per Debian source version and set of options, then kept
+# (`make clean` leaves it); the objects need its headers, the binaries its archive
+ifneq ($(CURL_A),)
+$(CURL_A): scripts/curl.sh
+	scripts/curl.sh $(BUILD)/curl
+endif
+curl-refresh:
+	scripts/curl.sh $(BUILD)/curl
+
+$(BUILD)/obj/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/obj $(CURL_A)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/asan/%.o: %.c $(HDRS) | $(BUILD)/asan
+$(BUILD)/asan/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/asan $(CURL_A)
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
 $(WEB_C): $(WEB_FILES) scripts/embed.sh | $(BUILD)/gen
@@ -63,21 +96,21 @@ $(BUILD)/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/obj
 $(BUILD)/asan/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
-$(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h | $(BUILD)/unit
+$(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h $(CURL_A) | $(BUILD)/unit
 	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) -lcmocka
 
-$(BUILD)/asan-unit/%: tests/unit/%.c $(ASAN_OBJS) tests/unit/unit.h | $(BUILD)/asan-unit
+$(BUILD)/asan-unit/%: tests/unit/%.c $(ASAN_OBJS) tests/unit/unit.h $(CURL_A) | $(BUILD)/asan-unit
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJS) $(LDLIBS) -lcmocka
 
 $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen:
 	mkdir -p $@
 
 deps:
-	scripts/deps.sh test
+	CURL=$(CURL) scripts/deps.sh test
 
 # what building and running flinklet takes, without the test toolchain (make demo)
 deps-run:
-	scripts/deps.sh run
+	CURL=$(CURL) scripts/deps.sh run
 
 flink-lib: $(FLINK_LIB)/.complete
 $(FLINK_LIB)/.complete: deps/flink/pom.xml
@@ -175,7 +208,7 @@ FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SANITIZE       = -fsanitize=address,undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS         = -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter $(INCLUDES) \
-                      -DFLINKLET_VERSION=\"$(VERSION)\" $(shell pkg-config --cflags libcurl $(PKGS) 2>/dev/null)
+                      -DFLINKLET_VERSION=\"$(VERSION)\" $(CURL_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 FUZZ_SRCS           = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_ALL            = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_TARGETS       ?= $(FUZZ_ALL)
@@ -185,13 +218,13 @@ FUZZ_OBJS           = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(notdir $(LIB_SRCS))
 .PHONY: fuzz fuzz-smoke fuzz-build bench
 .SECONDARY: $(FUZZ_OBJS)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(HDRS) | $(BUILD)/fuzz/obj
+$(BUILD)/fuzz/obj/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/fuzz/obj $(CURL_A)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS) | $(BUILD)/fuzz/obj
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS) $(CURL_A) | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Werror $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
 
 $(BUILD)/fuzz/obj:
@@ -245,8 +278,8 @@ E2E_ENV             = FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) FLINKLET_JOBS_JAR=$
 .PHONY: asan e2e-asan valgrind
 
 asan: $(BUILD)/asan/flinklet
-$(BUILD)/asan/flinklet: $(ASAN_OBJS) $(BUILD)/asan/main.o
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/asan/flinklet: $(ASAN_OBJS) $(BUILD)/asan/main.o $(CURL_A)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJS) $(BUILD)/asan/main.o $(LDLIBS)
 
 e2e-asan: $(BUILD)/asan/flinklet flink-lib jobs
 	rm -rf $(E2E_SANITIZER_LOGS) && mkdir -p $(E2E_SANITIZER_LOGS)
@@ -309,7 +342,7 @@ quartz-parity: $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
 	  --answers $(QUARTZ_DIR)/period_answers --seed $(QUARTZ_SEED) --count $(QUARTZ_COUNT)
 
 # bench/as_cycle.c: one control-loop cycle of the autoscaler as the supervisor runs it, for bench/autoscaler.py
-$(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) | $(BUILD)/bench-bin
+$(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) $(CURL_A) | $(BUILD)/bench-bin
 	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/bench-bin:

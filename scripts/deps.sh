@@ -18,10 +18,19 @@ esac
 need=()
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
 command -v pkg-config >/dev/null || need+=(pkg-config)
-# libcurl's headers (either -dev flavour), and the GnuTLS flavour flinklet links (Makefile: CURL_LIBS)
-have_pc libcurl || need+=(libcurl4-openssl-dev)
-ldconfig -p | grep -q 'libcurl-gnutls\.so\.4 ' || need+=(libcurl3-gnutls)
-have_pc libssh2 || need+=(libssh2-1-dev)
+# libcurl. CURL=bundled (the Makefile's default): scripts/curl.sh builds a static one from Debian's curl source
+# package, which takes apt-get source (dpkg-source from dpkg-dev, the archive's keyring) and GnuTLS's -dev package.
+# CURL=system: Debian's libcurl in its GnuTLS flavour, libcurl's headers (either -dev flavour) and libssh2's.
+if [ "${CURL:-bundled}" = system ]; then
+	have_pc libcurl || need+=(libcurl4-openssl-dev)
+	ldconfig -p | grep -q 'libcurl-gnutls\.so\.4 ' || need+=(libcurl3-gnutls)
+	have_pc libssh2 || need+=(libssh2-1-dev)
+else
+	command -v dpkg-source >/dev/null || need+=(dpkg-dev)
+	[ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
+fi
+have_pc gnutls || need+=(libgnutls28-dev)
+[ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 have_pc nettle || need+=(nettle-dev)
 have_pc libcjson || need+=(libcjson-dev)
 have_pc yaml-0.1 || need+=(libyaml-dev)

@@ -9,7 +9,9 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#ifdef FLINKLET_SYSTEM_CURL
 #include <libssh2.h>
+#endif
 
 #define MAX_RESPONSE_BYTES (16u << 20)
 
@@ -197,13 +199,18 @@ int rest_new(sd_event *event, const char *base_url, usec_t timeout, struct rest 
 {
 	static bool global_init;
 	if (!global_init) {
-		/* libcurl initialises libssh2 (SCP, SFTP) in curl_global_init, and libssh2 then initialises its crypto
-		 * library, OpenSSL's libcrypto (ENGINE_load_builtin_engines and the rest: about 1.5 MiB resident for
-		 * good). flinklet's transfers are http and https only (CURLOPT_PROTOCOLS_STR on every handle), so
-		 * libssh2 is initialised first without crypto: curl's own libssh2_init only counts it then. TLS is
-		 * GnuTLS, shared with libmicrohttpd (Makefile: libcurl's GnuTLS flavour); docs/performance.md has the
-		 * figures. */
-		if (libssh2_init(LIBSSH2_INIT_NO_CRYPTO) != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+#ifdef FLINKLET_SYSTEM_CURL
+		/* Debian's libcurl (make CURL=system) initialises libssh2 (SCP, SFTP) in curl_global_init, and libssh2
+		 * then initialises its crypto library, OpenSSL's libcrypto (ENGINE_load_builtin_engines and the rest:
+		 * about 1.5 MiB resident for good). flinklet's transfers are http and https only
+		 * (CURLOPT_PROTOCOLS_STR on every handle), so libssh2 is initialised first without crypto: curl's own
+		 * libssh2_init only counts it then. The bundled libcurl (the default, scripts/curl.sh) has no ssh at
+		 * all. docs/performance.md has the figures. */
+		if (libssh2_init(LIBSSH2_INIT_NO_CRYPTO) != 0)
+			return -EIO;
+#endif
+		/* TLS is GnuTLS, shared with libmicrohttpd, in both builds */
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return -EIO;
 		global_init = true;
 	}

@@ -1,10 +1,13 @@
 """The job's jar over https (TLS verified against a test CA made here) and s3 (AWS SigV4), with a right and
-a wrong checksum, cached on the volume so that a restart needs no network."""
+a wrong checksum, cached on the volume so that a restart needs no network; through the environment's https_proxy
+when one is set (and Flink's REST calls never through it)."""
 import hashlib
 import http.server
 import os
+import select
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import threading
@@ -50,6 +53,49 @@ class Server:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class ConnectProxy:
+    """An http proxy on 127.0.0.1 that only tunnels (CONNECT), recording each tunnel's target; any other request
+    (a plain http one sent through it) is answered 501 by the base handler."""
+
+    def __init__(self):
+        self.connects = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_CONNECT(self):
+                outer.connects.append(self.path)
+                host, port = self.path.rsplit(":", 1)
+                upstream = socket.create_connection((host, int(port)))
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.close_connection = True
+                ends = [self.connection, upstream]
+                try:
+                    while True:
+                        ready, _, _ = select.select(ends, [], [], 60)
+                        if not ready:
+                            return
+                        for s in ready:
+                            data = s.recv(65536)
+                            if not data:
+                                return
+                            (upstream if s is self.connection else self.connection).sendall(data)
+                finally:
+                    upstream.close()
+
+            def log_message(self, *a):
+                pass
+
+        self.port = free_port()
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
@@ -145,3 +191,23 @@ def test_s3_jar_is_signed_with_sigv4(tls, flinklets, monkeypatch):
     assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDFLINKLETTEST/"), auth
     assert "/eu-west-1/s3/aws4_request" in auth
     assert "X-Amz-Date" in headers or "x-amz-date" in {k.lower() for k in headers}
+
+
+def test_https_jar_goes_through_the_environments_proxy_and_flinks_rest_does_not(tls, flinklets, monkeypatch):
+    ca, srv = tls
+    proxy = ConnectProxy()
+    try:
+        for var in ("no_proxy", "NO_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.port}")
+        f = flinklets(conf={"flinklet.artifacts.ca-file": ca})
+        jar_over(f, f"https://127.0.0.1:{srv.port}/jobs/job.jar")
+        f.start()
+        f.wait_stable()  # Flink's REST API answered flinklet directly: the proxy answers nothing but CONNECT
+        assert proxy.connects == [f"127.0.0.1:{srv.port}"], proxy.connects
+        assert [p for p, _ in srv.requests] == ["/jobs/job.jar"]
+        f.signal(signal.SIGTERM)
+        assert f.wait_exit(30) == 0
+    finally:
+        proxy.stop()

@@ -4,7 +4,8 @@
  * request's own timeout (rest_request_within) ends it although the client's default is an hour, and its error is known
  * as a timeout; a refused connection is not a timeout. The answers map to what the supervisor acts on: an HTTP error
  * status with its JSON body, a body that is not JSON, a connection closed without an answer, a redirect not
- * followed; and the proxy settings of the environment are never used for Flink's REST API (issue 17). */
+ * followed; and the proxy settings of the environment are never used for Flink's REST API (issue 17). The libcurl
+ * linked (the bundled one, scripts/curl.sh, or Debian's) has what all this relies on (issue 15, item 4). */
 #include "unit.h"
 
 #include <arpa/inet.h>
@@ -14,6 +15,7 @@
 #include <sys/socket.h>
 
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 #include <systemd/sd-event.h>
 
 #include "rest.h"
@@ -294,6 +296,27 @@ static void test_proxies_in_the_environment_are_not_used(void **state)
 	server_stop(&proxy);
 }
 
+/* http and https with TLS (GnuTLS in both builds, the library libmicrohttpd loads; bench/footprint.py shows it); a
+ * resolver that never blocks the event loop (AsynchDNS: each name lookup runs in a thread of its own); and libcurl's
+ * words for its errors, which rest_error_is_timeout reads (a libcurl built without verbose strings says "Error" for
+ * every one). */
+static void test_the_linked_libcurl_has_what_flinklet_relies_on(void **state)
+{
+	(void)state;
+	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+	bool http = false, https = false;
+	for (const char *const *p = v->protocols; *p; p++) {
+		http = http || strcmp(*p, "http") == 0;
+		https = https || strcmp(*p, "https") == 0;
+	}
+	assert_true(http);
+	assert_true(https);
+	assert_true(v->features & CURL_VERSION_SSL);
+	assert_true(v->features & CURL_VERSION_ASYNCHDNS);
+	assert_true(rest_error_is_timeout(curl_easy_strerror(CURLE_OPERATION_TIMEDOUT)));
+	assert_string_equal(curl_easy_strerror(CURLE_COULDNT_CONNECT), "Couldn't connect to server");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +328,7 @@ int main(void)
 	    cmocka_unit_test(test_a_connection_closed_without_an_answer_is_no_status_and_no_timeout),
 	    cmocka_unit_test(test_a_redirect_is_not_followed),
 	    cmocka_unit_test(test_proxies_in_the_environment_are_not_used),
+	    cmocka_unit_test(test_the_linked_libcurl_has_what_flinklet_relies_on),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
