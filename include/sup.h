@@ -147,8 +147,9 @@ struct supervisor {
 	/* the launch whose intent is on its way to the volume (sup_launch.c): EV_LAUNCH_DURABLE spawns it */
 	struct {
 		bool pending;
-		unsigned gen; /* a durability callback of a launch called off since is dropped */
-		char *uri;    /* its restore point, as Flink is given it (NULL: empty state) */
+		unsigned gen;         /* a durability callback of a launch called off since is dropped */
+		unsigned durable_gen; /* the launch whose intent is on the volume (EV_LAUNCH_DURABLE) */
+		char *uri;            /* its restore point, as Flink is given it (NULL: empty state) */
 		int job_id_r; /* the write of a new job id (a stateless start): < 0, the spawn must not happen */
 		int files_r;  /* the write of Flink's configuration (conf/): < 0, the same */
 		bool initial; /* the first launch of this supervisor: a JVM that cannot be executed is exit 3 */
@@ -251,8 +252,8 @@ void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __a
 void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Records the status document: rewritten by the next flush when its text changed. */
 void sup_write_status(struct supervisor *s);
-/* Returns once every event and the status recorded so far are on the volume (or failed to get there): before an
- * action whose intent must be durable first. Waits on the disk: only there, and at the end. */
+/* Returns once every event and the status recorded so far are on the volume (or failed to get there). Waits on the
+ * disk: only at the end (and before the loop runs); while it runs, sup_after_sync. */
 void sup_sync(struct supervisor *s);
 /* Runs fn(s, arg) on the loop once every event and the status recorded so far, and every file job handed to the
  * worker before, are on the volume (or failed to get there), without waiting: for an action whose intent must be

@@ -153,7 +153,8 @@ void sup_set_intent(struct supervisor *s, const char *intent)
  * once (temp, fsync, rename, fsync of the directory) with its latest text. The flush runs on the worker thread,
  * one at a time: what is recorded while one runs goes with the next. So the loop never waits on the volume, and a
  * burst of events costs one fsync. Where an action must not go before its record is on the volume (the intent
- * before a launch or a stop-with-savepoint), sup_sync waits for it. */
+ * before a launch or a stop-with-savepoint), sup_after_sync hands it to the end of the flush that carries the
+ * record; the loop goes on meanwhile. Only the exit waits (sup_sync). */
 
 struct flush {
 	uint64_t seq; /* the how-many-th flush: the waiters registered before it started are served by its end */

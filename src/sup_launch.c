@@ -494,6 +494,7 @@ static void on_launch_durable(struct supervisor *s, uintptr_t gen)
 	/* a launch called off (a stop, a suspend, a new spec) or superseded meanwhile is not spawned */
 	if (!s->launch.pending || gen != s->launch.gen)
 		return;
+	s->launch.durable_gen = (unsigned)gen;
 	sup_dispatch(s, EV_LAUNCH_DURABLE);
 }
 
@@ -507,7 +508,9 @@ bool sup_launch_cancel(struct supervisor *s)
 
 int sup_spawn(struct supervisor *s)
 {
-	if (!s->launch.pending)
+	/* (an EV_LAUNCH_DURABLE that waited in the dispatch's queue while a stop called its launch off and a new one
+	 * began is not the new one's) */
+	if (!s->launch.pending || s->launch.durable_gen != s->launch.gen)
 		return 0;
 	s->launch.pending = false;
 	if (s->launch.files_r < 0)

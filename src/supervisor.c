@@ -355,6 +355,8 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 {
 	bool initial = s->launch.initial;
+	if (!s->launch.pending || s->launch.durable_gen != s->launch.gen)
+		return next; /* not this launch's durability (ignored) */
 	if (sup_spawn(s) == 0)
 		return next;
 	if (initial) {
