@@ -35,7 +35,7 @@ ASAN_OBJS  = $(LIB_SRCS:src/%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/web_assets.o
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps deps-run flink-lib jobs unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all deps deps-run flink-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -98,6 +98,7 @@ lint:
 
 check: deps
 	$(MAKE) all unit unit-asan lint
+	$(MAKE) quartz-parity
 	$(MAKE) fuzz-smoke
 	$(MAKE) parity
 	$(MAKE) e2e
@@ -141,8 +142,11 @@ PODMAN   ?= $(shell command -v runc >/dev/null 2>&1 && echo 'podman --runtime ru
 IMAGE    ?= localhost/flinklet:$(VERSION)-flink$(FLINK_VERSION)
 CONTAINER_OPTS = --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
 
+# BASE_VARIANT=systemd: the base with systemd as init (tests/e2e/test_systemd.py)
+BASE_VARIANT ?=
 container-base: flink-lib
-	@PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh
+	@PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) VARIANT=$(BASE_VARIANT) \
+	  scripts/container-base.sh
 
 container-image: $(BUILD)/flinklet flink-lib
 	base=$$(PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh) && \
@@ -153,7 +157,7 @@ container-image: $(BUILD)/flinklet flink-lib
 container-test: $(BUILD)/flinklet flink-lib jobs
 	PODMAN="$(PODMAN)" FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 -m pytest -v tests/e2e/test_container.py \
-	  tests/e2e/test_manifests.py tests/e2e/test_units.py $(E2E_ARGS)
+	  tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py $(E2E_ARGS)
 
 # ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
 # libFuzzer targets built by clang with ASan and UBSan: every src/*.c but main.c compiled with the fuzz
@@ -212,7 +216,7 @@ parity: $(BUILD)/flinklet $(PARITY_JAR)
 	PARITY_SEED=$(PARITY_SEED) python3 -m pytest -v -p no:cacheprovider tests/parity
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
-# BENCH: which ones (footprint recovery shutdown autoscaler http startup, or all); each prints its figures and one
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image, or all); each prints its figures and one
 # table at the end. They measure side by side in one run and assert no timing.
 BENCH ?= all
 bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle
@@ -277,6 +281,26 @@ chaos: $(BUILD)/flinklet flink-lib jobs
 
 soak: $(BUILD)/flinklet flink-lib jobs
 	$(CHAOS_ENV) python3 tests/chaos/chaos.py --rounds $(SOAK_ROUNDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+# ---- Quartz parity (issue 17, item 5; tests/quartz/README.md) ----------------------------------------------
+# The excluded periods of the autoscaler (src/as_periods.c) against the real Quartz library: a seeded generator's
+# QUARTZ_COUNT expressions (valid and invalid) and their instants, answered by Quartz (tests/quartz, a Maven
+# project built from the local cache into build/quartz) and by build/quartz/period_answers; any difference fails.
+QUARTZ_DIR   = $(BUILD)/quartz
+QUARTZ_JAR   = $(QUARTZ_DIR)/flinklet-quartz-parity.jar
+QUARTZ_SEED  ?= 17
+QUARTZ_COUNT ?= 20000
+.PHONY: quartz-parity
+$(QUARTZ_JAR): $(shell find tests/quartz/src -name '*.java' 2>/dev/null) tests/quartz/pom.xml
+	cd tests/quartz && mvn -B -q package -Dquartz.build.dir=$(CURDIR)/$(QUARTZ_DIR)
+
+$(QUARTZ_DIR)/period_answers: tests/quartz/period_answers.c $(LIB_OBJS)
+	@mkdir -p $(QUARTZ_DIR)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+quartz-parity: $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
+	python3 tests/quartz/parity.py --java-cp "$(QUARTZ_JAR):$(QUARTZ_DIR)/lib/*" \
+	  --answers $(QUARTZ_DIR)/period_answers --seed $(QUARTZ_SEED) --count $(QUARTZ_COUNT)
 
 # bench/as_cycle.c: one control-loop cycle of the autoscaler as the supervisor runs it, for bench/autoscaler.py
 $(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) | $(BUILD)/bench-bin

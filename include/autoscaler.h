@@ -14,6 +14,7 @@
 #ifndef FLINKLET_AUTOSCALER_H
 #define FLINKLET_AUTOSCALER_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -526,10 +527,8 @@ int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_
  * Library internals: shared between the src/as_*.c files and the unit tests. Not for other callers.
  * ====================================================================================================== */
 
-/* Java's numeric rules (appendix A), without libm (the build does not link -lm). */
-double as_fabs(double x);
-double as_floor(double x);
-double as_ceil(double x);
+/* Java's numeric rules (appendix A). Math.floor, Math.ceil and Math.abs are libm's floor, ceil and fabs (the
+ * build links -lm). */
 double as_jmax(double a, double b); /* Math.max: NaN when either is NaN */
 double as_jmin(double a, double b); /* Math.min */
 int64_t as_jround(double x);        /* Math.round: floor(x + 1/2) exactly; NaN 0; saturates */

@@ -55,6 +55,11 @@ struct http_limits {
 #define HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_DEFAULT_TIMEOUT_S 10
 
+/* Whether an Authorization header carries the bearer token: "Bearer", case-insensitive, one or more spaces, then
+ * exactly the token (RFC 9110 11.1, 11.4), compared in constant time over the token's length. False without a
+ * token or a header. */
+bool http_bearer_authorized(const char *token, const char *header);
+
 /* A request header, or NULL (valid while the handler runs). */
 const char *http_request_header(const struct http_request *req, const char *name);
 /* An answer that takes time (a request forwarded to Flink): the handler calls http_defer and leaves resp

@@ -12,6 +12,8 @@
 #ifndef FLINKLET_LIFECYCLE_H
 #define FLINKLET_LIFECYCLE_H
 
+#include <stdbool.h>
+
 #include "status.h"
 #include "util.h"
 
@@ -107,6 +109,17 @@ const char *sup_state_name(enum sup_state s);
 const char *sup_event_name(enum sup_event e);
 const char *sup_action_name(enum sup_action a);
 enum lifecycle_state sup_state_lifecycle(enum sup_state s);
+
+/* The events raised while a transition runs, dispatched in order once it is complete (a bounded FIFO). */
+#define EVENT_QUEUE_MAX 16
+struct event_queue {
+	enum sup_event ev[EVENT_QUEUE_MAX];
+	unsigned head, len;
+};
+/* Appends ev; false (nothing changed) when the queue is full. */
+bool event_queue_push(struct event_queue *q, enum sup_event ev);
+/* Takes the oldest event into *ev; false when there is none. */
+bool event_queue_pop(struct event_queue *q, enum sup_event *ev);
 
 /* Restart delay for the n-th consecutive failure (n >= 1): initial * multiplier^(n-1), at most max. */
 usec_t backoff_delay(unsigned n, usec_t initial, usec_t max, double multiplier);

@@ -71,6 +71,9 @@ void status_init(struct status *st);
 void status_free(struct status *st);
 void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger);
 void snapshot_ref_free(struct snapshot_ref *r);
+/* The next slot of a history of at most max entries, oldest first (*n of them in use): when it is full, the
+ * oldest is freed and the rest move down one. Returns the (empty) slot at the end, *n counts it. */
+struct snapshot_ref *snapshot_history_push(struct snapshot_ref *history, int *n, int max);
 void status_set_string(char **field, const char *value);
 
 struct cJSON *status_to_json(const struct status *st);

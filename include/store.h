@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* mkdir -p with mode 0750 for the missing parts. Returns 0 or -errno. */
+/* mkdir -p with mode FSMODE_DIR (0770, less the umask) for the missing parts. Returns 0 or -errno. */
 int mkdir_p(const char *path);
 /* Replaces path with data atomically and durably. Returns 0 or -errno. */
 int write_file_atomic(const char *path, const char *data, size_t len);
-/* The same, with the file's permission bits (write_file_atomic uses 0640). */
+/* The same, with the file's permission bits (write_file_atomic uses FSMODE_FILE, 0660, less the umask). */
 int write_file_atomic_mode(const char *path, const char *data, size_t len, unsigned mode);
 /* write_file_atomic, but nothing is written when the file already holds exactly data (so that a full or
  * read-only volume does not stop what needs no change). */

@@ -33,6 +33,8 @@
 
 /* Why the JVM is being stopped: what happens once it is gone. */
 enum stop_purpose { STOP_EXIT, STOP_SUSPEND, STOP_UPGRADE, STOP_ROLLBACK };
+/* What a stop is for, as the events and the intent say it: "shut down", "suspend", "upgrade", "roll back". */
+const char *stop_purpose_text(enum stop_purpose p);
 
 enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
 
@@ -86,8 +88,7 @@ struct supervisor {
 	enum sup_event current_event; /* the event whose action runs */
 	bool launch_fatal;            /* the launch failed for good (a rewind the configuration forbids): FAILED */
 	bool demotion_said;           /* status.error holds a demotion: kept once the job runs */
-	enum sup_event queue[16];
-	unsigned queue_head, queue_len;
+	struct event_queue queue;
 
 	/* the stop: when it was asked (a second signal within a second is the same stop), whether a JVM
 	 * ran then, whether it had to be killed, the timer of the wait for RUNNING (STOP_PENDING) */
@@ -284,6 +285,8 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev);
 bool sup_follows_job(const struct supervisor *s);
 /* What must hold in every state (a JVM, a timer or a fetch pending...): NULL, or what does not. */
 const char *sup_invariant_violation(const struct supervisor *s);
+/* Frees everything a supervisor holds (also one only partly set up). */
+void sup_free(struct supervisor *s);
 usec_t sup_grace_period(struct supervisor *s);
 
 /* sup_launch.c */
@@ -331,6 +334,8 @@ void sup_check_nonces(struct supervisor *s);
 
 /* sup_http.c */
 int sup_http_start(struct supervisor *s);
+/* One request to the endpoint: which route answers it, with what (the handler http.c calls; tests call it). */
+void sup_http_route(struct supervisor *s, const struct http_request *req, struct http_response *resp);
 void sup_http_stop(struct supervisor *s);
 char *sup_metrics(struct supervisor *s);
 

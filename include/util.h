@@ -65,6 +65,9 @@ char *file_uri_from_path(const char *path);
 int write_all(int fd, const void *data, size_t len);
 /* Joins a directory and a name with exactly one '/'. */
 char *path_join(const char *dir, const char *name);
+/* The directory part of a path, as dirname(3) without touching path (malloc'd): "/a/b" -> "/a", "/a" -> "/",
+ * "a" -> ".". */
+char *path_dirname(const char *path);
 
 /* A number from outside (JSON, a REST answer) as an integer: its integral part when it is finite and within
  * [lo, hi], else def. Never the undefined behaviour of a plain cast. */

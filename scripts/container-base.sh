@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # container-base: builds a local stand-in for the official Flink image, for machines that cannot pull one
-# (no registry): a Debian bookworm rootfs (debootstrap, variant minbase) with a Java 17 JRE, the shared
-# libraries flinklet links against, the user flink (uid/gid 9999, as in the official image), and the
-# Maven-fetched Flink jars (make flink-lib) under /opt/flink/lib; imported into podman as
+# (no registry): a Debian bookworm rootfs (debootstrap, variant minbase) with a Java 17 runtime made by jlink
+# from the build machine's JDK (only the modules Flink uses: JAVA_MODULES below), the shared libraries flinklet
+# links against, the user flink (uid/gid 9999, as in the official image), and the Maven-fetched Flink jars
+# (make flink-lib) under /opt/flink/lib less what a MiniCluster never loads (DROP_JARS below, and RocksDB's
+# native libraries for other platforms); imported into podman as
 #
 #     localhost/flinklet-base:<flink version>-<12 hex of the inputs>
 #
-# The inputs are this script, the package list, the suite, the architecture, and the names and contents of the
-# jars. When an image with that tag exists nothing is built. The tag is the only line on stdout; progress goes
-# to stderr. Use it as the Containerfile's base:
+# The inputs are this script, the package list, the suite, the architecture, the JDK's version, and the names
+# and contents of the jars. When an image with that tag exists nothing is built. The tag is the only line on
+# stdout; progress goes to stderr. Use it as the Containerfile's base:
 #
 #     podman build -f container/Containerfile --build-arg FLINK_IMAGE="$(scripts/container-base.sh)" ...
 #
 # Environment: FLINK_VERSION (2.2.1), FLINK_LIB (build/flink-$FLINK_VERSION/lib), DEBIAN_MIRROR
 # (http://deb.debian.org/debian), PODMAN (the podman command with its global options; by default
-# `podman --runtime runc --cgroup-manager cgroupfs` where runc is installed, else `podman`).
+# `podman --runtime runc --cgroup-manager cgroupfs` where runc is installed, else `podman`), JDK (a Java 17 JDK
+# with jmods/, Debian's openjdk-17-jdk-headless; default: the one javac belongs to), BASE_NAME (the image name,
+# default localhost/flinklet-base), VARIANT (empty, or `systemd`: the same with systemd as /sbin/init, for
+# tests/e2e/test_systemd.py; named BASE_NAME-systemd).
 # Needs root (debootstrap), which is also what the podman that runs the image needs here.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,9 +33,33 @@ if [ -z "${PODMAN:-}" ]; then
 fi
 read -r -a podman <<<"$PODMAN"
 suite=bookworm
-# the JRE, the TLS roots for https jars, and the runtime side of flinklet's -dev packages (scripts/deps.sh)
-packages=(openjdk-17-jre-headless ca-certificates libcurl3-gnutls libcjson1 libyaml-0-2 libsystemd0 libmicrohttpd12 libnettle8)
-name=localhost/flinklet-base
+# the TLS roots for https jars, the C++ runtime of the JVM and RocksDB, and the runtime side of flinklet's -dev
+# packages (scripts/deps.sh)
+packages=(ca-certificates libstdc++6 libcurl3-gnutls libcjson1 libyaml-0-2 libsystemd0 libmicrohttpd12 libnettle8)
+name=${BASE_NAME:-localhost/flinklet-base}
+VARIANT=${VARIANT:-}
+case "$VARIANT" in
+"") ;;
+systemd)
+	packages+=(systemd systemd-sysv)
+	name=$name-systemd
+	;;
+*)
+	echo "container-base: unknown VARIANT=$VARIANT (empty or systemd)" >&2
+	exit 2
+	;;
+esac
+# The Java modules of the runtime: what jdeps finds in Flink's jars (jdeps --print-module-deps, jar by jar),
+# java.rmi (Flink's --add-exports), the TLS and naming providers a job's connectors use, and the JMX agent.
+# Tested by tests/e2e/test_container.py (the job, with RocksDB, in the image).
+JAVA_MODULES=java.base,java.desktop,java.instrument,java.logging,java.management,java.management.rmi,java.naming,java.net.http,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.xml,jdk.attach,jdk.charsets,jdk.crypto.cryptoki,jdk.crypto.ec,jdk.jdi,jdk.jfr,jdk.management,jdk.management.agent,jdk.naming.dns,jdk.net,jdk.sctp,jdk.security.auth,jdk.unsupported,jdk.zipfs
+# java.desktop's native side (X11, sound, fonts, images) that a headless JVM never loads
+JLINK_EXCLUDE=$(printf 'glob:/java.desktop/lib/%s,' libawt_xawt.so libjawt.so libjsound.so libsplashscreen.so \
+	libfontmanager.so liblcms.so libjavajpeg.so)
+# jars of flink-lib a MiniCluster never loads: the async-profiler of the web UI's profiling
+# (rest.profiling.enabled, off by default). Not ZooKeeper's (flink-shaded-zookeeper-3), though it is for high
+# availability: flink-runtime's tasks load the Guava relocated inside it (shaded.curator5...collect.Iterables).
+DROP_JARS=('async-profiler-*.jar')
 
 say() { echo "container-base: $*" >&2; }
 
@@ -39,10 +68,27 @@ if ! ls "$FLINK_LIB"/flink-core-*.jar >/dev/null 2>&1; then
 	exit 3
 fi
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+# RocksDB's jar carries native libraries for every platform; the image keeps this architecture's (glibc)
+case "$arch" in
+amd64) rocksdb_native=librocksdbjni-linux64.so ;;
+arm64) rocksdb_native=librocksdbjni-linux-aarch64.so ;;
+ppc64el) rocksdb_native=librocksdbjni-linux-ppc64le.so ;;
+s390x) rocksdb_native=librocksdbjni-linux-s390x.so ;;
+*) rocksdb_native= ;;
+esac
+if [ -z "${JDK:-}" ]; then
+	javac=$(command -v javac || true)
+	JDK=$([ -n "$javac" ] && dirname "$(dirname "$(readlink -f "$javac")")" || true)
+fi
+if [ -z "$JDK" ] || [ ! -f "$JDK/jmods/java.base.jmod" ] || ! "$JDK/bin/java" -version 2>&1 | grep -q 'version "17'; then
+	say "no Java 17 JDK with jmods/ (JDK=${JDK:-unset}): install openjdk-17-jdk-headless (make deps)"
+	exit 3
+fi
+jdk_version=$("$JDK/bin/java" -version 2>&1 | head -n 2 | tr '\n' ' ')
 
 inputs=$(
 	sha256sum <"$self"
-	echo "suite=$suite arch=$arch packages=${packages[*]}"
+	echo "suite=$suite arch=$arch packages=${packages[*]} jdk=$jdk_version"
 	cd "$FLINK_LIB" && find . -maxdepth 1 -name '*.jar' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 )
 hash=$(printf '%s\n' "$inputs" | sha256sum | cut -c1-12)
@@ -91,13 +137,45 @@ debootstrap --variant=minbase --arch="$arch" --include="$include" "$suite" "$roo
 	exit 1
 }
 
+say "the Java runtime: jlink of $JDK ($JAVA_MODULES)"
+java_home=/opt/java
+"$JDK/bin/jlink" --add-modules "$JAVA_MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \
+	--exclude-files="${JLINK_EXCLUDE%,}" --output "$root$java_home" >&2
+# found through JAVA_HOME, PATH, and /usr/bin/java as Debian's JRE has it (what a systemd unit's PATH finds).
+# Run here, not in the chroot: the launcher finds its libraries through /proc/self/exe, which a chroot without
+# /proc lacks. The default class-data archive of the JDK's classes (lib/server/classes.jsa) does not depend on
+# where the runtime is installed.
+ln -s "$java_home/bin/java" "$root/usr/bin/java"
+"$root$java_home/bin/java" -Xshare:dump >/dev/null 2>&1 || say "no default class-data archive (java -Xshare:dump failed)"
+"$root$java_home/bin/java" -version >&2
+
 say "adding the user flink (9999) and the Flink jars"
 chroot "$root" groupadd --system --gid 9999 flink
 chroot "$root" useradd --system --home-dir /opt/flink --no-create-home --uid 9999 --gid flink --shell /bin/bash flink
 mkdir -p "$root/opt/flink/lib" "$root/opt/flink/usrlib" "$root/opt/flink/conf"
 cp "$FLINK_LIB"/*.jar "$root/opt/flink/lib/"
+for pattern in "${DROP_JARS[@]}"; do
+	# shellcheck disable=SC2086 # the pattern is a glob
+	rm -f "$root"/opt/flink/lib/$pattern
+done
+for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar; do
+	[ -f "$jar" ] && [ -n "$rocksdb_native" ] || continue
+	python3 - "$jar" "$rocksdb_native" <<'PY'
+import os, sys, zipfile
+path, keep = sys.argv[1], sys.argv[2]
+tmp = path + ".tmp"
+with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+    names = src.namelist()
+    assert keep in names, f"{keep} is not in {path}"
+    for info in src.infolist():
+        name = info.filename
+        if "/" not in name and name.startswith("librocksdbjni") and name != keep:
+            continue
+        dst.writestr(info, src.read(name))
+os.replace(tmp, path)
+PY
+done
 chown -R 9999:9999 "$root/opt/flink"
-java_home=$(dirname "$(dirname "$(chroot "$root" readlink -f /usr/bin/java)")")
 
 # what an image does not need: package caches and lists, documentation, man pages
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* \
@@ -107,14 +185,19 @@ rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/
 rm -f "$root/etc/hostname"
 
 say "importing into podman"
+variant_changes=(--change "USER flink")
+if [ "$VARIANT" = systemd ]; then
+	# systemd is PID 1 as root; it stops on SIGRTMIN+3
+	variant_changes=(--change "USER root" --change 'CMD ["/sbin/init"]' --change "STOPSIGNAL SIGRTMIN+3")
+fi
 tar --numeric-owner --xattrs -C "$root" -cf "$work/rootfs.tar" .
 "${podman[@]}" import \
 	--change "ENV FLINK_HOME=/opt/flink" \
 	--change "ENV JAVA_HOME=$java_home" \
-	--change "ENV PATH=/opt/flink/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+	--change "ENV PATH=/opt/flink/bin:$java_home/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 	--change "ENV LANG=C.UTF-8" \
 	--change "WORKDIR /opt/flink" \
-	--change "USER flink" \
+	"${variant_changes[@]}" \
 	--change "LABEL dev.flinklet.base.inputs=$hash" \
 	--change "LABEL dev.flinklet.base.flink-version=$FLINK_VERSION" \
 	"$work/rootfs.tar" "$tag" >/dev/null

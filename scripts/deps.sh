@@ -82,4 +82,5 @@ py pytest pytest python3-pytest
 py prometheus_client prometheus_client python3-prometheus-client "the e2e tests parse /metrics with it"
 py yaml pyyaml python3-yaml "the e2e tests read the Kubernetes manifests with it"
 py jsonschema jsonschema python3-jsonschema "the export tests validate against the operator's CRD with it"
+py kubernetes_validate kubernetes-validate python3-kubernetes-validate "the manifest tests validate conf/kubernetes against Kubernetes' schemas (strict, offline) with it"
 echo "deps: all present"

@@ -801,7 +801,7 @@ static char *json_value_string(const cJSON *v)
 		return xstrdup(cJSON_IsTrue(v) ? "true" : "false");
 	if (cJSON_IsNumber(v)) {
 		double x = v->valuedouble;
-		if (x == as_floor(x) && as_fabs(x) < 1e15)
+		if (x == floor(x) && fabs(x) < 1e15)
 			return xasprintf("%lld", (long long)x);
 		char buf[40];
 		for (int prec = 1; prec <= 17; prec++) {

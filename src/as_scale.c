@@ -47,7 +47,7 @@ int as_scale_parallelism(const struct as_options *o, const char *vertex, int p, 
 {
 	if (lower_limit > upper_limit)
 		return p; /* cannot happen: lower <= p <= upper by construction (3.2 step 5) */
-	double c = as_ceil(f * p);
+	double c = ceil(f * p);
 	int raw = c >= (double)INT32_MAX ? INT32_MAX : as_java_d2i(c);
 	int ub = imin(max_p, upper_limit);
 	int new_p = imin(imax(lower_limit, raw), ub);

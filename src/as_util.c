@@ -13,28 +13,11 @@
 
 #include "autoscaler.h"
 
-/* ---- Java numerics (without libm, which the build does not link) ---- */
-
-double as_fabs(double x)
-{
-	return x < 0 ? -x : x;
-}
-
-double as_floor(double x)
-{
-	if (!(as_fabs(x) < 4503599627370496.0)) /* NaN, infinite, or already integral (>= 2^52) */
-		return x;
-	double t = (double)(int64_t)x;
-	return t > x ? t - 1 : t;
-}
-
-double as_ceil(double x)
-{
-	if (!(as_fabs(x) < 4503599627370496.0))
-		return x;
-	double t = (double)(int64_t)x;
-	return t < x ? t + 1 : t;
-}
+/* ---- Java numerics ----
+ * Java's Math.floor, Math.ceil and Math.abs are C's floor, ceil and fabs for doubles (IEEE 754, NaN and the
+ * infinities passed through), so libm's are used as they are. What differs is below: Math.max/min (NaN wins),
+ * Math.round (floor(x + 1/2) exactly, not C's round-half-away-from-zero) and the (int)/(long) casts (saturating,
+ * NaN 0, where C's conversion is undefined). */
 
 double as_jmax(double a, double b)
 {
@@ -58,7 +41,7 @@ int64_t as_jround(double x)
 		return INT64_MAX;
 	if (x <= -9223372036854775808.0)
 		return INT64_MIN;
-	double f = as_floor(x);
+	double f = floor(x);
 	/* x - floor(x) is exact here, so this is floor(x + 1/2) without the rounding of x + 0.5 */
 	int64_t r = (int64_t)f;
 	if (x - f >= 0.5)
@@ -82,7 +65,7 @@ int32_t as_java_d2i(double x)
 static void shortest_digits(double x, char digits[24], int *exp10)
 {
 	char buf[40];
-	double a = as_fabs(x);
+	double a = fabs(x);
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*e", prec - 1, a);
 		if (strtod(buf, NULL) == a)
@@ -168,19 +151,19 @@ double as_round3_digits(double x)
  *   k = floor(t) + (fraction > 1/2), and the double nearest k/1000 is k / 1000.0 (correctly rounded). */
 double as_round3(double x)
 {
-	double a = as_fabs(x);
+	double a = fabs(x);
 	if (!(a < 1e12) || a == 0) /* NaN, infinite, huge, zero */
 		return a == 0 || !isfinite(x) ? x : as_round3_digits(x);
 	double t = a * 1000.0;
-	double k = as_floor(t);
+	double k = floor(t);
 	double frac = t - k; /* exact */
-	if (a == as_floor(a))
+	if (a == floor(a))
 		return x;
 	double m = frac >= 0.5 ? k + 1 : k;
 	if (m / 1000.0 == a)
 		return x;
 	double eps = t * 0x1p-48;
-	if (!(frac > eps && frac < 1 - eps && as_fabs(frac - 0.5) > eps))
+	if (!(frac > eps && frac < 1 - eps && fabs(frac - 0.5) > eps))
 		return as_round3_digits(x);
 	double r = (frac > 0.5 ? k + 1 : k) / 1000.0;
 	if (r == 0)
@@ -214,7 +197,7 @@ void as_java_double_str(double x, char *buf, size_t size)
 	struct strbuf b = {0};
 	if (x < 0)
 		strbuf_append(&b, "-");
-	double a = as_fabs(x);
+	double a = fabs(x);
 	if (a >= 1e-3 && a < 1e7) {
 		if (e >= 0) {
 			for (int i = 0; i <= e; i++)
@@ -295,7 +278,7 @@ int as_json_int64(const cJSON *j, int64_t min, int64_t max, int64_t *ret)
 	if (!cJSON_IsNumber(j))
 		return -EINVAL;
 	double v = j->valuedouble;
-	if (!isfinite(v) || v != as_floor(v) || v < (double)min || v > (double)max || as_fabs(v) > 9007199254740992.0)
+	if (!isfinite(v) || v != floor(v) || v < (double)min || v > (double)max || fabs(v) > 9007199254740992.0)
 		return -EINVAL;
 	*ret = (int64_t)v;
 	return 0;

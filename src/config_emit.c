@@ -1,5 +1,6 @@
-/* config_emit: the normalized configuration document, as printed by `flinklet check-config` (YAML)
- * and `check-config --json`. Keys of flinkConfiguration are sorted so the output is stable. */
+/* config_emit: the normalized configuration document, as printed by `flinklet check-config` (YAML, written by
+ * libyaml's emitter in yamlout.c) and `check-config --json`. Keys of flinkConfiguration are sorted so the output is
+ * stable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "yamlout.h"
 
 static cJSON *string_or_null(const char *s)
 {
@@ -69,65 +71,9 @@ cJSON *spec_to_json(const struct spec *s)
 	return root;
 }
 
-static bool plain_key(const char *k)
-{
-	if (!*k)
-		return false;
-	for (const char *p = k; *p; p++) {
-		char c = *p;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-		          c == '_' || c == '-' || c == '/';
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-static void emit_scalar(struct strbuf *b, const cJSON *item)
-{
-	/* JSON scalars are valid YAML flow scalars */
-	char *text = cJSON_PrintUnformatted(item);
-	strbuf_append(b, text ? text : "null");
-	free(text);
-}
-
-static void emit(struct strbuf *b, const cJSON *node, int indent)
-{
-	const cJSON *c;
-	cJSON_ArrayForEach (c, node) {
-		strbuf_appendf(b, "%*s", indent, "");
-		if (cJSON_IsObject(node)) {
-			if (plain_key(c->string))
-				strbuf_append(b, c->string);
-			else {
-				cJSON *k = cJSON_CreateString(c->string);
-				emit_scalar(b, k);
-				cJSON_Delete(k);
-			}
-			strbuf_append(b, ":");
-		} else {
-			strbuf_append(b, "-");
-		}
-		if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && c->child) {
-			strbuf_append(b, "\n");
-			emit(b, c, indent + 2);
-		} else if (cJSON_IsObject(c)) {
-			strbuf_append(b, " {}\n");
-		} else if (cJSON_IsArray(c)) {
-			strbuf_append(b, " []\n");
-		} else {
-			strbuf_append(b, " ");
-			emit_scalar(b, c);
-			strbuf_append(b, "\n");
-		}
-	}
-}
-
 char *json_to_yaml(const cJSON *root)
 {
-	struct strbuf b = {0};
-	emit(&b, root, 0);
-	return strbuf_steal(&b);
+	return yaml_from_json(root);
 }
 
 char *spec_to_yaml(const struct spec *s)

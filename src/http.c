@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <microhttpd.h>
+#include <nettle/memops.h>
 
 #include "log.h"
 #include "util.h"
@@ -301,6 +302,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	return queue(c, &resp);
+}
+
+bool http_bearer_authorized(const char *token, const char *header)
+{
+	/* credentials = auth-scheme 1*SP token68, the scheme case-insensitive */
+	if (!token || !header || strncasecmp(header, "Bearer", 6) || header[6] != ' ')
+		return false;
+	const char *got = header + 6 + strspn(header + 6, " ");
+	size_t n = strlen(token);
+	/* a different length fails after the same work */
+	bool same_len = strlen(got) == n;
+	const char *cmp = same_len ? got : token;
+	return memeql_sec(cmp, token, n) && same_len;
 }
 
 const char *http_request_header(const struct http_request *req, const char *name)

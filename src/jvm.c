@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,13 @@ static void child_exec(char *const argv[], char *const envp[], const char *cwd, 
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
+	/* glibc keeps 32 and 33 (SIGCANCEL, SIGSETXID) to itself and signal() refuses them, so one that flinklet
+	 * inherited ignored (an ignored disposition survives exec) would reach the JVM ignored: reset by the
+	 * system call (a zeroed kernel sigaction is SIG_DFL, no flags, an empty mask, on every architecture) */
+	for (int sig = 32; sig < SIGRTMIN; sig++) {
+		unsigned long kact[6] = {0, 0, 0, 0, 0, 0};
+		syscall(SYS_rt_sigaction, sig, kact, NULL, (_NSIG - 1) / 8);
+	}
 	setpgid(0, 0);
 	/* the JVM never outlives its supervisor: a new supervisor restores from the volume */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);

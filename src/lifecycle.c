@@ -1,4 +1,5 @@
-/* lifecycle: the (state x event) -> (action, next state) table and its names (see include/lifecycle.h).
+/* lifecycle: the (state x event) -> (action, next state) table, its names, the queue of events raised during a
+ * transition, and the restart backoff (see include/lifecycle.h).
  * Cells not written are {ACT_NONE, SUP_SAME}: ignored. */
 #include "lifecycle.h"
 
@@ -188,6 +189,24 @@ const char *lifecycle_invariant(enum sup_state st, const struct sup_facts *f)
 	default:
 		return "an unknown state";
 	}
+}
+
+bool event_queue_push(struct event_queue *q, enum sup_event ev)
+{
+	if (q->len == EVENT_QUEUE_MAX)
+		return false;
+	q->ev[(q->head + q->len++) % EVENT_QUEUE_MAX] = ev;
+	return true;
+}
+
+bool event_queue_pop(struct event_queue *q, enum sup_event *ev)
+{
+	if (!q->len)
+		return false;
+	*ev = q->ev[q->head];
+	q->head = (q->head + 1) % EVENT_QUEUE_MAX;
+	q->len--;
+	return true;
 }
 
 usec_t backoff_delay(unsigned n, usec_t initial, usec_t max, double multiplier)

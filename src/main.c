@@ -15,6 +15,7 @@
 #include "config.h"
 #include "artifacts.h"
 #include "export.h"
+#include "fsmode.h"
 #include "preflight.h"
 #include "flinkconf.h"
 #include "snapshots.h"
@@ -221,6 +222,8 @@ static int cmd_run(struct cli *c)
 	for (size_t i = 0; i < w.msgs.n; i++)
 		log_warn("%s", w.msgs.v[i]);
 	diags_free(&w);
+	/* the state volume is shared with its group (include/fsmode.h); the JVM inherits the umask */
+	fsmode_apply_umask();
 	struct run_options opts = {
 	    .exit_on_finish = c->exit_on_finish,
 	    .cfg = &c->cfg,

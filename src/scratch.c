@@ -22,9 +22,25 @@ char *scratch_default_dir(const char *name, const char *state_dir)
 	return xasprintf("%s/flinklet-%s-%.8s", !str_empty(tmp) && tmp[0] == '/' ? tmp : "/tmp", name, hex);
 }
 
+/* The scratch directory itself is 0700 (the volume's group-shared 0770 of mkdir_p is not for it: it is flinklet's
+ * own, and the strict check below refuses a directory others can write); its parents as mkdir_p makes them. */
+static int scratch_mkdir(const char *dir)
+{
+	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	char *parent = path_dirname(dir);
+	int r = mkdir_p(parent);
+	free(parent);
+	if (r < 0)
+		return r;
+	return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
 int scratch_open(const char *dir, bool strict, char **err)
 {
-	int r = mkdir_p(dir);
+	int r = scratch_mkdir(dir);
 	if (r < 0) {
 		*err = xasprintf("unable to create the scratch directory %s: %s", dir, strerror(-r));
 		return r;
@@ -53,7 +69,7 @@ int scratch_open(const char *dir, bool strict, char **err)
 int scratch_rotate(const char *dir, unsigned n, char **old)
 {
 	*old = NULL;
-	int q = mkdir_p(dir); /* a /tmp cleaner may have taken it */
+	int q = scratch_mkdir(dir); /* a /tmp cleaner may have taken it */
 	if (q < 0)
 		return q;
 	char *jvm = path_join(dir, "jvm");

@@ -74,6 +74,17 @@ void snapshot_ref_free(struct snapshot_ref *r)
 	r->id = -1;
 }
 
+struct snapshot_ref *snapshot_history_push(struct snapshot_ref *history, int *n, int max)
+{
+	if (*n >= max) {
+		snapshot_ref_free(&history[0]);
+		memmove(history, history + 1, sizeof(*history) * (size_t)(max - 1));
+		memset(&history[max - 1], 0, sizeof(*history));
+		*n = max - 1;
+	}
+	return &history[(*n)++];
+}
+
 void status_free(struct status *st)
 {
 	free(st->name);

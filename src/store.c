@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fsmode.h"
 #include "util.h"
 
 static atomic_uint_fast64_t syncs;
@@ -40,7 +41,7 @@ int mkdir_p(const char *path)
 			continue;
 		char c = *s;
 		*s = '\0';
-		if (mkdir(p, 0750) < 0 && errno != EEXIST) {
+		if (mkdir(p, FSMODE_DIR) < 0 && errno != EEXIST) {
 			r = -errno;
 			break;
 		}
@@ -74,7 +75,7 @@ int fsync_parent(const char *path)
 
 int write_file_atomic(const char *path, const char *data, size_t len)
 {
-	return write_file_atomic_mode(path, data, len, 0640);
+	return write_file_atomic_mode(path, data, len, FSMODE_FILE);
 }
 
 int write_file_atomic_mode(const char *path, const char *data, size_t len, unsigned mode)
@@ -170,7 +171,7 @@ int store_lock(const char *state_dir, long *ret_owner)
 	/* read-only: a file held open for writing would keep the volume from being remounted read-only (by an
 	 * administrator, or by the kernel on I/O errors) */
 	char *path = path_join(state_dir, "lock");
-	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0640);
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, FSMODE_FILE);
 	if (fd < 0) {
 		int r = -errno;
 		free(path);
@@ -294,7 +295,7 @@ int store_append_events(const char *state_dir, char *const *lines, size_t n)
 	if (n == 0)
 		return 0;
 	char *path = path_join(state_dir, "events.jsonl");
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, FSMODE_FILE);
 	free(path);
 	if (fd < 0)
 		return -errno;

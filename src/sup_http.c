@@ -9,14 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <nettle/memops.h>
 
 #include "flinkproxy.h"
+#include "fsmode.h"
 #include "store.h"
 #include "sup.h"
 
@@ -57,15 +56,7 @@ static bool ready(const struct supervisor *s)
 
 static bool authorized(struct supervisor *s, const char *header)
 {
-	/* credentials = auth-scheme 1*SP token68, the scheme case-insensitive (RFC 9110 11.1, 11.4) */
-	if (!s->token || !header || strncasecmp(header, "Bearer", 6) || header[6] != ' ')
-		return false;
-	const char *got = header + 6 + strspn(header + 6, " ");
-	size_t n = strlen(s->token);
-	/* constant time over the token's length; a different length fails after the same work */
-	bool same_len = strlen(got) == n;
-	const char *cmp = same_len ? got : s->token;
-	return memeql_sec(cmp, s->token, n) && same_len;
+	return http_bearer_authorized(s->token, header);
 }
 
 static void control(struct supervisor *s, const char *action, const struct http_request *req,
@@ -137,9 +128,8 @@ static void flink_route(struct supervisor *s, const struct http_request *req, st
 	free(down);
 }
 
-static void on_http(void *userdata, const struct http_request *req, struct http_response *resp)
+void sup_http_route(struct supervisor *s, const struct http_request *req, struct http_response *resp)
 {
-	struct supervisor *s = userdata;
 	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
 	resp->content_type = "application/json";
 	if (flinkproxy_owns(req->path)) {
@@ -191,13 +181,25 @@ static void on_http(void *userdata, const struct http_request *req, struct http_
 	}
 }
 
-/* The token: the configured file, else <state dir>/http.token, made on the first start (0600). */
+static void on_http(void *userdata, const struct http_request *req, struct http_response *resp)
+{
+	sup_http_route(userdata, req, resp);
+}
+
+/* The token: the configured file, else <state dir>/http.token, made on the first start (FSMODE_SECRET:
+ * 0640, so that a later run under another uid of the state directory's group can read it). */
 static int load_token(struct supervisor *s, char **ret_path)
 {
 	const char *configured = spec_get(s->spec, "flinklet.http.token-file");
 	char *path = configured ? xstrdup(configured) : path_join(s->state_dir, "http.token");
 	char *text = NULL;
 	int r = read_file(path, 4096, &text, NULL);
+	if (r == -EACCES && !configured) {
+		/* made 0600 by an older flinklet under another uid (a new pod's arbitrary uid): the directory is
+		 * the group's, so a new token replaces it; clients read it from the file */
+		log_warn("the API token %s is not readable by uid %u: replacing it", path, (unsigned)geteuid());
+		r = -ENOENT;
+	}
 	if (r == -ENOENT && !configured) {
 		unsigned char raw[32];
 		if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
@@ -208,7 +210,7 @@ static int load_token(struct supervisor *s, char **ret_path)
 		for (size_t i = 0; i < sizeof(raw); i++)
 			strbuf_appendf(&b, "%02x", raw[i]);
 		strbuf_append(&b, "\n");
-		r = write_file_atomic_mode(path, b.buf, b.len, 0600);
+		r = write_file_atomic_mode(path, b.buf, b.len, FSMODE_SECRET);
 		strbuf_free(&b);
 		if (r == 0)
 			r = read_file(path, 4096, &text, NULL);

@@ -21,6 +21,8 @@ static bool watchdog_healthy(struct supervisor *s)
 		return !s->last_rest_ok ||
 		       now_monotonic() - s->last_rest_ok <= spec_duration(s->spec, "flinklet.health.rest-timeout");
 	case SUP_STARTING:
+		/* waiting for a jar that cannot start (JarUnusable) is a job that is down, not one that starts */
+		return !s->fetch.jar_problem;
 	case SUP_SAVEPOINTING:
 	case SUP_STOPPING:
 	case SUP_SUSPENDED:

@@ -59,8 +59,7 @@ int sup_reload_setup(struct supervisor *s)
 	if (!s->opts->config_path)
 		return 0; /* quick mode: nothing to watch */
 	const char *path = s->opts->config_path;
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");
+	char *dir = path_dirname(path);
 	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	int r = s->inotify_fd < 0 ? -errno : 0;
 	if (r == 0 && inotify_add_watch(s->inotify_fd, dir,

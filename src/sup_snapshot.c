@@ -41,19 +41,46 @@ void sup_record_savepoint(struct supervisor *s, const char *location, const char
 {
 	int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
 	snapshot_ref_set(&s->status.last_savepoint, location, -1, now_ms, trigger);
-	if (s->status.n_savepoint_history == SAVEPOINT_HISTORY_MAX) {
-		snapshot_ref_free(&s->status.savepoint_history[0]);
-		memmove(s->status.savepoint_history, s->status.savepoint_history + 1,
-		        sizeof(s->status.savepoint_history[0]) * (SAVEPOINT_HISTORY_MAX - 1));
-		memset(&s->status.savepoint_history[SAVEPOINT_HISTORY_MAX - 1], 0,
-		       sizeof(s->status.savepoint_history[0]));
-		s->status.n_savepoint_history--;
-	}
-	snapshot_ref_set(&s->status.savepoint_history[s->status.n_savepoint_history++], location, -1, now_ms, trigger);
+	snapshot_ref_set(
+	    snapshot_history_push(s->status.savepoint_history, &s->status.n_savepoint_history, SAVEPOINT_HISTORY_MAX),
+	    location, -1, now_ms, trigger);
 	s->counters.savepoints++;
 	sup_write_status(s);
 	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s)", location, trigger);
 	sup_retention(s);
+}
+
+/* ---- Flink's asynchronous operations ----
+ * A savepoint, a checkpoint and a stop-with-savepoint go the same way: a POST answered with a request id, then
+ * GET /jobs/<job>/<savepoints|checkpoints>/<request> every OP_POLL_INTERVAL until Flink says COMPLETED. */
+
+enum op_answer { OP_IN_PROGRESS, OP_COMPLETED, OP_UNKNOWN };
+
+/* Flink's answer to a status poll: COMPLETED (*op is its "operation": a location or a checkpointId, or a
+ * failure-cause), unknown to Flink (404), or in progress (anything else, no answer included). */
+static enum op_answer op_answer(long code, const cJSON *body, const cJSON **op)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "status"), "id");
+	*op = cJSON_GetObjectItemCaseSensitive(body, "operation");
+	if (code == 200 && cJSON_IsString(id) && !strcmp(id->valuestring, "COMPLETED"))
+		return OP_COMPLETED;
+	return code == 404 ? OP_UNKNOWN : OP_IN_PROGRESS;
+}
+
+/* The request id of a trigger's answer, or NULL when Flink did not take the request. */
+static const char *op_request_id(long code, const cJSON *body)
+{
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(body, "request-id");
+	return (code == 200 || code == 202) && cJSON_IsString(rid) ? rid->valuestring : NULL;
+}
+
+/* Asks Flink how the operation of that request id goes; cb gets the answer. */
+static void op_ask(struct supervisor *s, enum snapshot_op_kind kind, const char *request, rest_cb cb)
+{
+	char *path =
+	    xasprintf("/jobs/%s/%s/%s", s->job_id, kind == SNAP_SAVEPOINT ? "savepoints" : "checkpoints", request);
+	rest_request(s->rest, "GET", path, NULL, cb, s);
+	free(path);
 }
 
 /* ---- stop-with-savepoint ---- */
@@ -96,11 +123,8 @@ static int on_stop_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	if (s->state != SUP_SAVEPOINTING || !s->savepoint_request)
-		return 0;
-	char *path = xasprintf("/jobs/%s/savepoints/%s", s->job_id, s->savepoint_request);
-	rest_request(s->rest, "GET", path, NULL, on_stop_status, s);
-	free(path);
+	if (s->state == SUP_SAVEPOINTING && s->savepoint_request)
+		op_ask(s, SNAP_SAVEPOINT, s->savepoint_request, on_stop_status);
 	return 0;
 }
 
@@ -109,9 +133,9 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 	struct supervisor *s = userdata;
 	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
 		return;
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "status"), "id");
-	const cJSON *op = cJSON_GetObjectItemCaseSensitive(body, "operation");
-	if (code == 200 && cJSON_IsString(id) && !strcmp(id->valuestring, "COMPLETED")) {
+	const cJSON *op;
+	/* unknown (404) too is asked again: the REST server goes away with the job the stop ends */
+	if (op_answer(code, body, &op) == OP_COMPLETED) {
 		const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 		if (cJSON_IsString(loc)) {
 			s->savepoint_recorded = true;
@@ -143,10 +167,10 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 	struct supervisor *s = userdata;
 	if (s->state != SUP_SAVEPOINTING)
 		return;
-	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(body, "request-id");
-	if ((code == 200 || code == 202) && cJSON_IsString(rid)) {
+	const char *rid = op_request_id(code, body);
+	if (rid) {
 		free(s->savepoint_request);
-		s->savepoint_request = xstrdup(rid->valuestring);
+		s->savepoint_request = xstrdup(rid);
 		log_info("stop-with-savepoint triggered (request %s)", s->savepoint_request);
 		sup_arm(s, &s->savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
 		return;
@@ -220,12 +244,11 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	s->stop_savepoint_sent = true;
 	free(s->savepoint_request);
 	s->savepoint_request = NULL;
-	static const char *const why[] = {"shut down", "suspend", "upgrade", "roll back"};
-	char *intent = xasprintf("stop the job with a savepoint to %s", why[s->stop_purpose]);
+	char *intent = xasprintf("stop the job with a savepoint to %s", stop_purpose_text(s->stop_purpose));
 	sup_set_intent(s, intent);
 	free(intent);
 	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
-	          s->job_id, s->sp_dir, why[s->stop_purpose]);
+	          s->job_id, s->sp_dir, stop_purpose_text(s->stop_purpose));
 	/* the intent is on the volume before the request goes out: sent from the flush's end, the loop goes on (a
 	 * second SIGTERM meanwhile kills at once, and the request is not sent) */
 	sup_after_sync(s, on_stop_intent_durable, ++s->stop_sp_gen);
@@ -283,15 +306,9 @@ static void op_failed(struct supervisor *s, const char *why)
 static void record_checkpoint(struct supervisor *s, int64_t id)
 {
 	struct status *st = &s->status;
-	if (st->n_checkpoint_history == CHECKPOINT_HISTORY_MAX) {
-		snapshot_ref_free(&st->checkpoint_history[0]);
-		memmove(st->checkpoint_history, st->checkpoint_history + 1,
-		        sizeof(st->checkpoint_history[0]) * (CHECKPOINT_HISTORY_MAX - 1));
-		memset(&st->checkpoint_history[CHECKPOINT_HISTORY_MAX - 1], 0, sizeof(st->checkpoint_history[0]));
-		st->n_checkpoint_history--;
-	}
-	snapshot_ref_set(&st->checkpoint_history[st->n_checkpoint_history++], NULL, id,
-	                 (int64_t)(now_realtime() / USEC_PER_MSEC), s->op.trigger);
+	snapshot_ref_set(
+	    snapshot_history_push(st->checkpoint_history, &st->n_checkpoint_history, CHECKPOINT_HISTORY_MAX), NULL, id,
+	    (int64_t)(now_realtime() / USEC_PER_MSEC), s->op.trigger);
 	s->counters.checkpoints++;
 	sup_write_status(s);
 	sup_event(s, "CheckpointCompleted", "checkpoint %lld completed (%s)", (long long)id, s->op.trigger);
@@ -303,12 +320,8 @@ static int on_op_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->op.poll = sup_disarm(s->op.poll);
-	if (!s->op.active || !s->op.request)
-		return 0;
-	char *path = xasprintf("/jobs/%s/%s/%s", s->job_id, s->op.kind == SNAP_SAVEPOINT ? "savepoints" : "checkpoints",
-	                       s->op.request);
-	rest_request(s->rest, "GET", path, NULL, on_op_status, s);
-	free(path);
+	if (s->op.active && s->op.request)
+		op_ask(s, s->op.kind, s->op.request, on_op_status);
 	return 0;
 }
 
@@ -317,9 +330,9 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 	struct supervisor *s = userdata;
 	if (!s->op.active)
 		return;
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "status"), "id");
-	const cJSON *op = cJSON_GetObjectItemCaseSensitive(body, "operation");
-	if (code == 200 && cJSON_IsString(id) && !strcmp(id->valuestring, "COMPLETED")) {
+	const cJSON *op;
+	enum op_answer a = op_answer(code, body, &op);
+	if (a == OP_COMPLETED) {
 		char *failure = failure_of(op);
 		if (failure) {
 			op_failed(s, failure);
@@ -338,7 +351,7 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 		op_done(s);
 		return;
 	}
-	if (code == 404) {
+	if (a == OP_UNKNOWN) {
 		op_failed(s, "Flink no longer knows the request");
 		return;
 	}
@@ -350,9 +363,9 @@ static void on_op_triggered(void *userdata, long code, cJSON *body, const char *
 	struct supervisor *s = userdata;
 	if (!s->op.active)
 		return;
-	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(body, "request-id");
-	if ((code == 200 || code == 202) && cJSON_IsString(rid)) {
-		s->op.request = xstrdup(rid->valuestring);
+	const char *rid = op_request_id(code, body);
+	if (rid) {
+		s->op.request = xstrdup(rid);
 		sup_arm(s, &s->op.poll, OP_POLL_INTERVAL, on_op_poll);
 		return;
 	}
@@ -564,7 +577,7 @@ void sup_retention(struct supervisor *s)
 		}
 		/* only what flinklet wrote into its own savepoint directory is deleted */
 		char *path = local_path_from_uri(r->location);
-		char *dir = path ? xstrndup(path, strrchr(path, '/') ? (size_t)(strrchr(path, '/') - path) : 0) : NULL;
+		char *dir = path ? path_dirname(path) : NULL;
 		char *real_dir = dir ? realpath(dir, NULL) : NULL, *real_sp = realpath(s->sp_dir, NULL);
 		if (real_dir && real_sp && !strcmp(real_dir, real_sp)) {
 			int q = rm_rf(path);

@@ -117,6 +117,12 @@ static usec_t stop_wait_share(struct supervisor *s)
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
 }
 
+const char *stop_purpose_text(enum stop_purpose p)
+{
+	static const char *const text[] = {"shut down", "suspend", "upgrade", "roll back"};
+	return (unsigned)p < sizeof(text) / sizeof(text[0]) ? text[p] : "stop";
+}
+
 /* ---- the actions ---- */
 
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next);
@@ -153,13 +159,12 @@ static enum sup_state act_terminate(struct supervisor *s)
 			    s->job_id, s->status.restored_location ? s->status.restored_location : "empty state");
 		return act_stopped(s);
 	}
-	static const char *const why[] = {"shut down", "suspend", "upgrade", "roll back"};
-	char *intent =
-	    xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point", why[s->stop_purpose]);
+	char *intent = xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point",
+	                         stop_purpose_text(s->stop_purpose));
 	sup_set_intent(s, intent);
 	free(intent);
 	sup_event(s, "Stopping", "stopping the JVM (pid %d) to %s: SIGTERM, SIGKILL after %s", (int)s->jvm_pid,
-	          why[s->stop_purpose], spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
+	          stop_purpose_text(s->stop_purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
 	jvm_signal(s->jvm_pid, SIGTERM);
 	sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
 	return SUP_STOPPING;
@@ -695,22 +700,16 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 {
 	if (s->dispatching) {
 		/* raised by an action: handled once the transition in progress is complete */
-		if (s->queue_len == sizeof(s->queue) / sizeof(s->queue[0])) {
+		if (!event_queue_push(&s->queue, ev))
 			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
-			return;
-		}
-		s->queue[(s->queue_head + s->queue_len++) % (sizeof(s->queue) / sizeof(s->queue[0]))] = ev;
 		return;
 	}
 	s->dispatching = true;
 	for (;;) {
 		dispatch_one(s, ev);
 		check_invariants(s, ev);
-		if (s->queue_len == 0)
+		if (!event_queue_pop(&s->queue, &ev))
 			break;
-		ev = s->queue[s->queue_head];
-		s->queue_head = (s->queue_head + 1) % (sizeof(s->queue) / sizeof(s->queue[0]));
-		s->queue_len--;
 	}
 	s->dispatching = false;
 }
@@ -995,7 +994,7 @@ static int setup_loop(struct supervisor *s)
 	                         USEC_PER_MSEC, sup_on_poll, s);
 }
 
-static void sup_free(struct supervisor *s)
+void sup_free(struct supervisor *s)
 {
 	s->closing = true;
 	sup_http_stop(s);

@@ -444,6 +444,14 @@ char *path_join(const char *dir, const char *name)
 	return xasprintf("%.*s/%s", (int)n, dir, name);
 }
 
+char *path_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return xstrdup(".");
+	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+}
+
 int write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

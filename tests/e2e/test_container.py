@@ -5,12 +5,18 @@ bookworm minbase, a JRE, the Maven-fetched Flink jars under /opt/flink/lib) and 
 the image is the Containerfile's runtime-prebuilt stage with the flinklet built on the host. One test follows a
 job through the life of a container on a named volume: flinklet is PID 1, a `kill -9` of the JVM resumes from
 a checkpoint, `podman stop` leaves a savepoint on the volume, and a fresh container on the same volume resumes
-from exactly that savepoint, with the job's exactly-once output intact across all of it."""
+from exactly that savepoint, with the job's exactly-once output intact across all of it. Another runs the job
+under two arbitrary uids of group 0 one after the other on one volume (OpenShift's restricted policy), with a
+read-only root and RocksDB state.
+
+FLINKLET_E2E_TAG_SUFFIX (default empty) is appended to the names of the images this builds, so that two
+checkouts on one machine do not replace each other's images."""
 import json
 import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -34,6 +40,7 @@ STATE = "/var/lib/flinklet"
 TOKEN_FILE = "/var/run/secrets/flinklet/token"
 JAR_IN_IMAGE = "/opt/flink/usrlib/flinklet-test-jobs.jar"
 SHUTDOWN_BUDGET = 25  # flinklet.shutdown.timeout, seconds
+TAG_SUFFIX = os.environ.get("FLINKLET_E2E_TAG_SUFFIX", "")
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("podman") is None,
@@ -79,10 +86,12 @@ def say(capsys, msg):
         print(f"\n[container] {msg}", flush=True)
 
 
-def build_base(capsys):
+def build_base(capsys, variant=""):
+    """scripts/container-base.sh: the base image (VARIANT=systemd: with systemd as init), cached."""
     t0 = time.monotonic()
     env = {**os.environ, "PODMAN": shlex.join(PODMAN), "FLINK_VERSION": flink_version(),
-           "FLINK_LIB": os.path.join(FLINK_HOME, "lib")}
+           "FLINK_LIB": os.path.join(FLINK_HOME, "lib"), "BASE_NAME": f"localhost/flinklet-base{TAG_SUFFIX}",
+           "VARIANT": variant}
     r = subprocess.run([BASE_SCRIPT], capture_output=True, text=True, env=env, timeout=1800)
     assert r.returncode == 0, f"container-base.sh exited {r.returncode}:\n{r.stderr[-4000:]}"
     tag = r.stdout.strip().splitlines()[-1]
@@ -94,7 +103,7 @@ def build_base(capsys):
 def build_image(capsys, base):
     """The Containerfile's runtime-prebuilt target with the host's flinklet, from a context holding only it."""
     t0 = time.monotonic()
-    tag = f"localhost/flinklet:e2e-{flink_version()}"
+    tag = f"localhost/flinklet:e2e-{flink_version()}{TAG_SUFFIX}"
     before = podman("image", "inspect", "--format", "{{.Id}}", tag, check=False).stdout.strip()
     with tempfile.TemporaryDirectory() as ctx:
         shutil.copy(BIN, os.path.join(ctx, "flinklet"))
@@ -115,9 +124,10 @@ def build_image(capsys, base):
     return tag
 
 
-def config_dir(tmp_path):
+def config_dir(tmp_path, conf=None, drop=()):
     """/etc/flinklet for the containers: the Kubernetes ConfigMap's document (conf/kubernetes/configmap.yaml) with
-    the test job, 1 s checkpoints and podman's default budget; readable by the image's user."""
+    the test job, 1 s checkpoints and podman's default budget, then conf's options and without drop's;
+    readable by the image's user."""
     with open(CONFIGMAP) as f:
         doc = yaml.safe_load(yaml.safe_load(f)["data"]["flinklet.yaml"])
     doc["metadata"]["name"] = "container-counter"
@@ -133,6 +143,9 @@ def config_dir(tmp_path):
     })
     assert doc["spec"]["flinkConfiguration"]["flinklet.state.dir"] == STATE
     assert doc["spec"]["flinkConfiguration"]["flinklet.http.token-file"] == TOKEN_FILE
+    doc["spec"]["flinkConfiguration"].update(conf or {})
+    for key in drop:
+        del doc["spec"]["flinkConfiguration"][key]
     d = tmp_path / "etc-flinklet"
     d.mkdir()
     (d / "flinklet.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -144,18 +157,21 @@ def config_dir(tmp_path):
 
 
 class Container:
-    def __init__(self, image, volume, conf):
-        self.image, self.volume = image, volume
+    def __init__(self, image, volume, conf, user="9999:9999"):
+        self.image, self.volume, self.user = image, volume, user
         self.conf, self.token = conf
         self.name = f"flinklet-e2e-{uuid.uuid4().hex[:8]}"
 
     def run(self):
-        """As the StatefulSet runs it: the volume, the ConfigMap directory, the Secret, the job's jar, a read-only
-        root file system with /tmp, no capabilities, no privilege escalation, uid 9999."""
-        podman("run", "-d", "--name", self.name, *RUN_OPTS, *POD_SECURITY,
+        """As the StatefulSet runs it: the volume, the ConfigMap directory, the Secret (when the configuration
+        names it), the job's jar, a read-only root file system with /tmp, no capabilities, no privilege
+        escalation, uid 9999 (or self.user)."""
+        security = [*POD_SECURITY]
+        security[security.index("--user") + 1] = self.user
+        secret = ["-v", f"{self.token}:{TOKEN_FILE}:ro"] if self.token else []
+        podman("run", "-d", "--name", self.name, *RUN_OPTS, *security,
                "-v", f"{self.volume}:{STATE}",
-               "-v", f"{self.conf}:/etc/flinklet:ro",
-               "-v", f"{self.token}:{TOKEN_FILE}:ro",
+               "-v", f"{self.conf}:/etc/flinklet:ro", *secret,
                "-v", f"{JOBS_JAR}:{JAR_IN_IMAGE}:ro",
                self.image, "-c", "/etc/flinklet/flinklet.yaml")
         return self
@@ -362,4 +378,98 @@ def test_readme_podman_line_runs_stops_with_a_savepoint_and_resumes(tmp_path, ca
         assert st["restoredFrom"]["kind"] == "savepoint" and same_location(st["restoredFrom"]["location"], sp)
     finally:
         podman("rm", "-f", "-t", "0", name, check=False)
+        podman("volume", "rm", "-f", volume, check=False)
+
+
+def volume_entries(volume):
+    """(path relative to the volume, uid, gid, mode) of everything on the volume."""
+    mount = podman("volume", "inspect", "--format", "{{.Mountpoint}}", volume).stdout.strip()
+    out = []
+    for dirpath, dirs, files in os.walk(mount):
+        for name in dirs + files:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            out.append((os.path.relpath(p, mount), st.st_uid, st.st_gid, st.st_mode))
+    return mount, out
+
+
+def test_arbitrary_uids_of_group_0_share_one_volume(tmp_path, capsys):
+    """OpenShift's restricted policy: each pod runs as an arbitrary uid in group 0, a new one at each rollout.
+    uid 123456 starts the job on a new volume (RocksDB state, the generated API token) and stops with a
+    savepoint; uid 234567 then takes the same volume: it takes the lock, reads the token, restores from that
+    savepoint, checkpoints, appends events and takes a savepoint through the control API, and the job's output
+    (files the first uid's JVM made) carries on exactly once. A third uid finds the token made 0600 by another
+    (as an older flinklet made it) and replaces it. Read-only root, no capabilities, throughout."""
+    base = build_base(capsys)
+    image = build_image(capsys, base)
+    # the generated token on the volume (no Secret), and RocksDB, the documented state backend the image keeps
+    conf = config_dir(tmp_path, conf={"state.backend.type": "rocksdb"}, drop=("flinklet.http.token-file",))
+    conf = (conf[0], None)
+    volume = f"flinklet-uids-{uuid.uuid4().hex[:8]}"
+    podman("volume", "create", volume)
+    containers = []
+    try:
+        c1 = Container(image, volume, conf, user="123456:0").run()
+        containers.append(c1)
+        c1.wait_stable()
+        assert c1.exec("id", "-u").stdout.strip() == "123456"
+        c1.wait_checkpoint(1)
+        mount, _ = volume_entries(volume)
+        token = open(os.path.join(mount, "http.token")).read()
+        podman("stop", "-t", "40", c1.name, timeout=90)
+        assert c1.state()["ExitCode"] == 0, c1.logs()
+        savepoint = volume_status(volume)["jobStatus"]["savepointInfo"]["lastSavepoint"]
+        assert savepoint and savepoint["triggerType"] == "UPGRADE"
+
+        # what the first uid left: group 0's, shared with the group, nothing for others; the token group-readable
+        mine = [e for e in volume_entries(volume)[1] if e[1] == 123456]
+        assert len(mine) > 10, mine
+        for rel, _, gid, mode in mine:
+            assert gid == 0, f"{rel} is not group 0's: {gid}"
+            assert not mode & 0o007, f"{rel} is open to others: {oct(mode)}"
+            if stat.S_ISDIR(mode):
+                assert mode & 0o2070 == 0o2070, f"{rel}: {oct(mode)}"
+        assert stat.S_IMODE(os.stat(os.path.join(mount, "http.token")).st_mode) == 0o640
+
+        c2 = Container(image, volume, conf, user="234567:0").run()
+        containers.append(c2)
+        st = c2.wait_stable()
+        assert st["restoredFrom"]["kind"] == "savepoint", st["restoredFrom"]
+        assert same_location(st["restoredFrom"]["location"], savepoint["location"])
+        c2.wait_checkpoint(0)
+        r = c2.exec("flinklet", "savepoint", "--wait", check=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert open(os.path.join(mount, "http.token")).read() == token, "the token must be read, not replaced"
+        podman("stop", "-t", "40", c2.name, timeout=90)
+        assert c2.state()["ExitCode"] == 0, c2.logs()
+        events = [json.loads(line) for line in open(os.path.join(mount, "events.jsonl"))]
+        assert len([e for e in events if e["type"] == "SavepointCompleted"]) >= 3, [e["type"] for e in events]
+        assert any(e[1] == 234567 for e in volume_entries(volume)[1]), "the second uid wrote nothing"
+
+        # a token an older flinklet made 0600 under another uid: the next uid replaces it (with a warning) and
+        # its control API works with the new one
+        token_path = os.path.join(mount, "http.token")
+        os.chown(token_path, 123456, 0)
+        os.chmod(token_path, 0o600)
+        c3 = Container(image, volume, conf, user="345678:0").run()
+        containers.append(c3)
+        c3.wait_stable()
+        assert "is not readable by uid 345678: replacing it" in c3.logs(400), c3.logs()
+        assert open(token_path).read() != token
+        assert stat.S_IMODE(os.stat(token_path).st_mode) == 0o640
+        r = c3.exec("flinklet", "savepoint", "--wait", check=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        podman("stop", "-t", "40", c3.name, timeout=90)
+        assert c3.state()["ExitCode"] == 0, c3.logs()
+        rc, summary = check_output(volume_path(volume, f"file://{STATE}/output"))
+        assert rc == 0, summary
+        assert summary.get("records", 0) > 0, summary
+        say(capsys, f"two uids on one volume: output {summary}")
+    except BaseException:
+        for c in containers:
+            print(f"---- podman logs {c.name}\n{c.logs(120)}")
+        raise
+    finally:
+        for c in containers:
+            c.remove()
         podman("volume", "rm", "-f", volume, check=False)

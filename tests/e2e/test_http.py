@@ -2,6 +2,7 @@
 against a running flinklet with the real job."""
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
+import conftest
 from conftest import BIN, wait_for
 
 
@@ -156,6 +158,37 @@ def test_sd_notify_ready_watchdog_and_stopping(tmp_path, flinklets):
         stopping = [m for _, m in ns.messages if "STOPPING=1" in m.split("\n")]
         assert stopping and "EXTEND_TIMEOUT_USEC=" in stopping[0]
         del st
+    finally:
+        ns.close()
+
+
+def test_no_watchdog_while_waiting_for_an_unusable_jar(tmp_path, flinklets, monkeypatch):
+    """A JVM that crashes and cannot be started again (its jar is no jar any more) leaves flinklet waiting for
+    the jar (JarUnusable): the job is down, so systemd's watchdog must see it (docs/deployment.md, systemd: a
+    crash loop ends in `failed`); pings come back once the jar does and the job runs."""
+    jar = tmp_path / "usrlib" / "job.jar"
+    jar.parent.mkdir()
+    shutil.copy(conftest.JOBS_JAR, jar)
+    monkeypatch.setattr(conftest, "JOBS_JAR", str(jar))
+    good = jar.read_bytes()
+    ns = NotifySocket(str(tmp_path / "notify.sock"))
+    try:
+        f = flinklets()
+        f.start(env={"NOTIFY_SOCKET": ns.path, "WATCHDOG_USEC": "1000000"})
+        f.wait_stable()
+        wait_for(lambda: ns.has("WATCHDOG=1"), 10, "watchdog pings while healthy")
+        jar.write_bytes(b"not a jar\n")
+        os.kill(f.status()["jvm"]["pid"], signal.SIGKILL)
+        unusable = wait_for(lambda: [e for e in f.events() if e["type"] == "JarUnusable"], 60, "JarUnusable")
+        t0 = unusable[0]["timeMs"]
+        time.sleep(4)
+        pings = [t for t in ns.has("WATCHDOG=1") if t > t0 + 600]
+        assert pings == [], "no WATCHDOG=1 while waiting for an unusable jar"
+        jar.write_bytes(good)
+        wait_for(lambda: [e for e in f.events() if e["type"] == "JarUsable"], 30, "JarUsable")
+        f.wait_stable()
+        t1 = time.time() * 1000
+        wait_for(lambda: [t for t in ns.has("WATCHDOG=1") if t > t1], 10, "pings again once the job runs")
     finally:
         ns.close()
 

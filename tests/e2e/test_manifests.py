@@ -254,3 +254,44 @@ def test_kubectl_client_dry_run():
     r = subprocess.run(["kubectl", "apply", "--dry-run=client", "-k", K8S], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+# ---- strict schema validation (kubernetes-validate: Kubernetes' OpenAPI schemas, bundled, offline) -------------
+# the oldest Kubernetes the manifests are meant for, and the newest schemas the validator has
+SCHEMA_VERSIONS = ("1.29.0", "latest")
+
+
+def strict_errors(doc, version):
+    """kubernetes-validate's strict verdict on one object: [] or the messages (an unknown field is one)."""
+    import kubernetes_validate
+    if version == "latest":
+        version = kubernetes_validate.latest_version()
+    try:
+        kubernetes_validate.validate(doc, version, strict=True)
+        return []
+    except kubernetes_validate.ValidationError as e:
+        return [f"{doc['kind']}/{doc['metadata']['name']} ({version}): {e.message} at {list(e.path)}"]
+
+
+@pytest.mark.parametrize("version", SCHEMA_VERSIONS)
+def test_manifests_pass_strict_schema_validation(version):
+    pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed (make deps)")
+    objs = objects()
+    assert sorted(k for k, _ in objs) == ["ConfigMap", "Secret", "Service", "Service", "StatefulSet"]
+    errors = [m for o in objs.values() for m in strict_errors(o, version)]
+    assert not errors, "\n".join(errors)
+    # strict means strict: a misspelt field of the same StatefulSet is an error
+    bad = json.loads(json.dumps(objs[("StatefulSet", "flinklet")]))
+    bad["spec"]["template"]["spec"]["containers"][0]["livenesProbe"] = {}
+    assert strict_errors(bad, version), "the validator let an unknown field through"
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kustomize_output_passes_strict_schema_validation():
+    pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed (make deps)")
+    r = subprocess.run(["kubectl", "kustomize", K8S], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    assert len(docs) == 5
+    errors = [m for d in docs for v in SCHEMA_VERSIONS for m in strict_errors(d, v)]
+    assert not errors, "\n".join(errors)

@@ -40,3 +40,21 @@ def test_the_jvm_works_in_local_scratch_emptied_per_launch_and_removed_at_exit(f
     f.signal(signal.SIGTERM)
     assert f.wait_exit(30) == 0
     assert not os.path.exists(work), "the JVM's scratch directory outlived a clean exit"
+
+
+def test_the_default_scratch_directory_is_flinklets_own_and_used_under_the_group_shared_umask(flinklets):
+    """The default ($TMPDIR/flinklet-<name>-<hash>) must pass flinklet's own strict check (its uid, writable by no
+    one else) although `flinklet run` creates the state volume's entries group-writable (umask 0007): else the JVM's
+    temporary files would go back onto the state volume."""
+    f = flinklets().start()
+    st = f.wait_stable()
+    tmpdir = os.path.join(os.path.dirname(f.state), "scratch")  # the TMPDIR the fixture gives flinklet
+    mine = [n for n in os.listdir(tmpdir) if n.startswith("flinklet-")]
+    assert len(mine) == 1, os.listdir(tmpdir)
+    scratch = os.path.join(tmpdir, mine[0])
+    assert os.stat(scratch).st_mode & 0o777 == 0o700, oct(os.stat(scratch).st_mode)
+    with open(f"/proc/{st['jvm']['pid']}/cmdline", "rb") as fh:
+        argv = fh.read().split(b"\0")
+    assert f"-Djava.io.tmpdir={scratch}/jvm".encode() in argv, argv
+    assert not os.path.exists(os.path.join(f.state, "tmp")), "the JVM's temporary files are on the state volume"
+    assert b"not flinklet's own" not in open(f.log_path, "rb").read()

@@ -47,7 +47,10 @@ def test_files_on_the_volume_have_restrictive_modes(flinklets):
     for name in ("status.json", "events.jsonl", "job-id", "lock", "conf/config.yaml"):
         mode = stat.S_IMODE(os.stat(os.path.join(f.state, name)).st_mode)
         assert not mode & 0o007, f"{name} is open to others: {oct(mode)}"
-    assert stat.S_IMODE(os.stat(os.path.join(f.state, "http.token")).st_mode) == 0o600
+        # shared with the group, for a later run under another uid of it (OpenShift's arbitrary uids)
+        assert mode & 0o060 == 0o060, f"{name} is not the group's: {oct(mode)}"
+    # the token: the next uid of the group reads it; nobody else does
+    assert stat.S_IMODE(os.stat(os.path.join(f.state, "http.token")).st_mode) == 0o640
 
 
 def test_malformed_and_oversized_authorization_is_refused(flinklets):

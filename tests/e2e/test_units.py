@@ -105,6 +105,15 @@ def test_service_unit_keys_agree_with_its_configuration():
     assert fc["flinklet.state.dir"] == f"/var/lib/{state}"
     assert "2" in " ".join(svc.get("RestartPreventExitStatus", [])).split(), "an invalid configuration is not retried"
     assert "MemoryDenyWriteExecute" not in svc, "the JVM's JIT needs writable executable memory"
+    # reload without procps: not /bin/kill or /usr/bin/kill
+    reload = only(unit, "Service", "ExecReload")
+    assert not re.match(r"(/usr)?/bin/kill\b", reload) and "HUP" in reload, reload
+    # a crash loop ends in `failed`: StartLimitBurst failed starts fit in the interval even when each one runs
+    # into the start timeout
+    burst = int(only(unit, "Unit", "StartLimitBurst"))
+    per_start = (systemd_seconds(only(unit, "Service", "TimeoutStartSec"))
+                 + systemd_seconds(only(unit, "Service", "RestartSec")))
+    assert systemd_seconds(only(unit, "Unit", "StartLimitIntervalSec")) > burst * per_start
     assert only(unit, "Install", "WantedBy") == "multi-user.target"
 
 
@@ -130,11 +139,21 @@ def test_quadlet_keys_agree_with_its_configuration():
     assert not unknown, f"keys Quadlet does not know in [Container]: {sorted(unknown)}"
     assert only(unit, "Container", "Image")
     assert only(unit, "Container", "Notify") == "healthy"
+    # ready (READY=1) once the startup check sees the job RUNNING; then the regular check asks the supervisor's
+    # endpoint, which a hung supervisor does not answer, and three failures kill the container (Restart= then)
+    startup = only(unit, "Container", "HealthStartupCmd")
+    assert re.fullmatch(r"(/usr/local/bin/)?flinklet status --ready", startup), startup
     health = only(unit, "Container", "HealthCmd")
-    assert re.fullmatch(r"(/usr/local/bin/)?flinklet status --(live|ready)", health), health
+    m = re.fullmatch(r"(/usr/local/bin/)?flinklet status --url http://127\.0\.0\.1:(\d+) --live", health)
+    assert m, health
+    assert m.group(2) == fc["flinklet.http.address"].rpartition(":")[2]
+    assert only(unit, "Container", "HealthOnFailure") == "kill"
     # the state directory is a volume at flinklet.state.dir
     targets = {v.split(":")[1]: v.split(":")[0] for v in ctr["Volume"]}
     assert fc["flinklet.state.dir"] in targets
+    # nothing is mounted over the image's jar directory: it would hide a jar baked into the image, and a
+    # missing host directory would fail the start
+    assert "/opt/flink/usrlib" not in targets, targets
     # the configuration file is inside a mounted directory
     exec_args = only(unit, "Container", "Exec").split()
     config = exec_args[exec_args.index("-c") + 1]

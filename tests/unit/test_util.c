@@ -297,6 +297,46 @@ static void test_path_join_root(void **state)
 	free(got);
 }
 
+static void test_path_dirname(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+	    {"/etc/flinklet/flinklet.yaml", "/etc/flinklet"},
+	    {"/flinklet.yaml", "/"},
+	    {"flinklet.yaml", "."},
+	    {"conf/flinklet.yaml", "conf"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = path_dirname(cases[i][0]);
+		assert_string_equal(got, cases[i][1]);
+		free(got);
+	}
+}
+
+/* The savepoint and checkpoint histories keep the newest max entries, oldest first, and free what falls out. */
+static void test_snapshot_history_push(void **state)
+{
+	(void)state;
+	struct snapshot_ref h[3] = {0};
+	int n = 0;
+	for (int id = 1; id <= 5; id++) {
+		char loc[32];
+		snprintf(loc, sizeof(loc), "file:///sp/savepoint-%d", id);
+		struct snapshot_ref *r = snapshot_history_push(h, &n, 3);
+		assert_null(r->location); /* an empty slot, whatever was there before */
+		snapshot_ref_set(r, loc, id, id * 1000, "MANUAL");
+		assert_int_equal(n, id < 3 ? id : 3);
+	}
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(h[i].id, i + 3);
+		char want[32];
+		snprintf(want, sizeof(want), "file:///sp/savepoint-%d", i + 3);
+		assert_string_equal(h[i].location, want);
+	}
+	for (int i = 0; i < 3; i++)
+		snapshot_ref_free(&h[i]);
+}
+
 static void test_strings(void **state)
 {
 	(void)state;
@@ -872,6 +912,8 @@ int main(void)
 	    cmocka_unit_test(test_local_path_from_uri),
 	    cmocka_unit_test(test_path_join),
 	    cmocka_unit_test(test_path_join_root),
+	    cmocka_unit_test(test_path_dirname),
+	    cmocka_unit_test(test_snapshot_history_push),
 	    cmocka_unit_test(test_strings),
 	    cmocka_unit_test(test_time),
 	    cmocka_unit_test(test_write_read_roundtrip),

@@ -1,0 +1,341 @@
+/* test_dispatch: the supervisor's dispatch beyond the table (test_lifecycle.c has every cell): the queue of events
+ * raised while a transition runs (in order, bounded, nothing lost below its bound), and the invariants checked
+ * after every dispatch (sup_invariant_violation): for each state, what must be pending (a JVM, a pending launch, a
+ * fetch, which timer) and what must not, with real sd-event timers armed and disarmed; and the dispatcher itself on a
+ * real supervisor that launches nothing (as tests/fuzz/fuzz_http.c): an event raised by an action (a jar download that
+ * cannot begin) is queued and dispatched after the transition in progress is complete, so the state ends where the
+ * table's two rows say, and every invariant holds. */
+#include "unit.h"
+
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "store.h"
+#include "sup.h"
+
+static void test_queue_in_order(void **state)
+{
+	(void)state;
+	struct event_queue q = {0};
+	enum sup_event ev;
+	assert_false(event_queue_pop(&q, &ev));
+	/* many rounds, so that the ring wraps around more than once */
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 11; i++)
+			assert_true(event_queue_push(&q, (enum sup_event)((round + i) % SUP_EVENT_MAX)));
+		for (int i = 0; i < 11; i++) {
+			assert_true(event_queue_pop(&q, &ev));
+			assert_int_equal(ev, (round + i) % SUP_EVENT_MAX);
+		}
+		assert_false(event_queue_pop(&q, &ev));
+	}
+}
+
+static void test_queue_bounded(void **state)
+{
+	(void)state;
+	struct event_queue q = {0};
+	for (int i = 0; i < EVENT_QUEUE_MAX; i++)
+		assert_true(event_queue_push(&q, EV_STOP));
+	assert_false(event_queue_push(&q, EV_DEADLINE)); /* full: refused, the queued ones kept */
+	enum sup_event ev;
+	int n = 0;
+	while (event_queue_pop(&q, &ev)) {
+		assert_int_equal(ev, EV_STOP);
+		n++;
+	}
+	assert_int_equal(n, EVENT_QUEUE_MAX);
+	assert_true(event_queue_push(&q, EV_DEADLINE)); /* room again */
+}
+
+static int never(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	return 0;
+}
+
+struct fixture {
+	sd_event *e;
+	struct supervisor *s;
+};
+
+static sd_event_source *timer(struct fixture *f, bool on)
+{
+	sd_event_source *src = NULL;
+	assert_int_equal(sd_event_add_time(f->e, &src, CLOCK_MONOTONIC, UINT64_MAX, 0, never, NULL), 0);
+	if (!on)
+		sd_event_source_set_enabled(src, SD_EVENT_OFF);
+	return src;
+}
+
+static void reset(struct fixture *f, enum sup_state st, pid_t jvm)
+{
+	struct supervisor *s = f->s;
+	sd_event_source **all[] = {&s->startup_timer,   &s->backoff_timer, &s->kill_timer,    &s->deadline_timer,
+	                           &s->stop_wait_timer, &s->fetch.retry,   &s->fetch.jar_wait};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		*all[i] = sd_event_source_unref(*all[i]);
+	memset(s, 0, sizeof(*s));
+	s->state = st;
+	s->jvm_pid = jvm;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = xcalloc(1, sizeof(*f));
+	assert_int_equal(sd_event_new(&f->e), 0);
+	f->s = xcalloc(1, sizeof(*f->s));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	reset(f, SUP_STOPPED, 0);
+	free(f->s);
+	sd_event_unref(f->e);
+	free(f);
+	return 0;
+}
+
+#define OK() assert_null(sup_invariant_violation(f->s))
+#define BAD(what) assert_contains(sup_invariant_violation(f->s), what)
+
+static void test_invariants_starting(void **state)
+{
+	struct fixture *f = *state;
+	struct supervisor *s = f->s;
+	reset(f, SUP_STARTING, 0);
+	BAD("STARTING without a JVM, a pending launch, a fetch or a timer");
+	s->fetch.active = true; /* the jar is being fetched */
+	OK();
+	reset(f, SUP_STARTING, 0);
+	s->launch.pending = true; /* the launch's intent is on its way to the volume */
+	OK();
+	reset(f, SUP_STARTING, 0);
+	s->fetch.retry = timer(f, true);
+	OK();
+	reset(f, SUP_STARTING, 0);
+	s->fetch.retry = timer(f, false); /* a disarmed timer is no timer */
+	BAD("without a JVM");
+	s->fetch.jar_wait = timer(f, true);
+	OK();
+	reset(f, SUP_STARTING, 0);
+	s->backoff_timer = timer(f, true);
+	OK();
+
+	reset(f, SUP_STARTING, 4242);
+	BAD("no startup timer");
+	s->startup_timer = timer(f, true);
+	OK();
+	reset(f, SUP_STARTING, 4242);
+	s->jvm_kill_sent = true; /* the startup timer fired and killed it: its exit is awaited */
+	OK();
+	/* a pending launch never goes with a JVM, nor outside STARTING (a stop calls it off) */
+	s->launch.pending = true;
+	BAD("a launch pending while a JVM runs");
+	reset(f, SUP_RUNNING, 4242);
+	s->launch.pending = true;
+	BAD("a launch pending outside STARTING");
+	reset(f, SUP_STOPPED, 0);
+	s->launch.pending = true;
+	BAD("a launch pending outside STARTING");
+}
+
+static void test_invariants_running_and_backoff(void **state)
+{
+	struct fixture *f = *state;
+	struct supervisor *s = f->s;
+	reset(f, SUP_RUNNING, 0);
+	BAD("RUNNING without a JVM");
+	reset(f, SUP_RUNNING, 4242);
+	OK();
+	reset(f, SUP_SAVEPOINTING, 0);
+	BAD("SAVEPOINTING without a JVM");
+	reset(f, SUP_SAVEPOINTING, 4242);
+	OK();
+
+	reset(f, SUP_BACKOFF, 4242);
+	s->backoff_timer = timer(f, true);
+	BAD("BACKOFF with a JVM");
+	reset(f, SUP_BACKOFF, 0);
+	BAD("BACKOFF without its timer");
+	s->backoff_timer = timer(f, false);
+	BAD("BACKOFF without its timer");
+	sd_event_source_set_enabled(s->backoff_timer, SD_EVENT_ONESHOT);
+	OK();
+}
+
+static void test_invariants_stopping(void **state)
+{
+	struct fixture *f = *state;
+	struct supervisor *s = f->s;
+	reset(f, SUP_STOP_PENDING, 0);
+	BAD("STOP_PENDING without a JVM");
+	reset(f, SUP_STOP_PENDING, 4242);
+	BAD("STOP_PENDING without its timers");
+	s->stop_wait_timer = timer(f, true);
+	BAD("STOP_PENDING without its timers"); /* both: the wait's share and the whole budget */
+	s->deadline_timer = timer(f, true);
+	OK();
+
+	reset(f, SUP_STOPPING, 0);
+	BAD("STOPPING without a JVM");
+	reset(f, SUP_STOPPING, 4242);
+	BAD("STOPPING without a kill timer");
+	s->kill_timer = timer(f, true);
+	OK();
+	reset(f, SUP_STOPPING, 4242);
+	s->deadline_timer = timer(f, true);
+	OK();
+}
+
+static void test_invariants_at_rest(void **state)
+{
+	struct fixture *f = *state;
+	static const enum sup_state rest[] = {SUP_SUSPENDED, SUP_FINISHED, SUP_FAILED, SUP_STOPPED};
+	for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++) {
+		reset(f, rest[i], 0);
+		OK();
+		reset(f, rest[i], 4242);
+		BAD("a JVM runs in a state without one");
+	}
+	/* after the shutdown budget flinklet exits without waiting for the killed JVM's reap */
+	reset(f, SUP_STOPPED, 4242);
+	f->s->jvm_force_killed = true;
+	OK();
+	reset(f, SUP_FAILED, 4242);
+	f->s->jvm_force_killed = true;
+	BAD("a JVM runs in a state without one");
+	reset(f, SUP_SAME, 0);
+	BAD("an unknown state");
+}
+
+static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
+                           "kind: FlinkMiniCluster\n"
+                           "metadata:\n"
+                           "  name: test-dispatch\n"
+                           "spec:\n"
+                           "  flinkConfiguration:\n"
+                           "    flinklet.state.dir: %s\n"
+                           "    flinklet.restart.max-attempts: \"0\"\n"
+                           "    flinklet.java.bin: /nonexistent/flinklet-test-no-java\n"
+                           "  job:\n"
+                           "    jarURI: local:///opt/flink/usrlib/job.jar\n"
+                           "    entryClass: com.example.Job\n"
+                           "    parallelism: 1\n"
+                           "    upgradeMode: last-state\n"
+                           "    state: running\n";
+
+static struct run_options run_opts;
+
+static struct supervisor *supervisor_at_rest(char **ret_dir, const char *jar)
+{
+	char *dir = make_tempdir();
+	char *yaml = xasprintf(SPEC, dir);
+	struct spec *spec = xcalloc(1, sizeof(*spec));
+	struct diags d = {0};
+	assert_int_equal(config_parse("t.yaml", yaml, strlen(yaml), spec, &d), 0);
+	assert_int_equal(config_finalize(spec, &d), 0);
+	diags_free(&d);
+	free(yaml);
+	free(spec->job.jar_uri);
+	spec->job.jar_uri = xstrdup(jar); /* one that never gets as far as a JVM */
+	struct supervisor *s = xcalloc(1, sizeof(*s));
+	s->spec = s->launched = spec;
+	s->opts = &run_opts;
+	s->lock_fd = s->inotify_fd = -1;
+	s->state_dir = xstrdup(dir);
+	s->conf_dir = path_join(dir, "conf");
+	s->tmp_dir = path_join(dir, "tmp");
+	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
+	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
+	s->flink_version = xstrdup("2.2.0");
+	memcpy(s->job_id, "0000000000000000000000000000d15a", 33);
+	assert_int_equal(sd_event_new(&s->event), 0);
+	status_init(&s->status);
+	*ret_dir = dir;
+	return s;
+}
+
+/* An event raised inside an action: a remote jar whose download cannot even begin (its temp file cannot be
+ * made: <state dir>/artifacts is a file) fails the launch with LAUNCH_FAILED while RESUME's LAUNCH runs. */
+static void test_event_raised_by_an_action_waits_its_turn(void **state)
+{
+	(void)state;
+	unsetenv("NOTIFY_SOCKET");
+	log_set_level(LOG_LEVEL_FATAL);
+	char *dir;
+	struct supervisor *s = supervisor_at_rest(&dir, "https://flinklet.invalid/job.jar");
+	free(write_text(dir, "artifacts", "not a directory"));
+	s->state = SUP_SUSPENDED;
+	s->status.lifecycle = sup_lifecycle(s);
+	/* taken at once, LAUNCH_FAILED would meet SUSPENDED (ignored there) and LAUNCH's STARTING would follow with
+	 * nothing pending; queued, STARTING + LAUNCH_FAILED -> RESTART -> BACKOFF follows the transition */
+	sup_dispatch(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	assert_false(s->dispatching);
+	assert_int_equal(s->queue.len, 0);
+	assert_int_equal(s->consecutive_failures, 1);
+	assert_int_equal(s->jvm_pid, 0);
+	/* the backoff is over: the same again, one failure more */
+	sup_dispatch(s, EV_BACKOFF_DONE);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	assert_int_equal(s->consecutive_failures, 2);
+	/* a suspend during the backoff: no JVM, nothing to stop */
+	sup_dispatch(s, EV_SUSPEND);
+	assert_int_equal(s->state, SUP_SUSPENDED);
+	assert_null(sup_invariant_violation(s));
+	/* the event log: the two failed fetches, each followed by its restart */
+	char *path = path_join(dir, "events.jsonl"), *log = NULL;
+	size_t len = 0;
+	assert_int_equal(read_file(path, 1 << 20, &log, &len), 0);
+	const char *fail1 = strstr(log, "ArtifactFetchFailed");
+	assert_non_null(fail1);
+	const char *fail2 = strstr(fail1 + 1, "ArtifactFetchFailed");
+	assert_non_null(fail2);
+	assert_null(strstr(fail2 + 1, "ArtifactFetchFailed"));
+	free(log);
+	free(path);
+	sup_free(s);
+	free(s);
+	remove_tree(dir); /* frees dir */
+}
+
+/* A launch refused at once by the artifact planner (no event raised: LAUNCH chooses BACKOFF itself). */
+static void test_launch_refused_backs_off(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	char *dir;
+	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	s->state = SUP_SUSPENDED;
+	sup_dispatch(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	sup_dispatch(s, EV_STOP);
+	assert_int_equal(s->state, SUP_STOPPED);
+	assert_null(sup_invariant_violation(s));
+	sup_free(s);
+	free(s);
+	remove_tree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_queue_in_order),
+	    cmocka_unit_test(test_queue_bounded),
+	    cmocka_unit_test_setup_teardown(test_invariants_starting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invariants_running_and_backoff, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invariants_stopping, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invariants_at_rest, setup, teardown),
+	    cmocka_unit_test(test_event_raised_by_an_action_waits_its_turn),
+	    cmocka_unit_test(test_launch_refused_backs_off),
+	};
+	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
+}
