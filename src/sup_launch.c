@@ -219,7 +219,8 @@ void sup_scratch_free(struct supervisor *s)
 	 * launch puts it aside) */
 	if (s->jvm_pid <= 0 && s->tmp_dir) {
 		rm_rf(s->tmp_dir);
-		rmdir(s->scratch_dir); /* when empty: not another's leftovers */
+		if (s->scratch_dir)
+			rmdir(s->scratch_dir); /* when empty: not another's leftovers */
 	}
 }
 
