@@ -248,6 +248,16 @@ static bool is_job_id(const char *s)
 	return true;
 }
 
+int store_new_job_id(char ret[33])
+{
+	unsigned char raw[16];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -EIO;
+	for (size_t i = 0; i < 16; i++)
+		snprintf(ret + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
 int store_job_id(const char *state_dir, char ret[33])
 {
 	char *path = path_join(state_dir, "job-id");
@@ -268,13 +278,11 @@ int store_job_id(const char *state_dir, char ret[33])
 		free(path);
 		return r;
 	}
-	unsigned char raw[16];
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+	r = store_new_job_id(ret);
+	if (r < 0) {
 		free(path);
-		return -EIO;
+		return r;
 	}
-	for (size_t i = 0; i < 16; i++)
-		snprintf(ret + 2 * i, 3, "%02x", raw[i]);
 	char line[34];
 	snprintf(line, sizeof(line), "%s\n", ret);
 	r = write_file_atomic(path, line, 33);

@@ -37,6 +37,8 @@ int store_lock_held(const char *state_dir);
 /* The job id of this deployment: read from <state_dir>/job-id, or generated (32 hex) and persisted.
  * Returns 0 or -errno. */
 int store_job_id(const char *state_dir, char ret[33]);
+/* A new job id (32 lowercase hex, random) in ret, not written anywhere. 0 or -EIO. */
+int store_new_job_id(char ret[33]);
 
 /* fsyncs the directory that holds path (after a rename in it). Returns 0 or -errno. */
 int fsync_parent(const char *path);

@@ -20,6 +20,7 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 		[EV_UPGRADE]          = T(UPGRADE, STOPPING),
 		[EV_ROLLBACK]         = T(ROLLBACK, STOPPING),
 		[EV_LAUNCH_FAILED]    = T(RESTART, BACKOFF),
+		[EV_LAUNCH_DURABLE]   = T(SPAWN, SAME),         /* its failure backs off */
 	},
 	[SUP_RUNNING] = {
 		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
@@ -88,22 +89,43 @@ const char *sup_state_name(enum sup_state s)
 
 const char *sup_event_name(enum sup_event e)
 {
-	static const char *const n[] = {"JOB_RUNNING",     "JVM_EXITED_OK",     "JVM_EXITED_ERROR", "JVM_KILLED",
-	                                "STARTUP_TIMEOUT", "UNHEALTHY",         "BACKOFF_DONE",     "STOP",
-	                                "SAVEPOINT_DONE",  "SAVEPOINT_FAILED",  "DEADLINE",         "SUSPEND",
-	                                "RESUME",          "UPGRADE",           "ROLLBACK",         "LAUNCH_FAILED",
-	                                "STOP_WAIT_OVER",  "RESTORE_UNREADABLE"};
+	static const char *const n[] = {"JOB_RUNNING",      "JVM_EXITED_OK",
+	                                "JVM_EXITED_ERROR", "JVM_KILLED",
+	                                "STARTUP_TIMEOUT",  "UNHEALTHY",
+	                                "BACKOFF_DONE",     "STOP",
+	                                "SAVEPOINT_DONE",   "SAVEPOINT_FAILED",
+	                                "DEADLINE",         "SUSPEND",
+	                                "RESUME",           "UPGRADE",
+	                                "ROLLBACK",         "LAUNCH_FAILED",
+	                                "STOP_WAIT_OVER",   "RESTORE_UNREADABLE",
+	                                "LAUNCH_DURABLE"};
 	return (size_t)e < SUP_EVENT_MAX ? n[e] : "?";
 }
 
 const char *sup_action_name(enum sup_action a)
 {
-	static const char *const n[] = {"NONE",         "MARK_STABLE",       "FINISHED",         "RESTART",
-	                                "START_FAILED", "KILL_JVM",          "LAUNCH",           "RELAUNCH",
-	                                "STOP",         "SUSPEND",           "UPGRADE",          "ROLLBACK",
-	                                "TERMINATE",    "KILL_NOW",          "SAVEPOINT_RECORD", "SAVEPOINT_ABANDON",
-	                                "STOPPED",      "STOPPED_SAVEPOINT", "GO_SUSPENDED",     "EXIT",
-	                                "STOP_RUNNING"};
+	static const char *const n[] = {"NONE",
+	                                "MARK_STABLE",
+	                                "FINISHED",
+	                                "RESTART",
+	                                "START_FAILED",
+	                                "KILL_JVM",
+	                                "LAUNCH",
+	                                "RELAUNCH",
+	                                "STOP",
+	                                "SUSPEND",
+	                                "UPGRADE",
+	                                "ROLLBACK",
+	                                "TERMINATE",
+	                                "KILL_NOW",
+	                                "SAVEPOINT_RECORD",
+	                                "SAVEPOINT_ABANDON",
+	                                "STOPPED",
+	                                "STOPPED_SAVEPOINT",
+	                                "GO_SUSPENDED",
+	                                "EXIT",
+	                                "STOP_RUNNING",
+	                                "SPAWN"};
 	return (size_t)a < SUP_ACTION_MAX ? n[a] : "?";
 }
 
@@ -124,6 +146,48 @@ enum lifecycle_state sup_state_lifecycle(enum sup_state s)
 		return LIFECYCLE_FAILED;
 	default:
 		return LIFECYCLE_SUSPENDED;
+	}
+}
+
+const char *lifecycle_invariant(enum sup_state st, const struct sup_facts *f)
+{
+	if (f->launch_pending && st != SUP_STARTING)
+		return "a launch pending outside STARTING";
+	switch (st) {
+	case SUP_STARTING:
+		if (f->launch_pending && f->jvm)
+			return "a launch pending while a JVM runs";
+		if (!f->jvm && !f->launch_pending && !f->fetch && !f->fetch_retry && !f->backoff_timer && !f->jar_wait)
+			return "STARTING without a JVM, a pending launch, a fetch or a timer";
+		if (f->jvm && !f->startup_timer && !f->kill_sent)
+			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
+		return NULL;
+	case SUP_RUNNING:
+		return f->jvm ? NULL : "RUNNING without a JVM";
+	case SUP_BACKOFF:
+		if (f->jvm)
+			return "BACKOFF with a JVM";
+		return f->backoff_timer ? NULL : "BACKOFF without its timer";
+	case SUP_SAVEPOINTING:
+		return f->jvm ? NULL : "SAVEPOINTING without a JVM";
+	case SUP_STOP_PENDING:
+		if (!f->jvm)
+			return "STOP_PENDING without a JVM";
+		return f->stop_wait_timer && f->deadline_timer ? NULL : "STOP_PENDING without its timers";
+	case SUP_STOPPING:
+		if (!f->jvm)
+			return "STOPPING without a JVM";
+		return f->kill_timer || f->deadline_timer ? NULL : "STOPPING without a kill timer";
+	case SUP_SUSPENDED:
+	case SUP_FINISHED:
+	case SUP_FAILED:
+	case SUP_STOPPED:
+		/* after the shutdown budget: SIGKILL sent, flinklet exits without waiting for the reap */
+		if (f->jvm && st == SUP_STOPPED && f->force_killed)
+			return NULL;
+		return f->jvm ? "a JVM runs in a state without one" : NULL;
+	default:
+		return "an unknown state";
 	}
 }
 

@@ -5,8 +5,10 @@
  * the state they chose and the table holds the usual one: ACT_STOP (with or without a savepoint),
  * ACT_RESTART (back off, or FAILED at the crash-loop limit), ACT_STOPPED* (exit, stay SUSPENDED, or start
  * the new spec, by why the stop was asked), ACT_SAVEPOINT_ABANDON (keep running on the old spec when the
- * last-state fallback is off). A stop while STARTING in savepoint mode waits in STOP_PENDING for RUNNING. Each state
- * maps to the contract's lifecycleState. */
+ * last-state fallback is off). A stop while STARTING in savepoint mode waits in STOP_PENDING for RUNNING. A launch
+ * is pending while STARTING until its intent is on the volume: only STARTING spawns on EV_LAUNCH_DURABLE, so a stop
+ * that came meanwhile (the state left STARTING) never spawns a JVM afterwards. Each state maps to the contract's
+ * lifecycleState. */
 #ifndef FLINKLET_LIFECYCLE_H
 #define FLINKLET_LIFECYCLE_H
 
@@ -49,6 +51,7 @@ enum sup_event {
 	EV_LAUNCH_FAILED,      /* the JVM could not be started (the jar could not be fetched, exec failed) */
 	EV_STOP_WAIT_OVER,     /* STOP_PENDING: the share of the budget for waiting for RUNNING is spent */
 	EV_RESTORE_UNREADABLE, /* the JVM's output says Flink cannot read the restore point */
+	EV_LAUNCH_DURABLE,     /* a pending launch's intent (restore point, events, new job id) is on the volume */
 	SUP_EVENT_MAX
 };
 
@@ -60,7 +63,8 @@ enum sup_action {
 	ACT_START_FAILED,      /* the JVM died before RUNNING: the same restore point again, unless there is evidence
 	                          that Flink cannot read it (or it failed max-failures times): then demote it */
 	ACT_KILL_JVM,          /* SIGKILL the JVM; its exit brings the restart */
-	ACT_LAUNCH,            /* choose the restore point, persist the intent, start the JVM */
+	ACT_LAUNCH,            /* choose the restore point, record the intent: the launch is pending until the intent is
+	                          on the volume (EV_LAUNCH_DURABLE); the loop goes on meanwhile */
 	ACT_RELAUNCH,          /* cancel the backoff and launch now (a new spec) */
 	ACT_STOP,              /* shutdown: savepoint mode and RUNNING: stop-with-savepoint; otherwise terminate */
 	ACT_SUSPEND,           /* the same stop, to stay up SUSPENDED afterwards */
@@ -75,6 +79,7 @@ enum sup_action {
 	ACT_GO_SUSPENDED,      /* no JVM runs: cancel the backoff and stay SUSPENDED */
 	ACT_EXIT,              /* nothing runs: record the stop and exit */
 	ACT_STOP_RUNNING,      /* STOP_PENDING and now RUNNING: record it and stop with a savepoint */
+	ACT_SPAWN,             /* the pending launch's intent is durable: spawn the JVM (its failure backs off) */
 	SUP_ACTION_MAX
 };
 
@@ -84,6 +89,21 @@ struct transition {
 };
 
 extern const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX];
+
+/* What the supervisor has, for the consistency check after every dispatch (src/supervisor/supervisor.c fills it in). */
+struct sup_facts {
+	bool jvm;            /* a JVM of the current launch runs */
+	bool launch_pending; /* a launch waits for its intent to reach the volume (no JVM yet) */
+	bool fetch;          /* the job's jar is being fetched or checked */
+	bool fetch_retry, jar_wait, backoff_timer, startup_timer, stop_wait_timer, deadline_timer, kill_timer;
+	bool kill_sent;    /* SIGKILL went to the JVM (the startup timeout, a hang): its exit is on the way */
+	bool force_killed; /* the shutdown budget's SIGKILL */
+};
+
+/* What must hold in state st (a JVM, a pending launch, a fetch or a timer...): NULL, or what does not. A launch is
+ * pending only while STARTING, and never with a JVM: every stop, suspend or new spec that comes meanwhile calls it
+ * off before it leaves STARTING. */
+const char *lifecycle_invariant(enum sup_state st, const struct sup_facts *f);
 
 const char *sup_state_name(enum sup_state s);
 const char *sup_event_name(enum sup_event e);

@@ -8,6 +8,7 @@
 #define FLINKLET_SUP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <systemd/sd-event.h>
@@ -121,6 +122,8 @@ struct supervisor {
 	struct worker *worker;
 	sd_event_source *flush_source;
 	bool flushing, status_dirty;
+	uint64_t flush_started;           /* flushes handed to the worker so far */
+	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
 
 	/* stop-with-savepoint */
 	enum stop_purpose stop_purpose;
@@ -128,6 +131,7 @@ struct supervisor {
 	struct strv savepoints_before; /* the job's complete savepoints when the stop was asked for */
 	bool savepoint_recorded;
 	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
+	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */
 
 	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
 	struct {
@@ -140,6 +144,17 @@ struct supervisor {
 	bool want_savepoint, want_checkpoint; /* pending: taken when the job is RUNNING */
 	const char *want_savepoint_trigger, *want_checkpoint_trigger;
 	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
+
+	/* the launch whose intent is on its way to the volume (sup_launch.c): EV_LAUNCH_DURABLE spawns it */
+	struct {
+		bool pending;
+		unsigned gen;         /* a durability callback of a launch called off since is dropped */
+		unsigned durable_gen; /* the launch whose intent is on the volume (EV_LAUNCH_DURABLE) */
+		char *uri;            /* its restore point, as Flink is given it (NULL: empty state) */
+		int job_id_r; /* the write of a new job id (a stateless start): < 0, the spawn must not happen */
+		int files_r;  /* the write of Flink's configuration (conf/): < 0, the same */
+		bool initial; /* the first launch of this supervisor: a JVM that cannot be executed is exit 3 */
+	} launch;
 
 	/* the job's jar, and its download when it is remote */
 	struct artifact jar;
@@ -217,24 +232,41 @@ struct supervisor {
 	/* configuration changes and rollback */
 	char *launch_fingerprint;   /* what the running JVM was launched with */
 	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
+	char *stable_yaml;          /* the spec that last ran STABLE in this run, as kept in spec.stable.yaml */
 	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
 	int inotify_fd;
 	bool upgrading, rolling_back, rolled_back;
+	bool closing; /* the loop is over (sup_free): done callbacks that come now act on nothing */
 };
 
 /* sup_core.c */
+typedef void (*sup_sync_fn)(struct supervisor *s, uintptr_t arg);
+struct sync_waiter {
+	struct sync_waiter *next;
+	uint64_t need; /* the flush whose end serves it */
+	sup_sync_fn fn;
+	uintptr_t arg;
+};
 void sup_event(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* An event logged as a warning: something is off, nothing is lost (the job runs on) */
 void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Records the status document: rewritten by the next flush when its text changed. */
 void sup_write_status(struct supervisor *s);
-/* Returns once every event and the status recorded so far are on the volume (or failed to get there): before an
- * action whose intent must be durable first. Waits on the disk: only there, and at the end. */
+/* Returns once every event and the status recorded so far are on the volume (or failed to get there). Waits on the
+ * disk: only at the end (and before the loop runs); while it runs, sup_after_sync. */
 void sup_sync(struct supervisor *s);
+/* Runs fn(s, arg) on the loop once every event and the status recorded so far, and every file job handed to the
+ * worker before, are on the volume (or failed to get there), without waiting: for an action whose intent must be
+ * durable first (a launch's spawn, a stop-with-savepoint's request). fn runs from the flush's done callback, outside
+ * any action; it checks that what it is for is still wanted (a stop may have come meanwhile). */
+void sup_after_sync(struct supervisor *s, sup_sync_fn fn, uintptr_t arg);
 /* Replaces path (its directory created when missing) with text (taken) on the worker thread; what names it in a
  * VolumeWriteFailed message. For files nothing waits on: the loop goes on at once. */
 void sup_write_file(struct supervisor *s, const char *path, char *text, const char *what);
+/* The directory of path (renamed or removed on the loop: at once for everyone who looks) fsynced on the worker
+ * thread, before anything handed to it later: a demotion's rename is durable before the next launch's intent. */
+void sup_sync_dir_of(struct supervisor *s, const char *path);
 /* The worker thread and the flush source; sup_journal_free writes what is left and stops the thread. */
 int sup_journal_setup(struct supervisor *s);
 void sup_journal_free(struct supervisor *s);
@@ -262,7 +294,12 @@ usec_t sup_grace_period(struct supervisor *s);
  * writes the next checkpoint of that id into its place, and out of the next flinklet's scan): checkpoints, and
  * savepoints of flinklet's own savepoint directory; a savepoint from elsewhere is not flinklet's to move. */
 void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point);
-int sup_launch(struct supervisor *s); /* 0: the JVM runs, or its jar is being fetched first */
+/* 0: the launch is pending (its intent on the way to the volume), or its jar is being fetched first */
+int sup_launch(struct supervisor *s);
+/* EV_LAUNCH_DURABLE: the pending launch's JVM is spawned. 0, or -errno (nothing runs). */
+int sup_spawn(struct supervisor *s);
+/* A stop, a suspend or a new launch calls off a pending launch: its JVM is never spawned. true: one was pending. */
+bool sup_launch_cancel(struct supervisor *s);
 /* The JVM's scratch directory (flinklet.scratch.dir, else <state dir>/tmp), and the removal of what earlier JVMs
  * left there, off the loop. */
 void sup_scratch_setup(struct supervisor *s);
@@ -336,7 +373,11 @@ bool sup_cds_reaped(struct supervisor *s, const struct reaped *r); /* true: the 
 void sup_cds_free(struct supervisor *s);
 
 /* sup_reload.c */
-void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source);
+/* job.state from the API: kept in <state dir>/job-state.override by the worker thread, then applied (an event,
+ * EV_SUSPEND or EV_RESUME) and, with x, the request answered 202: nothing is acted on or promised before it is durable.
+ */
+void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source, struct http_exchange *x);
+void sup_apply_desired_state(struct supervisor *s, enum job_state state, const char *source);
 void sup_apply_state_override(struct supervisor *s, struct spec *spec);
 int sup_reload_setup(struct supervisor *s);
 void sup_reload(struct supervisor *s, const char *why);

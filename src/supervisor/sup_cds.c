@@ -1,10 +1,11 @@
 /* sup_cds: class-data sharing in the supervisor's lifecycle. Before each launch: the archive of this JDK and
  * Flink jar set when there is a whole one (-XX:SharedArchiveFile), else -XX:+RecordDynamicDumpInfo. Once the
  * job of a recording JVM has run for flinklet.jvm.class-data-sharing.dump-delay, that JVM is asked (over the
- * attach protocol, src/flink/jattach.c) to dump the classes it loaded into a temporary file, which is fsynced and
- * renamed into place. An archive the JVM did not use (its warning, or not in its memory map once the job
- * runs), one that is not whole, or one the JVM crashed with before RUNNING is said once and removed; the
- * next recording JVM makes a new one. Nothing here ever holds a launch back. */
+ * attach protocol, src/flink/jattach.c) to dump the classes it loaded into a temporary file, which is fsynced (by the
+ * helper) and renamed into place (the directory's fsync, like a removal's, on the worker thread: never on the loop). An
+ * archive the JVM did not use (its warning, or not in its memory map once the job runs), one that is not whole, or one
+ * the JVM crashed with before RUNNING is said once and removed; the next recording JVM makes a new one. Nothing here
+ * ever holds a launch back. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,7 +84,7 @@ static void reject(struct supervisor *s, const char *path, const char *why)
 		            "makes a new archive",
 		            p, why);
 	if (unlink(p) == 0)
-		fsync_parent(p);
+		sup_sync_dir_of(s, p); /* gone at once for the next launch's choice; durable off the loop */
 	if (s->cds.archive && !strcmp(s->cds.archive, p)) {
 		free(s->cds.archive);
 		s->cds.archive = NULL;
@@ -268,7 +269,8 @@ static void dump_done(struct supervisor *s, const struct reaped *r)
 		free(final);
 		return;
 	}
-	fsync_parent(final);
+	sup_sync_dir_of(s,
+	                final); /* the rename is durable off the loop (the archive itself was fsynced by the helper) */
 	int removed = cds_remove_others(s->cds.dir, final);
 	s->cds.record = false;
 	sup_event(s, "ClassDataSharingArchived",

@@ -153,9 +153,11 @@ void sup_set_intent(struct supervisor *s, const char *intent)
  * once (temp, fsync, rename, fsync of the directory) with its latest text. The flush runs on the worker thread,
  * one at a time: what is recorded while one runs goes with the next. So the loop never waits on the volume, and a
  * burst of events costs one fsync. Where an action must not go before its record is on the volume (the intent
- * before a launch or a stop-with-savepoint), sup_sync waits for it. */
+ * before a launch or a stop-with-savepoint), sup_after_sync hands it to the end of the flush that carries the
+ * record; the loop goes on meanwhile. Only the exit waits (sup_sync). */
 
 struct flush {
+	uint64_t seq; /* the how-many-th flush: the waiters registered before it started are served by its end */
 	char *state_dir;
 	struct strv lines; /* events to append, in order */
 	char *status;      /* status.json's new text, or NULL */
@@ -171,6 +173,18 @@ static void flush_run(void *arg)
 		char *path = path_join(f->state_dir, "status.json");
 		f->status_r = write_file_atomic(path, f->status, strlen(f->status));
 		free(path);
+	}
+}
+
+/* Runs, in order, the waiters whose records went with flush number upto or an earlier one. Each is taken off the
+ * list before it runs: it may record (and register) more. */
+static void fire_waiters(struct supervisor *s, uint64_t upto)
+{
+	while (s->sync_waiters && s->sync_waiters->need <= upto) {
+		struct sync_waiter *w = s->sync_waiters;
+		s->sync_waiters = w->next;
+		w->fn(s, w->arg);
+		free(w);
 	}
 }
 
@@ -210,14 +224,18 @@ static void flush_done(void *arg)
 		}
 	}
 	int events_r = f->events_r, status_r = f->status_r;
+	uint64_t seq = f->seq;
 	free(f->state_dir);
 	free(f);
 	if (had_lines || events_r < 0)
 		sup_volume_write(s, "events.jsonl", events_r);
 	if (had_status)
 		sup_volume_write(s, "status.json", status_r);
-	/* what was recorded meanwhile; a failing volume is not retried until something new is recorded */
-	if (s->pending_events.n && events_r == 0)
+	/* the actions that waited for what this flush wrote (or tried to: a failing volume does not hold them) */
+	fire_waiters(s, seq);
+	/* what was recorded meanwhile, and waiters registered since; a failing volume is not retried until something
+	 * new is recorded */
+	if (s->sync_waiters || ((s->pending_events.n || s->status_dirty) && events_r == 0 && status_r == 0))
 		schedule_flush(s);
 }
 
@@ -235,9 +253,12 @@ static struct flush *flush_take(struct supervisor *s)
 			text = NULL;
 		}
 	}
-	if (!text && !s->pending_events.n)
+	/* nothing to write: still a flush (an empty one) when an action waits, so that it runs after every job
+	 * handed to the worker before it (a demotion's rename, a new job id) */
+	if (!text && !s->pending_events.n && !s->sync_waiters)
 		return NULL;
 	struct flush *f = xcalloc(1, sizeof(*f));
+	f->seq = ++s->flush_started;
 	f->s = s;
 	f->state_dir = xstrdup(s->state_dir);
 	f->lines = s->pending_events;
@@ -286,6 +307,21 @@ void sup_sync(struct supervisor *s)
 	}
 }
 
+void sup_after_sync(struct supervisor *s, sup_sync_fn fn, uintptr_t arg)
+{
+	struct sync_waiter *w = xcalloc(1, sizeof(*w));
+	/* the next flush to start takes every record made so far, and is handed to the worker after every job given
+	 * to it so far */
+	w->need = s->flush_started + 1;
+	w->fn = fn;
+	w->arg = arg;
+	struct sync_waiter **tail = &s->sync_waiters;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = w;
+	schedule_flush(s);
+}
+
 /* ---- other files replaced off the loop (the stable spec, the autoscaler's state) ---- */
 
 struct file_write {
@@ -329,6 +365,40 @@ void sup_write_file(struct supervisor *s, const char *path, char *text, const ch
 	}
 }
 
+/* ---- a rename or removal made durable off the loop ---- */
+
+struct dir_sync {
+	char *path;
+	int r;
+};
+
+static void dir_sync_run(void *arg)
+{
+	struct dir_sync *d = arg;
+	d->r = fsync_parent(d->path);
+}
+
+static void dir_sync_done(void *arg)
+{
+	struct dir_sync *d = arg;
+	if (d->r < 0)
+		log_warn("unable to sync the directory of %s: %s", d->path, strerror(-d->r));
+	free(d->path);
+	free(d);
+}
+
+void sup_sync_dir_of(struct supervisor *s, const char *path)
+{
+	struct dir_sync *d = xcalloc(1, sizeof(*d));
+	d->path = xstrdup(path);
+	if (s->worker) {
+		worker_submit(s->worker, dir_sync_run, dir_sync_done, d);
+	} else {
+		dir_sync_run(d);
+		dir_sync_done(d);
+	}
+}
+
 int sup_journal_setup(struct supervisor *s)
 {
 	int r = worker_new(s->event, &s->worker);
@@ -343,6 +413,12 @@ int sup_journal_setup(struct supervisor *s)
 
 void sup_journal_free(struct supervisor *s)
 {
+	/* the loop is over: what waited for the volume (a launch, a stop's request) does not happen any more */
+	while (s->sync_waiters) {
+		struct sync_waiter *w = s->sync_waiters;
+		s->sync_waiters = w->next;
+		free(w);
+	}
 	s->flush_source = sup_disarm(s->flush_source);
 	sup_sync(s);
 	worker_free(s->worker);

@@ -59,7 +59,8 @@ static bool authorized(struct supervisor *s, const char *header)
 	return http_bearer_authorized(s->token, header);
 }
 
-static void control(struct supervisor *s, const char *action, struct http_response *resp)
+static void control(struct supervisor *s, const char *action, const struct http_request *req,
+                    struct http_response *resp)
 {
 	if (!strcmp(action, "savepoint") || !strcmp(action, "checkpoint")) {
 		if (s->state != SUP_RUNNING && s->state != SUP_STARTING && s->state != SUP_BACKOFF) {
@@ -89,10 +90,8 @@ static void control(struct supervisor *s, const char *action, struct http_respon
 			return;
 		}
 		sup_event(s, "ApiRequest", "POST /api/v1/%s", action);
-		sup_set_desired_state(s, want, "the API");
-		resp->code = 202;
-		resp->body =
-		    accepted(action, "GET /status: lifecycleState (SUSPENDED, or STABLE once the job runs again)");
+		/* answered (202) once the desired state is on the volume; the loop goes on meanwhile */
+		sup_set_desired_state(s, want, "the API", http_defer(req));
 		return;
 	}
 	resp->code = 404;
@@ -148,7 +147,7 @@ void sup_http_route(struct supervisor *s, const struct http_request *req, struct
 			resp->code = 401;
 			resp->body = json_msg("error", "a valid 'Authorization: Bearer <token>' is required");
 		} else {
-			control(s, req->path + strlen("/api/v1/"), resp);
+			control(s, req->path + strlen("/api/v1/"), req, resp);
 		}
 		return;
 	}

@@ -38,7 +38,7 @@ void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *poi
 	if (rename(point, aside) < 0)
 		log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
 	else
-		fsync_parent(aside);
+		sup_sync_dir_of(s, aside); /* durable before the next launch's intent (the worker's order) */
 	free(aside);
 }
 
@@ -141,22 +141,55 @@ static int choose_restore_point(struct supervisor *s)
 
 /* ---- launching the JVM ---- */
 
-static int write_launch_files(struct supervisor *s, const struct launch *l)
+/* The Flink configuration of a launch (conf/config.yaml, the log4j file), written on the worker thread: an unchanged
+ * file is not written; a changed one (another restore point, the autoscaler's parallelism) is replaced with its
+ * fsyncs there. The spawn waits for it (the worker's order) and needs it. */
+struct launch_files {
+	struct supervisor *s;
+	char *conf_dir, *conf, *log4j;
+	int r;
+};
+
+static void launch_files_run(void *arg)
 {
-	char *conf = flinkconf_render_config(s->spec, l);
-	char *log4j = flinkconf_render_log4j(s->spec);
-	char *conf_path = path_join(s->conf_dir, "config.yaml");
-	char *log_path = path_join(s->conf_dir, "log4j-console.properties");
-	int r = mkdir_p(s->conf_dir);
-	if (r == 0)
-		r = write_file_if_changed(conf_path, conf, strlen(conf));
-	if (r == 0)
-		r = write_file_if_changed(log_path, log4j, strlen(log4j));
-	free(conf);
-	free(log4j);
+	struct launch_files *f = arg;
+	char *conf_path = path_join(f->conf_dir, "config.yaml");
+	char *log_path = path_join(f->conf_dir, "log4j-console.properties");
+	f->r = mkdir_p(f->conf_dir);
+	if (f->r == 0)
+		f->r = write_file_if_changed(conf_path, f->conf, strlen(f->conf));
+	if (f->r == 0)
+		f->r = write_file_if_changed(log_path, f->log4j, strlen(f->log4j));
 	free(conf_path);
 	free(log_path);
-	return r;
+}
+
+static void launch_files_done(void *arg)
+{
+	struct launch_files *f = arg;
+	f->s->launch.files_r = f->r;
+	if (f->r < 0) /* (a success is not news: an unchanged file is not written) */
+		sup_volume_write(f->s, "the Flink configuration (conf/)", f->r);
+	free(f->conf_dir);
+	free(f->conf);
+	free(f->log4j);
+	free(f);
+}
+
+static void write_launch_files(struct supervisor *s, const struct launch *l)
+{
+	struct launch_files *f = xcalloc(1, sizeof(*f));
+	f->s = s;
+	f->conf_dir = xstrdup(s->conf_dir);
+	f->conf = flinkconf_render_config(s->spec, l);
+	f->log4j = flinkconf_render_log4j(s->spec);
+	s->launch.files_r = 0;
+	if (s->worker) {
+		worker_submit(s->worker, launch_files_run, launch_files_done, f);
+	} else {
+		launch_files_run(f);
+		launch_files_done(f);
+	}
 }
 
 /* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
@@ -235,23 +268,50 @@ static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdat
 /* Returns 0, or -errno when the JVM could not be executed. */
 /* upgradeMode stateless: the job starts empty under a new job id; the old job's checkpoints stay where
  * they are, unused. */
-static int rotate_job_id(struct supervisor *s)
+struct job_id_write {
+	struct supervisor *s;
+	char *path, line[34];
+	int r;
+};
+
+static void job_id_run(void *arg)
 {
-	char *idpath = path_join(s->state_dir, "job-id");
-	unlink(idpath);
-	free(idpath);
+	struct job_id_write *w = arg;
+	w->r = write_file_atomic(w->path, w->line, 33);
+}
+
+static void job_id_done(void *arg)
+{
+	struct job_id_write *w = arg;
+	w->s->launch.job_id_r = w->r;
+	sup_volume_write(w->s, "job-id", w->r);
+	free(w->path);
+	free(w);
+}
+
+static void rotate_job_id(struct supervisor *s)
+{
 	char old[33];
 	memcpy(old, s->job_id, sizeof(old));
-	int r = store_job_id(s->state_dir, s->job_id);
-	if (r < 0)
-		return r;
+	store_new_job_id(s->job_id);
+	/* written off the loop; the launch's spawn waits for it (the worker's order) and needs it */
+	struct job_id_write *w = xcalloc(1, sizeof(*w));
+	w->s = s;
+	w->path = path_join(s->state_dir, "job-id");
+	snprintf(w->line, sizeof(w->line), "%s\n", s->job_id);
+	s->launch.job_id_r = 0;
+	if (s->worker) {
+		worker_submit(s->worker, job_id_run, job_id_done, w);
+	} else {
+		job_id_run(w);
+		job_id_done(w);
+	}
 	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
 	s->fresh_start = true;
 	s->status.start_time_ms = 0;
 	snapshot_ref_free(&s->status.last_checkpoint);
 	strv_free(&s->failed_restore_points);
 	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
-	return 0;
 }
 
 /* A line of the JVM's output: while the job starts, what it says about the restore point. */
@@ -303,12 +363,13 @@ static void say_demotion(struct supervisor *s, const char *uri)
 #define JAR_WAIT_USEC (2 * USEC_PER_SEC)
 
 static int launch_jvm(struct supervisor *s);
+static void on_launch_durable(struct supervisor *s, uintptr_t gen);
 
 static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
-	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && launch_jvm(s) < 0)
+	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && !s->launch.pending && launch_jvm(s) < 0)
 		sup_dispatch(s, EV_LAUNCH_FAILED);
 	return 0;
 }
@@ -411,35 +472,81 @@ static int launch_jvm(struct supervisor *s)
 	l.parallelism_overrides = overrides;
 	if (overrides)
 		log_info("starting with the autoscaler's parallelism overrides %s", overrides);
-	r = write_launch_files(s, &l);
+	write_launch_files(s, &l);
 	free(overrides);
 	l.parallelism_overrides = NULL;
-	if (r < 0) {
-		/* (a success is not news: an unchanged file is not written) */
-		sup_volume_write(s, "the Flink configuration (conf/)", r);
-		free(uri);
-		return r;
-	}
 	r = prepare_scratch(s);
 	if (r < 0) {
 		free(uri);
 		return r;
 	}
-	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs */
-	sup_sync(s);
+	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs: the spawn waits for it,
+	 * the loop does not */
+	free(s->launch.uri);
+	s->launch.uri = uri;
+	s->launch.pending = true;
+	s->launch.gen++;
+	sup_after_sync(s, on_launch_durable, s->launch.gen);
+	return 0;
+}
+
+static void on_launch_durable(struct supervisor *s, uintptr_t gen)
+{
+	/* a launch called off (a stop, a suspend, a new spec) or superseded meanwhile is not spawned */
+	if (!s->launch.pending || gen != s->launch.gen)
+		return;
+	s->launch.durable_gen = (unsigned)gen;
+	sup_dispatch(s, EV_LAUNCH_DURABLE);
+}
+
+bool sup_launch_cancel(struct supervisor *s)
+{
+	bool was = s->launch.pending;
+	s->launch.pending = false;
+	s->launch.gen++;
+	return was;
+}
+
+int sup_spawn(struct supervisor *s)
+{
+	/* (an EV_LAUNCH_DURABLE that waited in the dispatch's queue while a stop called its launch off and a new one
+	 * began is not the new one's) */
+	if (!s->launch.pending || s->launch.durable_gen != s->launch.gen)
+		return 0;
+	s->launch.pending = false;
+	if (s->launch.files_r < 0)
+		return s->launch.files_r; /* Flink's configuration could not be written (said) */
+	if (s->launch.job_id_r < 0) {
+		/* the new job id is not on the volume: a JVM would checkpoint under an id the next start does not know
+		 */
+		int r = s->launch.job_id_r;
+		s->next_fresh = true; /* a new id with the next launch */
+		return r;
+	}
+	struct launch l = {
+	    .job_id = s->job_id,
+	    .conf_dir = s->conf_dir,
+	    .tmp_dir = s->tmp_dir,
+	    .java = spec_get(s->spec, "flinklet.java.bin"),
+	    .restore_path = s->launch.uri,
+	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
+	    .jar_path = s->jar.local_path,
+	    .cds_archive = s->cds.archive,
+	    .cds_record = s->cds.record,
+	};
 	struct strv argv = {0}, envp = {0};
 	flinkconf_build_argv(s->spec, &l, &argv);
 	flinkconf_build_envp(s->spec, &l, environ, &envp);
 	pid_t pid;
 	int out_fd = -1, err_fd = -1;
-	r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid, &out_fd, &err_fd);
+	int r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid, &out_fd, &err_fd);
 	strv_free(&argv);
 	strv_free(&envp);
-	free(uri);
 	if (r < 0) {
 		log_error("unable to execute %s: %s", l.java, strerror(-r));
 		return r;
 	}
+	s->launch.initial = false;
 	jvmout_free(s->jvm_out);
 	s->jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
 	s->jvm_pid = pid;
@@ -684,11 +791,11 @@ static void start_fetch(struct supervisor *s)
 
 int sup_launch(struct supervisor *s)
 {
+	sup_launch_cancel(s);
+	s->launch.job_id_r = 0;
 	if (s->next_fresh) {
 		s->next_fresh = false;
-		int q = rotate_job_id(s);
-		if (q < 0)
-			return q;
+		rotate_job_id(s);
 	}
 	sup_fetch_cancel(s);
 	artifact_free(&s->jar);

@@ -13,6 +13,8 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "store.h"
 #include "sup.h"
 
@@ -81,6 +83,8 @@ void sup_reload_free(struct supervisor *s)
 	s->inotify_fd = -1;
 	free(s->rejected_fingerprint);
 	s->rejected_fingerprint = NULL;
+	free(s->stable_yaml);
+	s->stable_yaml = NULL;
 }
 
 static bool same_value(const struct spec *a, const struct spec *b, const char *key)
@@ -98,6 +102,9 @@ void sup_keep_stable_spec(struct supervisor *s)
 {
 	char *yaml = spec_to_yaml(s->spec);
 	char *path = stable_spec_path(s);
+	/* kept in memory too, so a rollback never reads back a write still on its way */
+	free(s->stable_yaml);
+	s->stable_yaml = xstrdup(yaml);
 	/* nothing acts on it before the next change of configuration: off the loop */
 	sup_write_file(s, path, yaml, "spec.stable.yaml");
 	free(path);
@@ -105,12 +112,16 @@ void sup_keep_stable_spec(struct supervisor *s)
 
 struct spec *sup_load_stable_spec(struct supervisor *s)
 {
-	worker_drain(s->worker); /* a write of it still on its way (rare: it is written when a launch is stable) */
 	char *path = stable_spec_path(s);
 	char *text = NULL;
 	size_t len = 0;
 	struct spec *spec = NULL;
-	if (read_file(path, 1u << 20, &text, &len) == 0) {
+	/* this run's stable spec from memory (its write may still be on its way); an earlier run's from the volume */
+	if (s->stable_yaml) {
+		text = xstrdup(s->stable_yaml);
+		len = strlen(text);
+	}
+	if (text || read_file(path, 1u << 20, &text, &len) == 0) {
 		spec = xcalloc(1, sizeof(*spec));
 		struct diags d = {0};
 		if (config_parse(path, text, len, spec, &d) < 0 || config_finalize(spec, &d) < 0) {
@@ -243,15 +254,82 @@ void sup_apply_state_override(struct supervisor *s, struct spec *spec)
 	free(path);
 }
 
-void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source)
+/* The override's write, on the worker thread: what it changes is applied once it is on the volume. */
+struct desired_write {
+	struct supervisor *s;
+	enum job_state state;
+	char *path, *line; /* line NULL: the override is removed (the file's job.state is wanted again) */
+	const char *source;
+	struct http_exchange *x;
+	int r;
+};
+
+static void desired_run(void *arg)
 {
-	char *path = override_path(s);
-	char *line = xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->file_job_state));
-	int r = state == s->file_job_state ? (unlink(path) < 0 && errno != ENOENT ? -errno : 0)
-	                                   : write_file_atomic(path, line, strlen(line));
-	sup_volume_write(s, "the desired job state", r);
-	free(line);
-	free(path);
+	struct desired_write *w = arg;
+	if (w->line)
+		w->r = write_file_atomic(w->path, w->line, strlen(w->line));
+	else if (unlink(w->path) == 0)
+		w->r = fsync_parent(w->path);
+	else
+		w->r = errno == ENOENT ? 0 : -errno;
+}
+
+static void desired_done(void *arg)
+{
+	struct desired_write *w = arg;
+	struct supervisor *s = w->s;
+	sup_volume_write(s, "the desired job state", w->r);
+	if (!s->closing)
+		sup_apply_desired_state(s, w->state, w->source);
+	if (w->x && s->http) {
+		/* answered once it is on the volume (and acted on): a 202 means that a restart of flinklet keeps it */
+		struct http_response resp = {.code = 202, .content_type = "application/json"};
+		strv_push(&resp.headers, "X-Content-Type-Options: nosniff");
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "accepted", w->state == JOB_STATE_SUSPENDED ? "suspend" : "resume");
+		cJSON_AddStringToObject(o, "result",
+		                        "GET /status: lifecycleState (SUSPENDED, or STABLE once the job runs again)");
+		if (w->r < 0) {
+			char *why = xasprintf("not kept on the state volume (%s): it holds until flinklet restarts",
+			                      strerror(-w->r));
+			cJSON_AddStringToObject(o, "warning", why);
+			free(why);
+		}
+		char *text = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		resp.body = xasprintf("%s\n", text);
+		free(text);
+		http_answer(w->x, &resp);
+	}
+	free(w->path);
+	free(w->line);
+	free(w);
+}
+
+void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source, struct http_exchange *x)
+{
+	struct desired_write *w = xcalloc(1, sizeof(*w));
+	w->s = s;
+	w->state = state;
+	w->source = source;
+	w->x = x;
+	w->path = override_path(s);
+	if (state != s->file_job_state)
+		w->line = xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->file_job_state));
+	/* written off the loop; applied (and the request answered) from its done callback, once durable */
+	if (s->worker) {
+		worker_submit(s->worker, desired_run, desired_done, w);
+	} else {
+		desired_run(w);
+		desired_done(w);
+	}
+}
+
+void sup_apply_desired_state(struct supervisor *s, enum job_state state, const char *source)
+{
+	if (s->state == SUP_FINISHED || s->state == SUP_FAILED || s->state == SUP_STOPPED)
+		return; /* ended meanwhile */
 	if (s->spec->job.state == state && (state == JOB_STATE_RUNNING) == (s->state != SUP_SUSPENDED))
 		return;
 	s->spec->job.state = state;

@@ -209,20 +209,12 @@ static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
-int sup_start_stop_with_savepoint(struct supervisor *s)
+/* The stop's intent is on the volume: the request now, if the stop it belongs to still waits for it (a second
+ * SIGTERM, the budget or the JVM's end may have come meanwhile). */
+static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 {
-	/* persist the intent, then act */
-	/* what is there now is not the stop's savepoint, whatever the clock says later */
-	strv_free(&s->savepoints_before);
-	savepoints_present(s->sp_dir, s->job_id, &s->savepoints_before);
-	s->savepoint_recorded = false;
-	s->stop_savepoint_sent = true;
-	char *intent = xasprintf("stop the job with a savepoint to %s", stop_purpose_text(s->stop_purpose));
-	sup_set_intent(s, intent);
-	free(intent);
-	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
-	          s->job_id, s->sp_dir, stop_purpose_text(s->stop_purpose));
-	sup_sync(s); /* the intent is on the volume before the request goes out */
+	if (gen != s->stop_sp_gen || s->state != SUP_SAVEPOINTING || s->jvm_pid <= 0 || s->savepoint_request)
+		return;
 	char *uri = file_uri_from_path(s->sp_dir);
 	cJSON *body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "targetDirectory", uri);
@@ -235,6 +227,31 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	free(text);
 	free(uri);
 	cJSON_Delete(body);
+	if (r < 0) {
+		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+		sup_alert(s, "SavepointFailed", "%s", s->status.error);
+		sup_dispatch(s, EV_SAVEPOINT_FAILED);
+	}
+}
+
+int sup_start_stop_with_savepoint(struct supervisor *s)
+{
+	/* persist the intent, then act */
+	/* what is there now is not the stop's savepoint, whatever the clock says later */
+	strv_free(&s->savepoints_before);
+	savepoints_present(s->sp_dir, s->job_id, &s->savepoints_before);
+	s->savepoint_recorded = false;
+	s->stop_savepoint_sent = true;
+	free(s->savepoint_request);
+	s->savepoint_request = NULL;
+	char *intent = xasprintf("stop the job with a savepoint to %s", stop_purpose_text(s->stop_purpose));
+	sup_set_intent(s, intent);
+	free(intent);
+	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
+	          s->job_id, s->sp_dir, stop_purpose_text(s->stop_purpose));
+	/* the intent is on the volume before the request goes out: sent from the flush's end, the loop goes on (a
+	 * second SIGTERM meanwhile kills at once, and the request is not sent) */
+	sup_after_sync(s, on_stop_intent_durable, ++s->stop_sp_gen);
 	usec_t limit;
 	if (s->stop_purpose == STOP_EXIT) {
 		/* what is left of the budget (a stop that waited for RUNNING has used some), less the JVM's grace */
@@ -246,7 +263,7 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 		limit = spec_duration(s->spec, "flinklet.snapshot.timeout");
 	}
 	sup_arm(s, &s->savepoint_timer, limit, on_stop_timeout);
-	return r;
+	return 0;
 }
 
 char *sup_find_stop_savepoint(struct supervisor *s)

@@ -148,8 +148,15 @@ static enum sup_state act_terminate(struct supervisor *s)
 		free(why);
 	}
 	if (s->jvm_pid <= 0) {
-		/* nothing runs yet (the jar is still being fetched): the stop is done */
+		/* nothing runs yet (the jar is still being fetched, or the launch's intent is on its way to the
+		 * volume): the launch is called off, never spawned afterwards, and the stop is done */
 		sup_fetch_cancel(s);
+		if (sup_launch_cancel(s))
+			sup_event(
+			    s, "LaunchCancelled",
+			    "the launch of job %s is called off before its JVM was started (its intent was still on "
+			    "its way to the volume); %s stays the restore point",
+			    s->job_id, s->status.restored_location ? s->status.restored_location : "empty state");
 		return act_stopped(s);
 	}
 	char *intent = xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point",
@@ -312,35 +319,58 @@ static enum sup_state act_stopped(struct supervisor *s)
 	return SUP_STOPPED;
 }
 
+/* A launch that could not go on (the jar, the volume, the JVM could not be executed): back off. */
+static enum sup_state launch_failed(struct supervisor *s)
+{
+	s->status.last_exit_code = 127;
+	if (s->volume_errno) {
+		/* a full or read-only volume is not a crash loop: wait for it as long as it takes */
+		usec_t delay = spec_duration(s->spec, "flinklet.restart.backoff.max");
+		sup_event(s, "RestartScheduled",
+		          "the state volume does not take writes (%s): starting the JVM again in %.1f s",
+		          strerror(s->volume_errno), (double)delay / USEC_PER_SEC);
+		sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
+		return SUP_BACKOFF;
+	}
+	return act_restart(s, SUP_BACKOFF);
+}
+
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 {
 	s->backoff_timer = sup_disarm(s->backoff_timer);
 	s->stop_savepoint_sent = false;
 	s->jvm_kill_sent = false;
+	s->launch.initial = false;
 	s->status.jvm_restarts++;
 	if (s->launched != s->spec) {
 		spec_free(s->launched);
 		free(s->launched);
 		s->launched = s->spec;
 	}
-	if (sup_launch(s) < 0) {
-		s->status.last_exit_code = 127;
-		if (s->volume_errno) {
-			/* a full or read-only volume is not a crash loop: wait for it as long as it takes */
-			usec_t delay = spec_duration(s->spec, "flinklet.restart.backoff.max");
-			sup_event(s, "RestartScheduled",
-			          "the state volume does not take writes (%s): starting the JVM again in %.1f s",
-			          strerror(s->volume_errno), (double)delay / USEC_PER_SEC);
-			sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
-			return SUP_BACKOFF;
-		}
-		return act_restart(s, SUP_BACKOFF);
-	}
+	if (sup_launch(s) < 0)
+		return launch_failed(s);
 	if (s->upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
 		sup_arm(s, &s->readiness_timer,
 		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
 		        on_readiness_timeout);
 	return next;
+}
+
+/* EV_LAUNCH_DURABLE: the intent is on the volume; the JVM now. */
+static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
+{
+	bool initial = s->launch.initial;
+	if (!s->launch.pending || s->launch.durable_gen != s->launch.gen)
+		return next; /* not this launch's durability (ignored) */
+	if (sup_spawn(s) == 0)
+		return next;
+	if (initial) {
+		/* the first launch cannot execute the JVM (no java): the environment is unusable, exit 3 */
+		status_set_string(&s->status.error, "unable to start the JVM");
+		sup_exit(s, 3);
+		return SUP_FAILED;
+	}
+	return launch_failed(s);
 }
 
 /* The job is RUNNING with every task running: what that settles. */
@@ -516,6 +546,8 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_LAUNCH:
 	case ACT_RELAUNCH:
 		return do_launch(s, next);
+	case ACT_SPAWN:
+		return act_spawn(s, next);
 	case ACT_STOP:
 		return act_stop(s, STOP_EXIT);
 	case ACT_SUSPEND:
@@ -619,7 +651,7 @@ static void dispatch_one(struct supervisor *s, enum sup_event ev)
 		         lifecycle_to_string(s->status.lifecycle));
 	sup_write_status(s);
 	if (next == SUP_FAILED)
-		sup_exit(s, 1);
+		sup_exit(s, s->exit_code ? s->exit_code : 1); /* 3 when the first JVM could not be executed */
 }
 
 static bool armed(sd_event_source *src)
@@ -635,42 +667,21 @@ bool sup_follows_job(const struct supervisor *s)
 
 const char *sup_invariant_violation(const struct supervisor *s)
 {
-	bool jvm = s->jvm_pid > 0;
-	switch (s->state) {
-	case SUP_STARTING:
-		if (!jvm && !s->fetch.active && !armed(s->fetch.retry) && !armed(s->backoff_timer) &&
-		    !armed(s->fetch.jar_wait))
-			return "STARTING without a JVM, a fetch or a timer";
-		if (jvm && !armed(s->startup_timer) && !s->jvm_kill_sent)
-			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
-		return NULL;
-	case SUP_RUNNING:
-		return jvm ? NULL : "RUNNING without a JVM";
-	case SUP_BACKOFF:
-		if (jvm)
-			return "BACKOFF with a JVM";
-		return armed(s->backoff_timer) ? NULL : "BACKOFF without its timer";
-	case SUP_SAVEPOINTING:
-		return jvm ? NULL : "SAVEPOINTING without a JVM";
-	case SUP_STOP_PENDING:
-		if (!jvm)
-			return "STOP_PENDING without a JVM";
-		return armed(s->stop_wait_timer) && armed(s->deadline_timer) ? NULL : "STOP_PENDING without its timers";
-	case SUP_STOPPING:
-		if (!jvm)
-			return "STOPPING without a JVM";
-		return armed(s->kill_timer) || armed(s->deadline_timer) ? NULL : "STOPPING without a kill timer";
-	case SUP_SUSPENDED:
-	case SUP_FINISHED:
-	case SUP_FAILED:
-	case SUP_STOPPED:
-		/* after the shutdown budget: SIGKILL sent, flinklet exits without waiting for the reap */
-		if (jvm && s->state == SUP_STOPPED && s->jvm_force_killed)
-			return NULL;
-		return jvm ? "a JVM runs in a state without one" : NULL;
-	default:
-		return "an unknown state";
-	}
+	struct sup_facts f = {
+	    .jvm = s->jvm_pid > 0,
+	    .launch_pending = s->launch.pending,
+	    .fetch = s->fetch.active,
+	    .fetch_retry = armed(s->fetch.retry),
+	    .jar_wait = armed(s->fetch.jar_wait),
+	    .backoff_timer = armed(s->backoff_timer),
+	    .startup_timer = armed(s->startup_timer),
+	    .stop_wait_timer = armed(s->stop_wait_timer),
+	    .deadline_timer = armed(s->deadline_timer),
+	    .kill_timer = armed(s->kill_timer),
+	    .kill_sent = s->jvm_kill_sent,
+	    .force_killed = s->jvm_force_killed,
+	};
+	return lifecycle_invariant(s->state, &f);
 }
 
 static void check_invariants(struct supervisor *s, enum sup_event ev)
@@ -985,6 +996,7 @@ static int setup_loop(struct supervisor *s)
 
 void sup_free(struct supervisor *s)
 {
+	s->closing = true;
 	sup_http_stop(s);
 	sup_notify_free(s);
 	sup_autoscaler_free(s);
@@ -1019,6 +1031,7 @@ void sup_free(struct supervisor *s)
 	strv_free(&s->pending_events);
 	free(s->volume_failed_file);
 	free(s->restore_path);
+	free(s->launch.uri);
 	free(s->restore_evidence);
 	free(s->restore_fail_path);
 	free((char *)s->restore_scan.job_ckpt_dir);
@@ -1114,6 +1127,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	} else {
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
 		status_set_string(&s.status.error, NULL);
+		s.launch.initial = true;
 		r = sup_launch(&s);
 		if (r < 0 && s.launch_fatal) {
 			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch

@@ -345,3 +345,136 @@ def test_a_slow_volume_holds_back_neither_a_restart_nor_a_record(server, supervi
     with open(log) as f:
         syncs = [line for line in f.read().splitlines() if line.split(" ", 2)[1:] == ["fdatasync", f"{state}/events.jsonl"]]
     assert 0 < len(syncs) < len(events), f"{len(syncs)} fdatasyncs for {len(events)} events"
+
+
+# ---- the volume held: what flinklet does while a sync cannot complete (VOLSHIM_SYNC_BLOCK_FILE) ----
+#
+# Every fsync and fdatasync under the state directory waits while the block file exists (the shim creates
+# "<block>.held" when one waits). No timing: the test holds the volume, looks at what flinklet does meanwhile through
+# its log (written at once, not on the volume) and its HTTP endpoint (served from memory), then lets go.
+
+LAUNCHED = "started the MiniCluster JVM"
+
+
+def get(addr, path):
+    with urllib.request.urlopen(f"http://{addr}{path}", timeout=30) as r:
+        return r.status, json.loads(r.read())
+
+
+def held_run(supervisors, server, tmp_path):
+    """flinklet with the shim in block mode, STABLE; returns (sup, status, block file)."""
+    state = str(tmp_path / "state")
+    block = str(tmp_path / "hold")
+    sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
+    sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_SYNC_BLOCK_FILE": block}
+    sup.start()
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    return sup, st, block
+
+
+def hold(block):
+    open(block, "w").close()
+    wait_for(lambda: os.path.exists(block + ".held"), 30, "a sync of the volume held")
+
+
+def kill_jvm_and_wait_for_pending_launch(sup, st, what):
+    """The JVM is killed while the volume is held: flinklet decides to restart it and records the launch's intent
+    (said in its log: the second such message), which cannot reach the volume."""
+    said = sup.logs().count(what)
+    os.kill(st["jvm"]["pid"], signal.SIGKILL)
+    wait_for(lambda: sup.logs().count(what) == said + 1, 30, "the restart's launch recorded (pending)")
+
+
+def test_healthz_answers_while_a_launch_waits_for_the_volume(server, supervisors, tmp_path):
+    sup, st, block = held_run(supervisors, server, tmp_path)
+    addr = st["supervisor"]["httpAddress"]
+    hold(block)
+    kill_jvm_and_wait_for_pending_launch(sup, st, "with empty state")
+    # the loop is not stuck behind the volume: the endpoint answers, from memory, that the launch is pending
+    code, body = get(addr, "/healthz")
+    assert code == 200 and body["lifecycleState"] == "DEPLOYED", body
+    code, live = get(addr, "/status")
+    assert live["jvm"]["pid"] == 0 and live["jvm"]["restarts"] == 1, live
+    assert live["intent"].startswith("start the job"), live
+    # and no JVM runs before its intent is on the volume
+    assert sup.logs().count(LAUNCHED) == 1, sup.logs()[-3000:]
+    assert os.path.exists(block + ".held")
+    os.unlink(block)
+
+    def restarted():
+        s = sup.status()
+        return stable(sup, s) and s["jvm"]["restarts"] == 1 and s["jvm"]["pid"] != st["jvm"]["pid"] and s
+    wait_for(restarted, 30, "the JVM launched once the intent is on the volume")
+    types = [e["type"] for e in sup.events()]
+    # the intent before the launch, on the volume as in the log
+    second = len(types) - 1 - types[::-1].index("StartingEmpty")
+    assert types.index("JvmExited") < second < len(types) - 1 - types[::-1].index("JvmStarted"), types
+    assert sup.logs().count(LAUNCHED) == 2
+
+
+def test_sigterm_while_a_launch_waits_for_the_volume_spawns_no_jvm(server, supervisors, tmp_path):
+    sup, st, block = held_run(supervisors, server, tmp_path)
+    job_id = st["jobStatus"]["jobId"]
+    sp = make_savepoint(sup.state, job_id)  # a restore point the next launch must use, and the next run too
+    hold(block)
+    kill_jvm_and_wait_for_pending_launch(sup, st, "restoring job")
+    sup.proc.send_signal(signal.SIGTERM)
+    # the stop is handled at once, while the volume is still held: the launch is called off
+    wait_for(lambda: "is called off before its JVM was started" in sup.logs(), 30, "the launch called off")
+    assert os.path.exists(block)
+    os.unlink(block)  # flinklet writes what it recorded at exit (that wait is fine), then exits
+    code = sup.proc.wait(30)
+    logs = sup.logs()
+    assert code == 0, logs[-3000:]
+    # no JVM was spawned after the stop
+    assert logs.count(LAUNCHED) == 1, logs[-3000:]
+    types = [e["type"] for e in sup.events()]
+    tail = types[len(types) - 1 - types[::-1].index("Restoring"):]
+    assert tail.index("StopRequested") < tail.index("LaunchCancelled") < tail.index("Stopped"), types
+    assert "JvmStarted" not in tail, types
+    final = sup.status()
+    assert final["lifecycleState"] == "SUSPENDED" and final["jvm"]["pid"] == 0, final
+    # nothing is lost: the next start restores from that savepoint
+    nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint", conf=FAST).start()
+    st2 = wait_for(lambda: stable(nxt, nxt.status()), 30, "STABLE after the restart")
+    assert st2["jobStatus"]["jobId"] == job_id
+    assert st2["restoredFrom"]["kind"] == "savepoint" and st2["restoredFrom"]["location"].endswith(
+        os.path.basename(sp)), st2["restoredFrom"]
+
+
+def test_suspend_over_http_is_answered_once_durable(server, supervisors, tmp_path):
+    sup, st, block = held_run(supervisors, server, tmp_path)
+    addr = st["supervisor"]["httpAddress"]
+    with open(st["supervisor"]["tokenFile"]) as f:
+        token = f.read().strip()
+
+    def stop_with_savepoint():  # as Flink does: the savepoint, then the job and the JVM end
+        server.savepoint_location = "file:" + make_savepoint(sup.state, st["jobStatus"]["jobId"])
+        open(sup.stop_file, "w").close()
+    server.on_stop = stop_with_savepoint
+    hold(block)
+
+    def suspend():
+        req = urllib.request.Request(f"http://{addr}/api/v1/suspend", data=b"", method="POST",
+                                     headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(suspend)
+        wait_for(lambda: "POST /api/v1/suspend" in sup.logs(), 30, "the request taken")
+        # the loop serves others meanwhile; the suspend is neither answered nor acted on before it is durable
+        code, body = get(addr, "/healthz")
+        assert code == 200 and body["lifecycleState"] == "STABLE", body
+        assert not answer.done()
+        assert "job.state is now suspended" not in sup.logs()
+        assert not os.path.exists(os.path.join(sup.state, "job-state.override"))
+        assert sup.logs().count(LAUNCHED) == 1
+        os.unlink(block)
+        code, body = answer.result(60)
+    assert code == 202 and body["accepted"] == "suspend" and "warning" not in body, body
+    with open(os.path.join(sup.state, "job-state.override")) as f:
+        assert f.read().split() == ["suspended", "running"]
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
+    server.on_stop = None
+    types = [e["type"] for e in sup.events()]
+    assert types.index("DesiredStateChanged") < types.index("SavepointTriggered"), types

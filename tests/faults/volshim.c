@@ -10,6 +10,9 @@
  * With $VOLSHIM_LOG each counted step is appended there ("<n> <call> <path>"), so a first run with
  * VOLSHIM_AT=0 lists every step of a scenario and later runs can stop at each one. With $VOLSHIM_SYNC_DELAY_MS
  * every fsync and fdatasync of a file under $VOLSHIM_DIR takes that long first (a slow network volume, issue 15).
+ * With $VOLSHIM_SYNC_BLOCK_FILE every such sync waits while that file exists (a test holds the volume, looks at
+ * what flinklet does meanwhile, then removes the file: deterministic, no timing); a sync that waits creates
+ * "<that file>.held" first, so the test knows one is held.
  * Steps are counted atomically
  * (flinklet writes from its worker thread and its loop). The library unsets LD_PRELOAD at load, so the JVM
  * flinklet starts does not inherit it. Test code only: never shipped. */
@@ -33,6 +36,7 @@ static int fail_errno; /* 0: kill */
 static int log_fd = -1;
 static long step;
 static long sync_delay_ms;
+static const char *block_file;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -68,6 +72,7 @@ __attribute__((constructor)) static void volshim_init(void)
 	                                          : 0;
 	const char *delay = getenv("VOLSHIM_SYNC_DELAY_MS");
 	sync_delay_ms = delay ? strtol(delay, NULL, 10) : 0;
+	block_file = getenv("VOLSHIM_SYNC_BLOCK_FILE");
 	const char *lp = getenv("VOLSHIM_LOG");
 	if (lp)
 		log_fd = real_open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -162,9 +167,20 @@ int ftruncate(int fd, off_t len)
 	return real_ftruncate(fd, len);
 }
 
-/* A slow volume: the sync waits first. */
+/* A slow volume: the sync waits first (while the block file exists, then the delay). */
 static void slow_sync(void)
 {
+	struct stat st;
+	if (block_file && stat(block_file, &st) == 0) {
+		char held[4200];
+		snprintf(held, sizeof(held), "%s.held", block_file);
+		int fd = real_open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			close(fd);
+		struct timespec tick = {0, 5 * 1000000L};
+		while (stat(block_file, &st) == 0)
+			nanosleep(&tick, NULL);
+	}
 	if (sync_delay_ms <= 0)
 		return;
 	struct timespec ts = {sync_delay_ms / 1000, (sync_delay_ms % 1000) * 1000000L};

@@ -1,10 +1,10 @@
 /* test_dispatch: the supervisor's dispatch beyond the table (test_lifecycle.c has every cell): the queue of events
  * raised while a transition runs (in order, bounded, nothing lost below its bound), and the invariants checked
- * after every dispatch (sup_invariant_violation): for each state, what must be pending (a JVM, a fetch, which
- * timer) and what must not, with real sd-event timers armed and disarmed; and the dispatcher itself on a real
- * supervisor that launches nothing (as tests/fuzz/fuzz_http.c): an event raised by an action (a jar download
- * that cannot begin) is queued and dispatched after the transition in progress is complete, so the state ends
- * where the table's two rows say, and every invariant holds. */
+ * after every dispatch (sup_invariant_violation): for each state, what must be pending (a JVM, a pending launch, a
+ * fetch, which timer) and what must not, with real sd-event timers armed and disarmed; and the dispatcher itself on a
+ * real supervisor that launches nothing (as tests/fuzz/fuzz_http.c): an event raised by an action (a jar download that
+ * cannot begin) is queued and dispatched after the transition in progress is complete, so the state ends where the
+ * table's two rows say, and every invariant holds. */
 #include "unit.h"
 
 #include <systemd/sd-event.h>
@@ -108,8 +108,11 @@ static void test_invariants_starting(void **state)
 	struct fixture *f = *state;
 	struct supervisor *s = f->s;
 	reset(f, SUP_STARTING, 0);
-	BAD("STARTING without a JVM, a fetch or a timer");
+	BAD("STARTING without a JVM, a pending launch, a fetch or a timer");
 	s->fetch.active = true; /* the jar is being fetched */
+	OK();
+	reset(f, SUP_STARTING, 0);
+	s->launch.pending = true; /* the launch's intent is on its way to the volume */
 	OK();
 	reset(f, SUP_STARTING, 0);
 	s->fetch.retry = timer(f, true);
@@ -130,6 +133,15 @@ static void test_invariants_starting(void **state)
 	reset(f, SUP_STARTING, 4242);
 	s->jvm_kill_sent = true; /* the startup timer fired and killed it: its exit is awaited */
 	OK();
+	/* a pending launch never goes with a JVM, nor outside STARTING (a stop calls it off) */
+	s->launch.pending = true;
+	BAD("a launch pending while a JVM runs");
+	reset(f, SUP_RUNNING, 4242);
+	s->launch.pending = true;
+	BAD("a launch pending outside STARTING");
+	reset(f, SUP_STOPPED, 0);
+	s->launch.pending = true;
+	BAD("a launch pending outside STARTING");
 }
 
 static void test_invariants_running_and_backoff(void **state)

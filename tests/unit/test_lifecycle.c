@@ -67,13 +67,20 @@ static void outcomes(int s, int e, bool exiting, bool out[SUP_STATE_MAX])
 	out[t->next == SUP_SAME ? s : (int)t->next] = true;
 	switch (t->action) {
 	case ACT_STOP:
-		/* a stop while STARTING in savepoint mode waits for RUNNING */
-		out[SUP_SAVEPOINTING] = out[SUP_STOPPING] = out[SUP_STOP_PENDING] = true;
+		/* a stop while STARTING in savepoint mode waits for RUNNING; with no JVM yet (a pending launch, a
+		 * fetch) the launch is called off and the stop is done at once */
+		out[SUP_SAVEPOINTING] = out[SUP_STOPPING] = out[SUP_STOP_PENDING] = out[SUP_STOPPED] = true;
 		break;
 	case ACT_SUSPEND:
 	case ACT_UPGRADE:
 	case ACT_ROLLBACK:
 		out[SUP_SAVEPOINTING] = out[SUP_STOPPING] = true;
+		/* no JVM yet (a pending launch, a fetch): called off, and the stop is done at once */
+		out[SUP_SUSPENDED] = out[SUP_STARTING] = out[SUP_BACKOFF] = out[SUP_FAILED] = true;
+		break;
+	case ACT_SPAWN:
+		/* the JVM could not be executed: back off (FAILED for the first launch: exit 3) */
+		out[SUP_BACKOFF] = out[SUP_FAILED] = true;
 		break;
 	case ACT_STOP_RUNNING:
 		/* the stop-with-savepoint request could not be sent: terminate */
@@ -148,8 +155,9 @@ static void test_table_bounds(void **state)
 				fail_cell(s, e, "the row's own state instead of SUP_SAME");
 			/* SUP_SAME only with an action that leaves the state to a later event (the JVM's exit):
 			 * never with one that stops, launches, or chooses where to go */
+			/* (ACT_SPAWN stays STARTING when the JVM runs, and chooses BACKOFF when it cannot) */
 			if (t->next == SUP_SAME && t->action != ACT_NONE && t->action != ACT_KILL_JVM &&
-			    t->action != ACT_SAVEPOINT_RECORD && t->action != ACT_KILL_NOW)
+			    t->action != ACT_SAVEPOINT_RECORD && t->action != ACT_KILL_NOW && t->action != ACT_SPAWN)
 				fail_cell(s, e, "SUP_SAME with an action that moves");
 			/* and those two never move by themselves */
 			if ((t->action == ACT_KILL_JVM || t->action == ACT_SAVEPOINT_RECORD) && t->next != SUP_SAME)
@@ -182,6 +190,8 @@ static const struct row {
     {SUP_STARTING, EV_UPGRADE, ACT_UPGRADE, SUP_STOPPING},
     {SUP_STARTING, EV_ROLLBACK, ACT_ROLLBACK, SUP_STOPPING},
     {SUP_STARTING, EV_LAUNCH_FAILED, ACT_RESTART, SUP_BACKOFF}, /* the jar could not be fetched */
+    /* the pending launch's intent is on the volume: now the JVM (STARTING only: see test_launch_pending) */
+    {SUP_STARTING, EV_LAUNCH_DURABLE, ACT_SPAWN, SUP_SAME},
     {SUP_STARTING, EV_RESUME, ACT_NONE, SUP_SAME},
     {SUP_STARTING, EV_BACKOFF_DONE, ACT_NONE, SUP_SAME},
     {SUP_STARTING, EV_DEADLINE, ACT_NONE, SUP_SAME},
@@ -515,7 +525,7 @@ static void test_stop_is_never_lost(void **state)
 					if (act == ACT_SUSPEND || act == ACT_UPGRADE || act == ACT_ROLLBACK ||
 					    act == ACT_LAUNCH || act == ACT_RELAUNCH || act == ACT_RESTART ||
 					    act == ACT_START_FAILED || act == ACT_MARK_STABLE ||
-					    act == ACT_GO_SUSPENDED)
+					    act == ACT_GO_SUSPENDED || act == ACT_SPAWN)
 						fail_cell(r, e, "after a stop");
 				}
 				/* ... and gets out: the JVM's exit, however it happens, ends it */
@@ -555,6 +565,100 @@ static void test_stop_is_never_lost(void **state)
 	/* ... but an EV_STOP in its middle turns it into the exit: SIGKILL now */
 	want_cell(SUP_SAVEPOINTING, EV_STOP, ACT_KILL_NOW, SUP_STOPPING);
 	want_cell(SUP_STOPPING, EV_STOP, ACT_KILL_NOW, SUP_SAME);
+}
+
+/* A launch waits in STARTING for its intent to reach the volume; only STARTING spawns on its durability, so a stop,
+ * suspend, upgrade or rollback that came meanwhile (the state left STARTING, the launch called off) never spawns a
+ * JVM afterwards: the durability callback of a launch called off is ignored everywhere else. */
+static void test_launch_pending(void **state)
+{
+	(void)state;
+	for (int s = 0; s < NSTATES; s++) {
+		if (s == SUP_STARTING)
+			want_cell(s, EV_LAUNCH_DURABLE, ACT_SPAWN, SUP_SAME);
+		else if (!ignored(s, EV_LAUNCH_DURABLE))
+			fail_cell(s, EV_LAUNCH_DURABLE, "a spawn outside STARTING");
+		for (int e = 0; e < NEVENTS; e++)
+			if (e != EV_LAUNCH_DURABLE && cell(s, e)->action == ACT_SPAWN)
+				fail_cell(s, e, "a spawn by anything but the intent's durability");
+	}
+	/* a stop while the launch is pending: STARTING + STOP, whose outcomes include STOPPED at once (no JVM); from
+	 * each of them the durability that comes later does nothing */
+	bool out[SUP_STATE_MAX];
+	outcomes(SUP_STARTING, EV_STOP, true, out);
+	assert_true(out[SUP_STOPPED]);
+	for (int r = 0; r < NSTATES; r++)
+		if (out[r] && r != SUP_STARTING && !ignored(r, EV_LAUNCH_DURABLE))
+			fail_cell(r, EV_LAUNCH_DURABLE, "a stop's state spawns");
+	/* and a suspend's: SUSPENDED ignores it too; an upgrade launches anew (its own pending launch) */
+	outcomes(SUP_STARTING, EV_SUSPEND, false, out);
+	assert_true(out[SUP_SUSPENDED]);
+	assert_true(ignored(SUP_SUSPENDED, EV_LAUNCH_DURABLE));
+}
+
+static struct sup_facts facts_none(void)
+{
+	return (struct sup_facts){0};
+}
+
+static void test_invariant_launch_pending(void **state)
+{
+	(void)state;
+	struct sup_facts f = facts_none();
+	/* STARTING with nothing at all is wrong; a pending launch is something */
+	assert_non_null(lifecycle_invariant(SUP_STARTING, &f));
+	f.launch_pending = true;
+	assert_null(lifecycle_invariant(SUP_STARTING, &f));
+	/* never with a JVM */
+	f.jvm = true;
+	f.startup_timer = true;
+	assert_non_null(lifecycle_invariant(SUP_STARTING, &f));
+	/* and never outside STARTING: every stop calls it off */
+	f = facts_none();
+	f.launch_pending = true;
+	for (int s = FIRST_STATE; s < NSTATES; s++) {
+		if (s == SUP_STARTING)
+			continue;
+		struct sup_facts g = f;
+		/* whatever else the state has, the pending launch alone is a violation */
+		g.jvm = s == SUP_RUNNING || s == SUP_SAVEPOINTING || s == SUP_STOPPING || s == SUP_STOP_PENDING;
+		g.backoff_timer = g.stop_wait_timer = g.deadline_timer = g.kill_timer = true;
+		const char *why = lifecycle_invariant((enum sup_state)s, &g);
+		if (!why || !strstr(why, "launch pending")) {
+			print_error("%s with a pending launch: %s\n", sname(s), why ? why : "accepted");
+			fail();
+		}
+		g.launch_pending = false;
+		assert_null(lifecycle_invariant((enum sup_state)s, &g));
+	}
+}
+
+/* The other invariants, as the supervisor checked them before they became data. */
+static void test_invariant_states(void **state)
+{
+	(void)state;
+	struct sup_facts f = facts_none();
+	f.jvm = true;
+	assert_non_null(lifecycle_invariant(SUP_STARTING, &f)); /* a JVM without a startup timer */
+	f.kill_sent = true;
+	assert_null(lifecycle_invariant(SUP_STARTING, &f));
+	f = facts_none();
+	f.fetch = true;
+	assert_null(lifecycle_invariant(SUP_STARTING, &f));
+	f = facts_none();
+	assert_non_null(lifecycle_invariant(SUP_RUNNING, &f));
+	assert_non_null(lifecycle_invariant(SUP_BACKOFF, &f));
+	f.backoff_timer = true;
+	assert_null(lifecycle_invariant(SUP_BACKOFF, &f));
+	f = facts_none();
+	f.jvm = true;
+	assert_non_null(lifecycle_invariant(SUP_STOP_PENDING, &f));
+	f.stop_wait_timer = f.deadline_timer = true;
+	assert_null(lifecycle_invariant(SUP_STOP_PENDING, &f));
+	assert_non_null(lifecycle_invariant(SUP_SUSPENDED, &f));
+	assert_non_null(lifecycle_invariant(SUP_STOPPED, &f));
+	f.force_killed = true;
+	assert_null(lifecycle_invariant(SUP_STOPPED, &f));
 }
 
 /* ---- lifecycleState ---- */
@@ -642,6 +746,7 @@ static void test_names(void **state)
 	    NAME(EV_, RESUME),           NAME(EV_, UPGRADE),
 	    NAME(EV_, ROLLBACK),         NAME(EV_, LAUNCH_FAILED),
 	    NAME(EV_, STOP_WAIT_OVER),   NAME(EV_, RESTORE_UNREADABLE),
+	    NAME(EV_, LAUNCH_DURABLE),
 	};
 	static const char *const actions[SUP_ACTION_MAX] = {
 	    NAME(ACT_, NONE),
@@ -665,6 +770,7 @@ static void test_names(void **state)
 	    NAME(ACT_, GO_SUSPENDED),
 	    NAME(ACT_, EXIT),
 	    NAME(ACT_, STOP_RUNNING),
+	    NAME(ACT_, SPAWN),
 	};
 	for (int i = 0; i < NSTATES; i++)
 		assert_non_null(states[i]);
@@ -718,12 +824,20 @@ static void test_backoff_delay(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table_bounds),          cmocka_unit_test(test_every_cell),
-	    cmocka_unit_test(test_no_dead_action),        cmocka_unit_test(test_quiet_rows),
-	    cmocka_unit_test(test_no_jvm_no_jvm_events),  cmocka_unit_test(test_health_checks),
-	    cmocka_unit_test(test_every_state_reachable), cmocka_unit_test(test_stop_is_never_lost),
-	    cmocka_unit_test(test_state_lifecycle),       cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_table_bounds),
+	    cmocka_unit_test(test_every_cell),
+	    cmocka_unit_test(test_no_dead_action),
+	    cmocka_unit_test(test_quiet_rows),
+	    cmocka_unit_test(test_no_jvm_no_jvm_events),
+	    cmocka_unit_test(test_health_checks),
+	    cmocka_unit_test(test_every_state_reachable),
+	    cmocka_unit_test(test_stop_is_never_lost),
+	    cmocka_unit_test(test_state_lifecycle),
+	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_backoff_delay),
+	    cmocka_unit_test(test_launch_pending),
+	    cmocka_unit_test(test_invariant_launch_pending),
+	    cmocka_unit_test(test_invariant_states),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }

@@ -2,8 +2,10 @@
  * callbacks back on the loop in the same order, and worker_drain waits for them; the grouped writes of the
  * volume's records (store_append_events, and sup_core.c's flush): a burst of events costs one fdatasync and one
  * status.json replacement whatever its size, nothing is written on the loop, sup_sync makes what was recorded
- * durable at once, and events the volume did not take are appended later, first and in order; the JVM's scratch
- * directory (src/base/scratch.c): emptied per launch by renaming aside, the old one removed by a child process. */
+ * durable at once, and events the volume did not take are appended later, first and in order; an action waiting
+ * for its record (sup_after_sync) runs after it is on the volume, in order, never at once nor at exit; the JVM's
+ * scratch directory (src/base/scratch.c): emptied per launch by renaming aside, the old one removed by a child process.
+ */
 #include "unit.h"
 
 #include <pthread.h>
@@ -296,6 +298,72 @@ static void test_without_a_loop_records_are_written_at_once(void **state)
 	remove_tree(dir);
 }
 
+/* ---- an action after its record is durable (sup_after_sync) ---- */
+
+static struct {
+	const char *events, *file;
+	int fired[8];
+	int lines_then[8], file_then[8];
+	int n;
+} waited;
+
+static void note(struct supervisor *s, uintptr_t arg)
+{
+	(void)s;
+	waited.fired[waited.n] = (int)arg;
+	waited.lines_then[waited.n] = count_lines(waited.events);
+	waited.file_then[waited.n] = waited.file && access(waited.file, F_OK) == 0;
+	waited.n++;
+}
+
+static void test_an_action_waits_for_its_record_not_the_loop(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_ERROR);
+	char *dir = make_tempdir();
+	sd_event *e = NULL;
+	assert_int_equal(sd_event_new(&e), 0);
+	struct supervisor s;
+	sup_init(&s, dir, e);
+	char *events = path_join(dir, "events.jsonl"), *file = path_join(dir, "sub/job-state.override");
+	memset(&waited, 0, sizeof(waited));
+	waited.events = events;
+	/* the intent, then the action: never run at once (an action must not re-enter the dispatch) */
+	sup_event(&s, "Restoring", "the intent");
+	sup_after_sync(&s, note, 1);
+	assert_int_equal(waited.n, 0);
+	/* one turn of the loop hands the flush over; while it is in flight, a second intent and its action */
+	assert_true(sd_event_run(s.event, 0) >= 0);
+	sup_event(&s, "SavepointTriggered", "the second intent");
+	sup_after_sync(&s, note, 2);
+	run_until_idle(&s);
+	/* each ran once its own record was on the volume, in order */
+	assert_int_equal(waited.n, 2);
+	assert_int_equal(waited.fired[0], 1);
+	assert_true(waited.lines_then[0] >= 1);
+	assert_int_equal(waited.fired[1], 2);
+	assert_int_equal(waited.lines_then[1], 2);
+	/* nothing recorded, but a file handed to the worker before: the action runs after it is written (an empty
+	 * flush, ordered behind it) */
+	waited.file = file;
+	sup_write_file(&s, file, xstrdup("suspended running\n"), "the desired job state");
+	sup_after_sync(&s, note, 3);
+	run_until_idle(&s);
+	assert_int_equal(waited.n, 3);
+	assert_int_equal(waited.fired[2], 3);
+	assert_int_equal(waited.file_then[2], 1);
+	/* the loop is over: what still waits does not run (no launch, no request at exit); the record is written */
+	sup_event(&s, "Restoring", "a launch the stop overtook");
+	sup_after_sync(&s, note, 4);
+	sup_done(&s);
+	assert_int_equal(waited.n, 3);
+	assert_int_equal(count_lines(events), 3);
+	sd_event_unref(e);
+	free(events);
+	free(file);
+	remove_tree(dir);
+}
+
 /* ---- the JVM's scratch directory (src/base/scratch.c) ---- */
 
 static void test_scratch_rotation_and_removal_off_the_loop(void **state)
@@ -379,6 +447,7 @@ int main(void)
 	    cmocka_unit_test(test_a_burst_of_events_costs_one_flush),
 	    cmocka_unit_test(test_events_the_volume_refused_go_first_later),
 	    cmocka_unit_test(test_without_a_loop_records_are_written_at_once),
+	    cmocka_unit_test(test_an_action_waits_for_its_record_not_the_loop),
 	    cmocka_unit_test(test_scratch_rotation_and_removal_off_the_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
