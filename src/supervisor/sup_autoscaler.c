@@ -14,7 +14,8 @@
 
 #include "autoscaler.h"
 #include "store.h"
-#include "sup.h"
+#include "sup_autoscaler.h"
+#include "sup_observe.h"
 
 /* One control-loop cycle's collection. */
 struct as_cycle {

@@ -19,7 +19,7 @@
 #include "jattach.h"
 #include "jvm.h"
 #include "store.h"
-#include "sup.h"
+#include "sup_cds.h"
 
 #define CDS_MAX_DUMPS 3          /* dumps one supervisor starts at most (each pauses the job) */
 #define CDS_DUMP_TIMEOUT_SEC 600 /* the longest wait for the JVM's answer to a dump */

@@ -11,7 +11,8 @@
 
 #include "redact.h"
 #include "store.h"
-#include "sup.h"
+#include "sup_core.h"
+#include "sup_observe.h"
 #include "worker.h"
 
 /* events kept in memory while the volume does not take them */
@@ -449,4 +450,33 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s)
 	if (s->rolled_back && s->state == SUP_RUNNING)
 		return LIFECYCLE_ROLLED_BACK;
 	return sup_state_lifecycle(s->state);
+}
+
+usec_t sup_grace_period(const struct supervisor *s)
+{
+	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
+	return grace < budget ? grace : budget;
+}
+
+const char *stop_purpose_text(enum stop_purpose p)
+{
+	static const char *const text[] = {"shut down", "suspend", "upgrade", "roll back"};
+	return (unsigned)p < sizeof(text) / sizeof(text[0]) ? text[p] : "stop";
+}
+
+bool sup_follows_job(const struct supervisor *s)
+{
+	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
+}
+
+void sup_raise(struct supervisor *s, enum sup_event ev)
+{
+	if (s->dispatching) {
+		/* raised by an action: handled once the transition in progress is complete */
+		if (!event_queue_push(&s->queue, ev))
+			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
+		return;
+	}
+	s->dispatcher(s, ev);
 }

@@ -17,7 +17,11 @@
 #include "flinkproxy.h"
 #include "fsmode.h"
 #include "store.h"
-#include "sup.h"
+#include "sup_http.h"
+#include "sup_metrics.h"
+#include "sup_observe.h"
+#include "sup_reload.h"
+#include "sup_snapshot.h"
 
 static char *json_msg(const char *key, const char *value)
 {

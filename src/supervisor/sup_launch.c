@@ -16,7 +16,10 @@
 #include "scratch.h"
 #include "store.h"
 #include "preflight.h"
-#include "sup.h"
+#include "sup_autoscaler.h"
+#include "sup_cds.h"
+#include "sup_launch.h"
+#include "sup_poll.h"
 
 extern char **environ;
 
@@ -261,7 +264,7 @@ static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdat
 	s->startup_timed_out = true;
 	sup_alert(s, "StartupTimeout", "the job was not RUNNING with every task running within %s",
 	          spec_get(s->spec, "flinklet.startup.timeout"));
-	sup_dispatch(s, EV_STARTUP_TIMEOUT);
+	sup_raise(s, EV_STARTUP_TIMEOUT);
 	return 0;
 }
 
@@ -331,7 +334,7 @@ static void on_jvm_line(void *userdata, const char *line)
 			break;
 		s->restore_evidence = xstrdup(s->restore_scan.evidence[0] ? s->restore_scan.evidence : line);
 		log_warn("Flink cannot read the restore point %s: %s", s->restore_path, s->restore_evidence);
-		sup_dispatch(s, EV_RESTORE_UNREADABLE);
+		sup_raise(s, EV_RESTORE_UNREADABLE);
 		break;
 	case RESTORELOG_NONE:
 		break;
@@ -370,7 +373,7 @@ static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
 	struct supervisor *s = userdata;
 	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
 	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && !s->launch.pending && launch_jvm(s) < 0)
-		sup_dispatch(s, EV_LAUNCH_FAILED);
+		sup_raise(s, EV_LAUNCH_FAILED);
 	return 0;
 }
 
@@ -496,7 +499,7 @@ static void on_launch_durable(struct supervisor *s, uintptr_t gen)
 	if (!s->launch.pending || gen != s->launch.gen)
 		return;
 	s->launch.durable_gen = (unsigned)gen;
-	sup_dispatch(s, EV_LAUNCH_DURABLE);
+	sup_raise(s, EV_LAUNCH_DURABLE);
 }
 
 bool sup_launch_cancel(struct supervisor *s)
@@ -602,7 +605,7 @@ static void fetch_failed(struct supervisor *s, const char *why, bool retry)
 	status_set_string(&s->status.error, err);
 	sup_alert(s, "ArtifactFetchFailed", "%s", err);
 	free(err);
-	sup_dispatch(s, EV_LAUNCH_FAILED);
+	sup_raise(s, EV_LAUNCH_FAILED);
 }
 
 /* ---- the jar's checks on the worker thread ----
@@ -673,7 +676,7 @@ static void check_done(void *arg)
 	}
 	s->fetch.active = false;
 	if (launch_jvm(s) < 0)
-		sup_dispatch(s, EV_LAUNCH_FAILED);
+		sup_raise(s, EV_LAUNCH_FAILED);
 }
 
 static void commit_run(void *arg)
@@ -705,7 +708,7 @@ static void commit_done(void *arg)
 	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->jar.local_path);
 	free(shown);
 	if (launch_jvm(s) < 0)
-		sup_dispatch(s, EV_LAUNCH_FAILED);
+		sup_raise(s, EV_LAUNCH_FAILED);
 }
 
 struct fetch_ticket {

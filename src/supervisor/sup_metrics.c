@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "store.h"
-#include "sup.h"
+#include "sup_metrics.h"
 
 static void metric(struct strbuf *b, const char *name, const char *type, const char *help)
 {

@@ -11,7 +11,7 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "sup.h"
+#include "sup_notify.h"
 
 /* Healthy for the watchdog: the job runs as it should, or is down on purpose. */
 static bool watchdog_healthy(struct supervisor *s)

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "store.h"
-#include "sup.h"
+#include "sup_observe.h"
 #include "webpage.h"
 
 #define EVENTS_KEPT 200

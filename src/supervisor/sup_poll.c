@@ -10,7 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "sup.h"
+#include "sup_poll.h"
+#include "sup_snapshot.h"
 
 /* A count or id from Flink's answer: -1 when it is not a sane non-negative integer. */
 static int64_t count_of(const cJSON *j)
@@ -60,7 +61,7 @@ static void health_unhealthy(struct supervisor *s, const char *why)
 		return;
 	sup_alert(s, "JobUnhealthy", "restarting unhealthy job: %s", why);
 	status_set_string(&s->status.error, why);
-	sup_dispatch(s, EV_UNHEALTHY);
+	sup_raise(s, EV_UNHEALTHY);
 }
 
 static bool job_state_terminal(const char *st)
@@ -372,7 +373,7 @@ static void on_jobs_overview(void *userdata, long code, cJSON *body, const char 
 	sup_write_status(s);
 	chain_end(s, c);
 	if (every_task_running(consistent, st, total, running, finished))
-		sup_dispatch(s, EV_JOB_RUNNING);
+		sup_raise(s, EV_JOB_RUNNING);
 }
 
 static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
@@ -409,7 +410,7 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	s->status.tasks_finished = finished;
 	sup_write_status(s);
 	if (every_task_running(consistent, st, total, running, finished))
-		sup_dispatch(s, EV_JOB_RUNNING);
+		sup_raise(s, EV_JOB_RUNNING);
 	if (job_state_terminal(st) || !chain_current(s, c) || polled_for_startup(s)) {
 		/* a terminal job ends its JVM by itself; it is never restarted by a health check. Until the job
 		 * runs, its details are all that matters: the frequent startup polls ask nothing else */

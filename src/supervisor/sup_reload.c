@@ -16,7 +16,9 @@
 #include <cjson/cJSON.h>
 
 #include "store.h"
-#include "sup.h"
+#include "sup_launch.h"
+#include "sup_reload.h"
+#include "sup_snapshot.h"
 
 #define RELOAD_DEBOUNCE (300 * USEC_PER_MSEC)
 
@@ -213,16 +215,16 @@ void sup_reload(struct supervisor *s, const char *why)
 
 	if (n->job.state == JOB_STATE_SUSPENDED) {
 		if (!was_suspended || s->state != SUP_SUSPENDED)
-			sup_dispatch(s, EV_SUSPEND);
+			sup_raise(s, EV_SUSPEND);
 	} else if (s->state == SUP_SUSPENDED) {
-		sup_dispatch(s, EV_RESUME);
+		sup_raise(s, EV_RESUME);
 	} else if (restart) {
 		s->upgrading = true;
 		s->rolled_back = false;
 		strv_free(&s->failed_restore_points); /* what failed the old spec may not fail the new one */
 		free(s->rejected_fingerprint);
 		s->rejected_fingerprint = NULL;
-		sup_dispatch(s, EV_UPGRADE);
+		sup_raise(s, EV_UPGRADE);
 	}
 	sup_write_status(s);
 }
@@ -334,5 +336,5 @@ void sup_apply_desired_state(struct supervisor *s, enum job_state state, const c
 		return;
 	s->spec->job.state = state;
 	sup_event(s, "DesiredStateChanged", "job.state is now %s (set by %s)", job_state_to_string(state), source);
-	sup_dispatch(s, state == JOB_STATE_SUSPENDED ? EV_SUSPEND : EV_RESUME);
+	sup_raise(s, state == JOB_STATE_SUSPENDED ? EV_SUSPEND : EV_RESUME);
 }

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "store.h"
-#include "sup.h"
+#include "sup_snapshot.h"
 
 #define OP_POLL_INTERVAL (300 * USEC_PER_MSEC)
 
@@ -97,7 +97,7 @@ static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	if (sup_start_stop_with_savepoint(s) < 0) {
 		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
-		sup_dispatch(s, EV_SAVEPOINT_FAILED);
+		sup_raise(s, EV_SAVEPOINT_FAILED);
 	}
 	return 0;
 }
@@ -140,7 +140,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 		if (cJSON_IsString(loc)) {
 			s->savepoint_recorded = true;
 			sup_record_savepoint(s, loc->valuestring, "UPGRADE");
-			sup_dispatch(s, EV_SAVEPOINT_DONE);
+			sup_raise(s, EV_SAVEPOINT_DONE);
 			return;
 		}
 		char *first = failure_of(op);
@@ -155,7 +155,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(first);
 		free(why);
-		sup_dispatch(s, EV_SAVEPOINT_FAILED);
+		sup_raise(s, EV_SAVEPOINT_FAILED);
 		return;
 	}
 	/* in progress, or the REST server is going away with the finished job: ask again shortly */
@@ -185,7 +185,7 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 	status_set_string(&s->status.error, why);
 	sup_alert(s, "SavepointFailed", "%s", why);
 	free(why);
-	sup_dispatch(s, EV_SAVEPOINT_FAILED);
+	sup_raise(s, EV_SAVEPOINT_FAILED);
 }
 
 static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
@@ -205,7 +205,7 @@ static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 	const char *why = "the savepoint on shutdown did not complete within the shutdown budget";
 	status_set_string(&s->status.error, why);
 	sup_alert(s, "SavepointFailed", "%s", why);
-	sup_dispatch(s, EV_SAVEPOINT_FAILED);
+	sup_raise(s, EV_SAVEPOINT_FAILED);
 	return 0;
 }
 
@@ -230,7 +230,7 @@ static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 	if (r < 0) {
 		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
 		sup_alert(s, "SavepointFailed", "%s", s->status.error);
-		sup_dispatch(s, EV_SAVEPOINT_FAILED);
+		sup_raise(s, EV_SAVEPOINT_FAILED);
 	}
 }
 

@@ -83,13 +83,6 @@ static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userd
 	return 0;
 }
 
-usec_t sup_grace_period(struct supervisor *s)
-{
-	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
-	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
-	return grace < budget ? grace : budget;
-}
-
 static void arm_deadline(struct supervisor *s)
 {
 	if (!s->deadline_timer) {
@@ -115,12 +108,6 @@ static usec_t stop_wait_share(struct supervisor *s)
 	usec_t reserve = sup_grace_period(s) + 5 * USEC_PER_SEC;
 	usec_t third = budget / 3;
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
-}
-
-const char *stop_purpose_text(enum stop_purpose p)
-{
-	static const char *const text[] = {"shut down", "suspend", "upgrade", "roll back"};
-	return (unsigned)p < sizeof(text) / sizeof(text[0]) ? text[p] : "stop";
 }
 
 /* ---- the actions ---- */
@@ -660,11 +647,6 @@ static bool armed(sd_event_source *src)
 	return src && sd_event_source_get_enabled(src, &enabled) >= 0 && enabled != SD_EVENT_OFF;
 }
 
-bool sup_follows_job(const struct supervisor *s)
-{
-	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
-}
-
 const char *sup_invariant_violation(const struct supervisor *s)
 {
 	struct sup_facts f = {
@@ -698,10 +680,9 @@ static void check_invariants(struct supervisor *s, enum sup_event ev)
 
 void sup_dispatch(struct supervisor *s, enum sup_event ev)
 {
+	s->dispatcher = sup_dispatch;
 	if (s->dispatching) {
-		/* raised by an action: handled once the transition in progress is complete */
-		if (!event_queue_push(&s->queue, ev))
-			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
+		sup_raise(s, ev); /* raised by an action: queued */
 		return;
 	}
 	s->dispatching = true;
@@ -962,6 +943,7 @@ static int open_state_dir(struct supervisor *s)
 
 static int setup_loop(struct supervisor *s)
 {
+	s->dispatcher = sup_dispatch;
 	int r = sd_event_new(&s->event);
 	if (r < 0)
 		return r;

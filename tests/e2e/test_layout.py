@@ -43,3 +43,97 @@ def test_includes_between_folders_follow_the_layers():
                     if other != d and other not in ALLOWED[d]:
                         bad.append(f"src/{d}/{f} -> src/{other}/{h}")
     assert not bad, bad
+
+
+# ---- inside src/supervisor/ (issue 17, item 2): one header per part, and no cycle between the parts ----
+
+SUP = os.path.join(SRC, "supervisor")
+
+
+def _sup_includes():
+    """file -> the supervisor headers it includes (by their #include lines)."""
+    out = {}
+    for f in sorted(os.listdir(SUP)):
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            incs = re.findall(r'^\s*#\s*include\s+"([^"]+)"', fh.read(), re.M)
+        out[f] = [h for h in incs if os.path.exists(os.path.join(SUP, h))]
+    return out
+
+
+def _part_graph():
+    """part -> the parts it may call: a part is a .c of src/supervisor/ with its .h; an edge is an #include of
+    another part's header by the part's .c (a part's header includes sup_core.h at most, so edges are direct)."""
+    graph = {}
+    for f, incs in _sup_includes().items():
+        part = f[:-2]
+        if f.endswith(".c") or (f.endswith(".h") and part not in graph):
+            graph.setdefault(part, set())
+        if f.endswith(".c"):
+            graph[part] |= {h[:-2] for h in incs if h[:-2] != part}
+    return graph
+
+
+def _cycle(graph):
+    """A cycle of graph as a list of nodes, or None."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    color = {n: WHITE for n in graph}
+    stack = []
+
+    def visit(n):
+        color[n] = GREY
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if color.get(m, BLACK) == GREY:
+                return stack[stack.index(m):] + [m]
+            if color.get(m) == WHITE:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        color[n] = BLACK
+        return None
+
+    for n in sorted(graph):
+        if color[n] == WHITE:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "c"}}) is None
+
+
+def test_each_part_has_its_own_header_and_only_the_driver_sees_them_all():
+    incs = _sup_includes()
+    parts = [f[:-2] for f in incs if f.startswith("sup_") and f.endswith(".c")]
+    for p in parts:
+        assert f"{p}.h" in incs, f"src/supervisor/{p}.c has no header of its own"
+        assert f"{p}.h" in incs[f"{p}.c"], f"src/supervisor/{p}.c does not include its own header"
+    for f, hs in incs.items():
+        # sup.h (every part's header) is the table's driver's (supervisor.c), not a part's
+        if f.startswith("sup_"):
+            assert "sup.h" not in hs, f"src/supervisor/{f} includes sup.h: include the parts' headers it calls"
+        # a part's header says what the part offers and needs nothing of another part: edges are the .c files'
+        if f.startswith("sup_") and f.endswith(".h"):
+            assert not [h for h in hs if (h.startswith("sup_") or h == "sup.h") and h != "sup_core.h"], f"src/supervisor/{f} includes {hs}"
+
+
+def test_no_cycle_between_the_files_of_the_supervisor():
+    graph = _part_graph()
+    # the driver calls every part; nothing calls the driver (a part raises an event through sup_core's sup_raise)
+    assert not [p for p, deps in graph.items() if p != "supervisor" and deps & {"sup", "supervisor"}]
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_no_part_declares_another_parts_function_itself():
+    """A part reaches another only through that part's header: no prototype of a sup_ function in a .c file."""
+    bad = []
+    for f in os.listdir(SUP):
+        if f.endswith(".c"):
+            with open(os.path.join(SUP, f), errors="replace") as fh:
+                for m in re.finditer(r"^(?!static)[a-z][\w \*]*\b(sup_\w+)\([^;{]*\);", fh.read(), re.M):
+                    bad.append(f"{f}: {m.group(1)}")
+    assert not bad, bad

@@ -1,0 +1,292 @@
+/* sup: the inside of the supervisor, shared by its files: the one context struct that owns all state, and
+ * the helpers the parts call. supervisor.c holds the actions of the lifecycle table, the signals and the
+ * set-up; sup_core.c events, the status document and timers; sup_launch.c restore points and the JVM
+ * launch; sup_poll.c following the job and the health checks; sup_snapshot.c savepoints and checkpoints
+ * (stop-with-savepoint, manual, periodic) and their retention; sup_reload.c configuration changes and
+ * rollback. Not for use outside the supervisor. */
+#ifndef FLINKLET_SUP_CORE_H
+#define FLINKLET_SUP_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "artifacts.h"
+#include "autoscaler.h"
+#include "http.h"
+#include "jvmout.h"
+#include "restorelog.h"
+#include "config.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "pollchain.h"
+#include "recent.h"
+#include "rest.h"
+#include "snapshots.h"
+#include "status.h"
+#include "supervisor.h"
+#include "worker.h"
+
+#define RESTART_SAMPLES 256
+
+/* Why the JVM is being stopped: what happens once it is gone. */
+enum stop_purpose { STOP_EXIT, STOP_SUSPEND, STOP_UPGRADE, STOP_ROLLBACK };
+/* What a stop is for, as the events and the intent say it: "shut down", "suspend", "upgrade", "roll back". */
+const char *stop_purpose_text(enum stop_purpose p);
+
+enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
+
+struct supervisor {
+	sd_event *event;
+	struct spec *spec;     /* the desired spec (owned) */
+	struct spec *launched; /* the spec the JVM was launched with: spec, or an older one (owned then) */
+	const struct run_options *opts;
+	char *state_dir, *conf_dir, *lib_dir, *ckpt_dir, *sp_dir;
+	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
+	char *flink_version;
+	char job_id[33];
+	int lock_fd;
+
+	struct status status;
+	char *last_written;
+	enum sup_state state;
+	int exit_code;
+
+	pid_t jvm_pid;
+	struct jvmout *jvm_out; /* the JVM's stdout and stderr (sup_launch.c) */
+	unsigned launch_gen;
+	struct poll_chains polls; /* the polls of Flink's REST API in flight (sup_poll.c) */
+	struct rest *rest;
+	sd_event_source *poll_timer, *startup_timer, *backoff_timer, *kill_timer, *deadline_timer;
+	sd_event_source *savepoint_timer, *savepoint_poll_timer;
+
+	/* restarts */
+	unsigned consecutive_failures;
+	bool restarted_at_once; /* the first of these failures was restarted without a backoff */
+	usec_t stable_since;
+	bool first_start, fresh_start, next_fresh;
+
+	/* restore points: those given up on evidence (demoted), what this launch restores, whether it got as
+	 * far as restoring, the evidence that Flink cannot read it, how many launches in a row failed on it */
+	struct strv failed_restore_points, reported_skips;
+	char *restore_path;
+	enum restore_kind restore_kind;
+	int64_t restore_id; /* its checkpoint id (the _metadata header); -1 with no restore point */
+	bool restore_reached;
+	struct restorelog restore_scan;
+	char *restore_evidence;
+	char *restore_fail_path;
+	unsigned restore_fail_count;
+	char *demoted_note; /* said with the next launch: which point was given up, and why */
+	char *start_cause;  /* the cause the JVM printed when it failed to start (the first line of it) */
+	bool startup_timed_out;
+
+	/* the dispatch: events raised while an action runs wait here, in order */
+	bool dispatching;
+	void (*dispatcher)(struct supervisor *s, enum sup_event ev); /* sup_dispatch (supervisor.c) */
+	enum sup_event current_event;                                /* the event whose action runs */
+	bool launch_fatal;  /* the launch failed for good (a rewind the configuration forbids): FAILED */
+	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
+	struct event_queue queue;
+
+	/* the stop: when it was asked (a second signal within a second is the same stop), whether a JVM
+	 * ran then, whether it had to be killed, the timer of the wait for RUNNING (STOP_PENDING) */
+	usec_t stop_requested_at, stop_deadline;
+	int stop_signal;
+	bool stop_had_jvm, jvm_force_killed;
+	bool jvm_kill_sent; /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
+	sd_event_source *stop_wait_timer;
+
+	/* health */
+	usec_t last_rest_ok;
+	char *last_rest_problem; /* what Flink's REST API last answered instead of a job's details */
+	int zero_slot_polls;
+	int64_t completed_checkpoints;
+	usec_t last_checkpoint_progress;
+	struct {
+		usec_t t;
+		int64_t v;
+	} restart_samples[RESTART_SAMPLES];
+	unsigned n_restart_samples;
+	bool volume_low;
+	/* writes to the volume: the errno of the failing one (0: they work), what it was, how many failed, and
+	 * the events that could not be appended yet (bounded; appended first once the volume takes writes) */
+	int volume_errno;
+	char *volume_failed_file;
+	uint64_t volume_write_errors;
+	struct strv pending_events;
+	uint64_t events_dropped;
+	/* the records' flush (sup_core.c): the worker thread that writes them, the defer source that hands them
+	 * over at the end of a loop iteration, a flush running, status.json to be rendered again */
+	struct worker *worker;
+	sd_event_source *flush_source;
+	bool flushing, status_dirty;
+	uint64_t flush_started;           /* flushes handed to the worker so far */
+	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
+
+	/* stop-with-savepoint */
+	enum stop_purpose stop_purpose;
+	char *savepoint_request;
+	struct strv savepoints_before; /* the job's complete savepoints when the stop was asked for */
+	bool savepoint_recorded;
+	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
+	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */
+
+	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
+	struct {
+		bool active;
+		enum snapshot_op_kind kind;
+		const char *trigger; /* MANUAL, PERIODIC */
+		char *request;
+		sd_event_source *poll, *timeout;
+	} op;
+	bool want_savepoint, want_checkpoint; /* pending: taken when the job is RUNNING */
+	const char *want_savepoint_trigger, *want_checkpoint_trigger;
+	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
+
+	/* the launch whose intent is on its way to the volume (sup_launch.c): EV_LAUNCH_DURABLE spawns it */
+	struct {
+		bool pending;
+		unsigned gen;         /* a durability callback of a launch called off since is dropped */
+		unsigned durable_gen; /* the launch whose intent is on the volume (EV_LAUNCH_DURABLE) */
+		char *uri;            /* its restore point, as Flink is given it (NULL: empty state) */
+		int job_id_r; /* the write of a new job id (a stateless start): < 0, the spawn must not happen */
+		int files_r;  /* the write of Flink's configuration (conf/): < 0, the same */
+		bool initial; /* the first launch of this supervisor: a JVM that cannot be executed is exit 3 */
+	} launch;
+
+	/* the job's jar, and its download when it is remote */
+	struct artifact jar;
+	struct {
+		bool active;
+		unsigned gen;
+		int attempts;
+		FILE *out;
+		char *tmp;
+		sd_event_source *retry;
+		/* the jar (local or fetched) cannot be launched (missing, unreadable, no entry class): no JVM is
+		 * started; the jar is looked at again every JAR_WAIT_USEC, and a reload starts over */
+		sd_event_source *jar_wait;
+		char *jar_problem;
+	} fetch;
+
+	/* the job's vertices as Flink last reported them */
+	struct {
+		struct vertex_info {
+			char id[33];
+			char *name;
+			int parallelism, max_parallelism;
+		} * v;
+		size_t n;
+	} vertices;
+	enum job_state file_job_state; /* job.state as the file says it, before an API override */
+
+	/* the HTTP endpoint and what /metrics counts */
+	struct http_server *http;
+	struct flinkproxy *proxy; /* Flink's web UI under /flink/ (src/supervisor/flinkproxy.c) */
+	char *token;
+	struct {
+		uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures, unauthorized;
+		uint64_t scalings;
+		int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
+	} counters;
+	bool notified_ready;
+	sd_event_source *watchdog_timer;
+	usec_t watchdog_usec;
+	bool journald;
+
+	/* the autoscaler (sup_autoscaler.c) */
+	struct autoscaler *as;
+	struct as_cycle *as_cycle;
+	sd_event_source *as_timer;
+	struct as_pmap as_pending;
+	bool as_realizing;
+	char *as_last_error;
+	usec_t as_last_error_at;
+
+	/* what the status page reads (sup_observe.c): the newest events, the autoscaler's per-cycle timeline, the
+	 * page's Content-Security-Policy */
+	struct recent recent_events, as_timeline;
+	char *page_csp;
+	/* class-data sharing (sup_cds.c): the archive this launch uses, or whether it records for a dump; the
+	 * dump helper; what was said once */
+	struct {
+		bool checked, off;
+		char *dir, *prefix, *java_real;
+		char *archive;     /* the archive the current JVM was launched with */
+		bool record;       /* the current JVM was launched with -XX:+RecordDynamicDumpInfo */
+		bool init_error;   /* the current JVM said "Error occurred during initialization of VM" */
+		bool ran;          /* the current JVM's job has been RUNNING */
+		char *warning;     /* the JVM's first warning about the archive */
+		unsigned dump_gen; /* the launch whose JVM dumps */
+		unsigned dumps;    /* dumps started by this supervisor */
+		pid_t helper;
+		int helper_fd;
+		char *tmp;
+		usec_t dump_started;
+		sd_event_source *dump_timer;
+		struct strv said;
+	} cds;
+
+	/* configuration changes and rollback */
+	char *launch_fingerprint;   /* what the running JVM was launched with */
+	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
+	char *stable_yaml;          /* the spec that last ran STABLE in this run, as kept in spec.stable.yaml */
+	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
+	int inotify_fd;
+	bool upgrading, rolling_back, rolled_back;
+	bool closing; /* the loop is over (sup_free): done callbacks that come now act on nothing */
+};
+
+/* sup_core.c */
+typedef void (*sup_sync_fn)(struct supervisor *s, uintptr_t arg);
+struct sync_waiter {
+	struct sync_waiter *next;
+	uint64_t need; /* the flush whose end serves it */
+	sup_sync_fn fn;
+	uintptr_t arg;
+};
+void sup_event(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An event logged as a warning: something is off, nothing is lost (the job runs on) */
+void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records the status document: rewritten by the next flush when its text changed. */
+void sup_write_status(struct supervisor *s);
+/* Returns once every event and the status recorded so far are on the volume (or failed to get there). Waits on the
+ * disk: only at the end (and before the loop runs); while it runs, sup_after_sync. */
+void sup_sync(struct supervisor *s);
+/* Runs fn(s, arg) on the loop once every event and the status recorded so far, and every file job handed to the
+ * worker before, are on the volume (or failed to get there), without waiting: for an action whose intent must be
+ * durable first (a launch's spawn, a stop-with-savepoint's request). fn runs from the flush's done callback, outside
+ * any action; it checks that what it is for is still wanted (a stop may have come meanwhile). */
+void sup_after_sync(struct supervisor *s, sup_sync_fn fn, uintptr_t arg);
+/* Replaces path (its directory created when missing) with text (taken) on the worker thread; what names it in a
+ * VolumeWriteFailed message. For files nothing waits on: the loop goes on at once. */
+void sup_write_file(struct supervisor *s, const char *path, char *text, const char *what);
+/* The directory of path (renamed or removed on the loop: at once for everyone who looks) fsynced on the worker
+ * thread, before anything handed to it later: a demotion's rename is durable before the next launch's intent. */
+void sup_sync_dir_of(struct supervisor *s, const char *path);
+/* The worker thread and the flush source; sup_journal_free writes what is left and stops the thread. */
+int sup_journal_setup(struct supervisor *s);
+void sup_journal_free(struct supervisor *s);
+/* Records the result of a write to the state volume (file: its name there): the first failure of a kind
+ * is said once (log, status error, metric), the first success after failures says the volume works again. */
+void sup_volume_write(struct supervisor *s, const char *file, int r);
+void sup_set_job_state(struct supervisor *s, const char *state);
+void sup_set_intent(struct supervisor *s, const char *intent);
+void sup_exit(struct supervisor *s, int code);
+sd_event_source *sup_disarm(sd_event_source *src);
+int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
+enum lifecycle_state sup_lifecycle(const struct supervisor *s);
+/* A part asks for a transition: ev goes to the lifecycle table through the dispatcher supervisor.c installed.
+ * Raised while an action runs, it waits in the queue until that transition is complete: a part never calls into
+ * the table's driver, and actions never re-enter the dispatch. */
+void sup_raise(struct supervisor *s, enum sup_event ev);
+/* The states in which a JVM of the current launch may run and its job is followed through REST. */
+bool sup_follows_job(const struct supervisor *s);
+/* The JVM's grace period after SIGTERM, within the shutdown budget. */
+usec_t sup_grace_period(const struct supervisor *s);
+
+#endif

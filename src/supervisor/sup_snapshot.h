@@ -1,0 +1,21 @@
+/* sup_snapshot: the snapshot part: stop-with-savepoint, manual and periodic savepoints and checkpoints, their
+ * retention, and the volume's health.
+ * Not for use outside the supervisor. */
+#ifndef FLINKLET_SUP_SNAPSHOT_H
+#define FLINKLET_SUP_SNAPSHOT_H
+
+#include "sup_core.h"
+
+int sup_start_stop_with_savepoint(struct supervisor *s);
+char *sup_find_stop_savepoint(struct supervisor *s);
+void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger);
+void sup_request_savepoint(struct supervisor *s, const char *trigger);
+void sup_request_checkpoint(struct supervisor *s, const char *trigger);
+void sup_snapshot_kick(struct supervisor *s); /* starts a pending one when the job is RUNNING */
+void sup_snapshot_cancel(struct supervisor *s);
+void sup_arm_periodic(struct supervisor *s);
+void sup_retention(struct supervisor *s);
+void sup_check_volume(struct supervisor *s);
+void sup_check_nonces(struct supervisor *s);
+
+#endif
