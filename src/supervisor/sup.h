@@ -15,6 +15,7 @@
 #include "sup_poll.h"
 #include "sup_reload.h"
 #include "sup_snapshot.h"
+#include "sup_stop.h"
 
 /* supervisor.c: the table's driver */
 /* Feeds one event to the lifecycle table (installed as the core's dispatcher, which sup_raise calls). Raised

@@ -18,31 +18,9 @@
 #include "store.h"
 #include "preflight.h"
 #include "sup.h"
+#include "sup_stop.h"
 
 /* ---- timers of the stop ---- */
-
-static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct supervisor *s = userdata;
-	s->kill_timer = sup_disarm(s->kill_timer);
-	if (s->jvm_pid > 0) {
-		log_warn("the JVM did not exit within %s; sending SIGKILL",
-		         spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
-		s->jvm_force_killed = true;
-		jvm_signal(s->jvm_pid, SIGKILL);
-	}
-	return 0;
-}
-
-static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct supervisor *s = userdata;
-	s->deadline_timer = sup_disarm(s->deadline_timer);
-	sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
-	          spec_get(s->spec, "flinklet.shutdown.timeout"));
-	sup_dispatch(s, EV_DEADLINE);
-	return 0;
-}
 
 static int on_backoff_done(sd_event_source *src, uint64_t usec, void *userdata)
 {
@@ -83,121 +61,14 @@ static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userd
 	return 0;
 }
 
-static void arm_deadline(struct supervisor *s)
-{
-	if (!s->deadline_timer) {
-		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
-		s->stop_deadline = now_monotonic() + budget;
-		sup_arm(s, &s->deadline_timer, budget, on_deadline);
-	}
-}
-
-static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct supervisor *s = userdata;
-	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-	sup_dispatch(s, EV_STOP_WAIT_OVER);
-	return 0;
-}
-
-/* How long a stop while STARTING waits for RUNNING: what the budget leaves once the JVM's grace period and
- * a few seconds for the savepoint are set aside, and at least a third of it. */
-static usec_t stop_wait_share(struct supervisor *s)
-{
-	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
-	usec_t reserve = sup_grace_period(s) + 5 * USEC_PER_SEC;
-	usec_t third = budget / 3;
-	return budget > reserve && budget - reserve > third ? budget - reserve : third;
-}
-
 /* ---- the actions ---- */
 
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next);
-static enum sup_state act_stopped(struct supervisor *s);
 
-static enum sup_state act_terminate(struct supervisor *s)
+/* What the stop part returned: SUP_STARTING asks for a launch of the desired spec (the stop part never launches). */
+static enum sup_state after_stop(struct supervisor *s, enum sup_state next)
 {
-	if (s->stop_purpose == STOP_EXIT)
-		arm_deadline(s);
-	if (s->state == SUP_STOP_PENDING) {
-		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-		const char *reason = s->current_event == EV_STARTUP_TIMEOUT ? "the startup timeout ran out"
-		                     : s->current_event == EV_UNHEALTHY     ? "it was unhealthy"
-		                     : s->current_event == EV_RESTORE_UNREADABLE
-		                         ? "Flink cannot read its restore point"
-		                         : "the share of the shutdown budget ran out";
-		char *why =
-		    xasprintf("job %s did not become RUNNING after the stop request (%s, after waiting up to %.1f "
-		              "s): stopping without a savepoint; the newest checkpoint stays the restore point",
-		              s->job_id, reason, (double)stop_wait_share(s) / USEC_PER_SEC);
-		status_set_string(&s->status.error, why);
-		sup_alert(s, "SavepointSkipped", "%s", why);
-		free(why);
-	}
-	if (s->jvm_pid <= 0) {
-		/* nothing runs yet (the jar is still being fetched, or the launch's intent is on its way to the
-		 * volume): the launch is called off, never spawned afterwards, and the stop is done */
-		sup_fetch_cancel(s);
-		if (sup_launch_cancel(s))
-			sup_event(
-			    s, "LaunchCancelled",
-			    "the launch of job %s is called off before its JVM was started (its intent was still on "
-			    "its way to the volume); %s stays the restore point",
-			    s->job_id, s->status.restored_location ? s->status.restored_location : "empty state");
-		return act_stopped(s);
-	}
-	char *intent = xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point",
-	                         stop_purpose_text(s->stop_purpose));
-	sup_set_intent(s, intent);
-	free(intent);
-	sup_event(s, "Stopping", "stopping the JVM (pid %d) to %s: SIGTERM, SIGKILL after %s", (int)s->jvm_pid,
-	          stop_purpose_text(s->stop_purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
-	jvm_signal(s->jvm_pid, SIGTERM);
-	sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
-	return SUP_STOPPING;
-}
-
-/* Stops the JVM for the given purpose: with a savepoint when the upgrade mode asks for one and the job
- * is RUNNING; otherwise SIGTERM. */
-static enum sup_state act_stop(struct supervisor *s, enum stop_purpose purpose)
-{
-	s->stop_purpose = purpose;
-	sup_snapshot_cancel(s);
-	if (purpose == STOP_EXIT)
-		arm_deadline(s);
-	enum upgrade_mode mode = s->spec->job.upgrade_mode;
-	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
-		s->next_fresh = true;
-	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
-		return act_terminate(s);
-	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->jvm_pid > 0) {
-		/* Flink may have the job RUNNING already, or be about to: ask it now, and wait (inside the
-		 * budget) to take the savepoint rather than stop without one */
-		usec_t wait = stop_wait_share(s);
-		char *intent = xasprintf("wait up to %.1f s for job %s to be RUNNING, then stop it with a savepoint",
-		                         (double)wait / USEC_PER_SEC, s->job_id);
-		sup_set_intent(s, intent);
-		free(intent);
-		sup_event(s, "StopPending",
-		          "stop requested while job %s is starting: waiting up to %.1f s for it to be RUNNING to take "
-		          "the savepoint",
-		          s->job_id, (double)wait / USEC_PER_SEC);
-		sup_arm(s, &s->stop_wait_timer, wait, on_stop_wait_over);
-		sup_poll_now(s);
-		return SUP_STOP_PENDING;
-	}
-	if (s->state != SUP_RUNNING) {
-		sup_alert(
-		    s, "SavepointSkipped",
-		    "stop requested before the job was RUNNING: no savepoint; the newest checkpoint stays the restore "
-		    "point");
-		return act_terminate(s);
-	}
-	if (sup_start_stop_with_savepoint(s) < 0) {
-		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
-		return act_terminate(s);
-	}
-	return SUP_SAVEPOINTING;
+	return next == SUP_STARTING ? do_launch(s, SUP_STARTING) : next;
 }
 
 static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
@@ -243,67 +114,6 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 	          s->consecutive_failures);
 	sup_arm(s, &s->backoff_timer, delay, on_backoff_done);
 	return next;
-}
-
-/* The JVM is gone after a stop: exit, stay SUSPENDED, or start the desired spec. */
-static enum sup_state act_stopped(struct supervisor *s)
-{
-	s->kill_timer = sup_disarm(s->kill_timer);
-	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	status_set_string(&s->status.intent, NULL);
-	if (s->state == SUP_FINISHED) {
-		s->deadline_timer = sup_disarm(s->deadline_timer);
-		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);
-		sup_exit(s, 0);
-		return SUP_STOPPED;
-	}
-	if (s->stop_purpose != STOP_EXIT) {
-		/* the desired state decides: a resume or a new spec may have come in while stopping */
-		if (s->spec->job.state == JOB_STATE_SUSPENDED) {
-			sup_set_job_state(s, "SUSPENDED");
-			sup_event(s, "Suspended", "job %s is suspended; %s", s->job_id,
-			          s->savepoint_recorded ? "it resumes from the savepoint just taken"
-			                                : "it resumes from the newest checkpoint");
-			return SUP_SUSPENDED;
-		}
-		return do_launch(s, SUP_STARTING);
-	}
-	s->deadline_timer = sup_disarm(s->deadline_timer);
-	sup_set_job_state(s, "SUSPENDED");
-	if (!s->savepoint_recorded && s->stop_savepoint_sent) {
-		/* a second TERM (or the budget) cut the stop short, but Flink may have completed the savepoint
-		 * before the JVM was killed: what is on disk decides, not what flinklet heard */
-		char *found = sup_find_stop_savepoint(s);
-		if (found) {
-			s->savepoint_recorded = true;
-			sup_record_savepoint(s, found, "UPGRADE");
-			free(found);
-		}
-	}
-	if (s->savepoint_recorded)
-		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
-		          s->status.last_savepoint.location);
-	else if (s->spec->job.upgrade_mode == UPGRADE_STATELESS)
-		sup_event(s, "Stopped", "stopped; upgradeMode stateless: the next start begins empty");
-	else
-		sup_event(s, "Stopped", "stopped; the newest retained checkpoint is the restore point");
-	/* 0 only when the job stopped as asked: a savepoint when one was due, and no SIGKILL */
-	int code = 0;
-	if (s->stop_had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->savepoint_recorded) {
-		code = SUP_EXIT_NO_SAVEPOINT;
-		if (!s->status.error)
-			status_set_string(&s->status.error,
-			                  "the stop took no savepoint; the newest checkpoint stays the "
-			                  "restore point");
-		log_error("exiting with code %d: %s", code, s->status.error);
-	} else if (s->jvm_force_killed) {
-		code = SUP_EXIT_KILLED;
-		log_error("exiting with code %d: the JVM had to be killed", code);
-	}
-	sup_exit(s, code);
-	return SUP_STOPPED;
 }
 
 /* A launch that could not go on (the jar, the volume, the JVM could not be executed): back off. */
@@ -459,34 +269,6 @@ static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next
 	return act_restart(s, next);
 }
 
-static enum sup_state act_savepoint_abandon(struct supervisor *s)
-{
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	if ((s->stop_purpose == STOP_UPGRADE || s->stop_purpose == STOP_SUSPEND) &&
-	    !spec_bool(s->spec, "kubernetes.operator.job.upgrade.last-state-fallback.enabled") && s->jvm_pid > 0) {
-		/* no silent fallback: the job keeps running on the spec it was launched with */
-		sup_alert(s, "UpgradeAborted",
-		          "the savepoint failed and kubernetes.operator.job.upgrade.last-state-fallback.enabled is "
-		          "false: job "
-		          "%s keeps running on its current spec; change the file or send SIGHUP to try again",
-		          s->job_id);
-		if (s->spec != s->launched) {
-			spec_free(s->spec);
-			free(s->spec);
-			s->spec = s->launched;
-		}
-		s->upgrading = false;
-		status_set_string(&s->status.intent, NULL);
-		return SUP_RUNNING;
-	}
-	if (s->stop_purpose != STOP_EXIT)
-		sup_alert(s, "UpgradeFallback",
-		          "the savepoint failed: going on with last-state, from the newest checkpoint "
-		          "(kubernetes.operator.job.upgrade.last-state-fallback.enabled)");
-	return act_terminate(s);
-}
-
 static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum sup_state next)
 {
 	switch (a) {
@@ -506,12 +288,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_STOP_RUNNING:
 		/* the stop came while STARTING; now the job runs: take the savepoint */
 		mark_running(s);
-		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-		if (sup_start_stop_with_savepoint(s) < 0) {
-			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
-			return act_terminate(s);
-		}
-		return next;
+		return after_stop(s, sup_stop_now_running(s, next));
 	case ACT_FINISHED:
 		s->startup_timer = sup_disarm(s->startup_timer);
 		sup_set_job_state(s, "FINISHED");
@@ -536,57 +313,29 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_SPAWN:
 		return act_spawn(s, next);
 	case ACT_STOP:
-		return act_stop(s, STOP_EXIT);
+		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:
 		s->readiness_timer = sup_disarm(s->readiness_timer);
 		s->upgrading = false;
-		return act_stop(s, STOP_SUSPEND);
+		return after_stop(s, sup_stop_start(s, STOP_SUSPEND));
 	case ACT_UPGRADE:
-		return act_stop(s, STOP_UPGRADE);
+		return after_stop(s, sup_stop_start(s, STOP_UPGRADE));
 	case ACT_ROLLBACK:
-		return act_stop(s, STOP_ROLLBACK);
+		return after_stop(s, sup_stop_start(s, STOP_ROLLBACK));
 	case ACT_TERMINATE:
-		return act_terminate(s);
+		return after_stop(s, sup_stop_terminate(s));
 	case ACT_KILL_NOW:
-		log_warn("stopping at once: SIGKILL to the JVM");
-		s->stop_purpose = STOP_EXIT;
-		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-		if (s->jvm_pid > 0) {
-			s->jvm_force_killed = true;
-			jvm_signal(s->jvm_pid, SIGKILL);
-		}
-		if (next == SUP_STOPPED)
-			return act_stopped(s);
-		/* the budget is spent: give SIGKILL a moment, then exit whatever the JVM does */
-		if (!s->deadline_timer)
-			sup_arm(s, &s->deadline_timer, 2 * USEC_PER_SEC, on_deadline);
-		return next;
+		return after_stop(s, sup_stop_kill_now(s, next));
 	case ACT_SAVEPOINT_RECORD:
-		s->savepoint_timer = sup_disarm(s->savepoint_timer);
-		sup_set_intent(s, "wait for the JVM to end after the savepoint");
-		sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
+		sup_stop_savepoint_recorded(s);
 		return next;
 	case ACT_SAVEPOINT_ABANDON:
-		return act_savepoint_abandon(s);
+		return after_stop(s, sup_stop_savepoint_failed(s));
 	case ACT_STOPPED_SAVEPOINT:
-		if (!s->savepoint_recorded) {
-			/* the REST server went away with the finished job: the savepoint is on disk */
-			char *found = sup_find_stop_savepoint(s);
-			if (found) {
-				s->savepoint_recorded = true;
-				sup_record_savepoint(s, found, "UPGRADE");
-				free(found);
-			} else {
-				status_set_string(&s->status.error,
-				                  "the JVM ended before the stop-with-savepoint completed; "
-				                  "the newest checkpoint stays the restore point");
-				sup_alert(s, "SavepointFailed", "%s", s->status.error);
-			}
-		}
-		return act_stopped(s);
+		return after_stop(s, sup_stop_savepoint_ended(s));
 	case ACT_STOPPED:
 	case ACT_EXIT:
-		return act_stopped(s);
+		return after_stop(s, sup_stop_done(s));
 	case ACT_GO_SUSPENDED:
 		s->backoff_timer = sup_disarm(s->backoff_timer);
 		sup_set_job_state(s, "SUSPENDED");
@@ -606,24 +355,8 @@ static void dispatch_one(struct supervisor *s, enum sup_event ev)
 		return;
 	}
 	enum sup_state before = s->state;
-	enum stop_purpose was = s->stop_purpose;
-	if (ev == EV_STOP) {
-		/* whatever the JVM was being stopped for before, it is now a shutdown */
-		s->stop_purpose = STOP_EXIT;
-		if (before != SUP_SAVEPOINTING)
-			s->savepoint_recorded = false;
-		if (!s->stop_requested_at)
-			s->stop_had_jvm = s->jvm_pid > 0 && (before == SUP_STARTING || before == SUP_RUNNING ||
-			                                     before == SUP_SAVEPOINTING);
-		s->stop_requested_at = now_monotonic();
-	}
-	if (ev == EV_STOP && before == SUP_SAVEPOINTING && was != STOP_EXIT) {
-		/* a TERM during the savepoint of a suspend or upgrade: that savepoint becomes the shutdown's,
-		 * inside the shutdown budget (a second TERM kills at once) */
-		sup_event(s, "StopRequested", "the savepoint in flight now ends a shutdown");
-		arm_deadline(s);
+	if (ev == EV_STOP && sup_stop_requested(s, before))
 		return;
-	}
 	s->current_event = ev;
 	enum sup_state next = run_action(s, t->action, t->next);
 	if (next == SUP_SAME)
@@ -750,17 +483,7 @@ static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, v
 static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct supervisor *s = userdata;
-	const char *name = si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
-	if (s->stop_requested_at && s->stop_signal != (int)si->ssi_signo &&
-	    now_monotonic() - s->stop_requested_at < USEC_PER_SEC) {
-		/* Ctrl-C reaches flinklet from the terminal (SIGINT) and again from a wrapper that forwards it as
-		 * SIGTERM: one stop. The same signal twice is a second stop: kill at once. */
-		log_info("%s within a second of the stop request: the same stop", name);
-		return 0;
-	}
-	s->stop_signal = (int)si->ssi_signo;
-	sup_event(s, "StopRequested", "%s received", name);
-	sup_dispatch(s, EV_STOP);
+	sup_stop_signal(s, (int)si->ssi_signo);
 	return 0;
 }
 
@@ -999,8 +722,7 @@ void sup_free(struct supervisor *s)
 	sup_disarm(s->poll_timer);
 	sup_disarm(s->startup_timer);
 	sup_disarm(s->backoff_timer);
-	sup_disarm(s->kill_timer);
-	sup_disarm(s->deadline_timer);
+	sup_stop_free(s);
 	sup_disarm(s->savepoint_timer);
 	sup_disarm(s->savepoint_poll_timer);
 	sup_disarm(s->periodic_savepoint_timer);
@@ -1020,7 +742,6 @@ void sup_free(struct supervisor *s)
 	free(s->demoted_note);
 	free(s->start_cause);
 	jvmout_free(s->jvm_out);
-	sup_disarm(s->stop_wait_timer);
 	free(s->last_rest_problem);
 	free(s->savepoint_request);
 	free(s->launch_fingerprint);
