@@ -30,9 +30,9 @@ struct as_cycle {
 
 static struct as_cycle *cycle_of(struct supervisor *s)
 {
-	if (!s->as_cycle)
-		s->as_cycle = xcalloc(1, sizeof(struct as_cycle));
-	return s->as_cycle;
+	if (!s->autoscaler.cycle)
+		s->autoscaler.cycle = xcalloc(1, sizeof(struct as_cycle));
+	return s->autoscaler.cycle;
 }
 
 static char *escape(const char *v)
@@ -62,13 +62,13 @@ static void user_overrides(struct supervisor *s, struct as_pmap *ret)
 
 char *sup_autoscaler_launch_overrides(struct supervisor *s)
 {
-	if (!s->as || !s->job_id[0])
+	if (!s->autoscaler.as || !s->job_id[0])
 		return NULL;
 	struct as_options o;
 	options_for(s, &o);
 	struct as_pmap user, merged;
 	user_overrides(s, &user);
-	autoscaler_launch_overrides(s->as, s->job_id, &o, &user, &merged);
+	autoscaler_launch_overrides(s->autoscaler.as, s->job_id, &o, &user, &merged);
 	char *text = merged.n ? as_pmap_to_flink(&merged) : NULL;
 	as_pmap_free(&merged);
 	as_pmap_free(&user);
@@ -93,11 +93,11 @@ static void scale(struct supervisor *s, const struct as_options *o)
 	};
 	if (s->state != SUP_RUNNING)
 		ctx.job_status = s->status.job_state ? s->status.job_state : "CREATED";
-	enum as_outcome out = autoscaler_scale(s->as, &ctx);
+	enum as_outcome out = autoscaler_scale(s->autoscaler.as, &ctx);
 	log_debug("autoscaler: %s", as_outcome_name(out));
 	sup_observe_autoscaler(s, out);
 	as_pmap_free(&user);
-	cJSON *ov = autoscaler_overrides_json(s->as, s->job_id);
+	cJSON *ov = autoscaler_overrides_json(s->autoscaler.as, s->job_id);
 	char *text = cJSON_PrintUnformatted(ov);
 	status_set_string(&s->status.autoscaler_overrides, text);
 	free(text);
@@ -128,7 +128,7 @@ static bool cycle_current(struct supervisor *s, long code, const char *error)
 	struct as_cycle *c = cycle_of(s);
 	if (!c->active)
 		return false;
-	if (c->gen != s->launch_gen || s->jvm_pid <= 0) {
+	if (c->gen != s->launch.gen || s->launch.jvm_pid <= 0) {
 		cycle_fail(s, "the JVM restarted during the collection");
 		return false;
 	}
@@ -284,22 +284,22 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	struct as_options o;
 	options_for(s, &o);
 	usec_t interval = (usec_t)(o.control_loop_interval_ms > 0 ? o.control_loop_interval_ms : 10000) * USEC_PER_MSEC;
-	sup_arm(s, &s->as_timer, interval, on_tick);
+	sup_arm(s, &s->autoscaler.timer, interval, on_tick);
 	struct as_cycle *c = cycle_of(s);
 	if (c->active) {
 		as_options_free(&o);
 		return 0;
 	}
-	if (!o.enabled || s->state != SUP_RUNNING || s->jvm_pid <= 0) {
+	if (!o.enabled || s->state != SUP_RUNNING || s->launch.jvm_pid <= 0) {
 		/* disabled (its state is cleared) or not running: the autoscaler says which */
 		scale(s, &o);
 		as_options_free(&o);
 		return 0;
 	}
 	c->active = true;
-	c->gen = s->launch_gen;
+	c->gen = s->launch.gen;
 	c->opts = o;
-	c->job = autoscaler_job(s->as, s->job_id);
+	c->job = autoscaler_job(s->autoscaler.as, s->job_id);
 	c->tm_tries = 0;
 	char *path = xasprintf("/jobs/%s", s->job_id);
 	get(s, path, on_details);
@@ -312,9 +312,9 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 static void on_put(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct supervisor *s = userdata;
-	s->as_realizing = false;
+	s->autoscaler.realizing = false;
 	if (code == 200) {
-		s->counters.scalings++;
+		s->autoscaler.scalings++;
 		sup_event(s, "ScalingApplied",
 		          "the new parallelism is applied in place (resource requirements updated)");
 		return;
@@ -328,14 +328,14 @@ static void on_requirements(void *userdata, long code, cJSON *body, const char *
 {
 	struct supervisor *s = userdata;
 	cJSON *put = NULL;
-	if (code != 200 || !body || !as_resource_requirements_update(body, &s->as_pending, &put)) {
-		s->as_realizing = false;
+	if (code != 200 || !body || !as_resource_requirements_update(body, &s->autoscaler.pending, &put)) {
+		s->autoscaler.realizing = false;
 		return;
 	}
 	char *text = cJSON_PrintUnformatted(put);
 	char *path = xasprintf("/jobs/%s/resource-requirements", s->job_id);
 	if (rest_request(s->rest, "PUT", path, text, on_put, s) < 0)
-		s->as_realizing = false;
+		s->autoscaler.realizing = false;
 	free(path);
 	free(text);
 	cJSON_Delete(put);
@@ -344,17 +344,17 @@ static void on_requirements(void *userdata, long code, cJSON *body, const char *
 static int realize(void *userdata, const char *job_key, const struct as_pmap *overrides)
 {
 	struct supervisor *s = userdata;
-	if (s->state != SUP_RUNNING || s->jvm_pid <= 0 || s->as_realizing)
+	if (s->state != SUP_RUNNING || s->launch.jvm_pid <= 0 || s->autoscaler.realizing)
 		return 0; /* the next tick re-applies them */
-	as_pmap_free(&s->as_pending);
+	as_pmap_free(&s->autoscaler.pending);
 	for (size_t i = 0; i < overrides->n; i++)
-		as_pmap_set(&s->as_pending, overrides->e[i].vertex, overrides->e[i].parallelism);
-	s->as_realizing = true;
+		as_pmap_set(&s->autoscaler.pending, overrides->e[i].vertex, overrides->e[i].parallelism);
+	s->autoscaler.realizing = true;
 	char *path = xasprintf("/jobs/%s/resource-requirements", job_key);
 	int r = rest_request(s->rest, "GET", path, NULL, on_requirements, s);
 	free(path);
 	if (r < 0)
-		s->as_realizing = false;
+		s->autoscaler.realizing = false;
 	return r < 0 ? r : 0;
 }
 
@@ -365,11 +365,11 @@ static void on_as_event(void *userdata, const char *job_key, enum as_event_type 
 	if (!strcmp(reason, "AutoscalerError")) {
 		/* the reference never deduplicates it; one a tick during a REST outage would flood the log */
 		usec_t now = now_monotonic();
-		if (s->as_last_error && !strcmp(s->as_last_error, message) &&
-		    now - s->as_last_error_at < 300 * USEC_PER_SEC)
+		if (s->autoscaler.last_error && !strcmp(s->autoscaler.last_error, message) &&
+		    now - s->autoscaler.last_error_at < 300 * USEC_PER_SEC)
 			return;
-		status_set_string(&s->as_last_error, message);
-		s->as_last_error_at = now;
+		status_set_string(&s->autoscaler.last_error, message);
+		s->autoscaler.last_error_at = now;
 	}
 	if (type == AS_EVENT_WARNING)
 		sup_alert(s, reason, "autoscaler: %s", message);
@@ -388,27 +388,27 @@ int sup_autoscaler_setup(struct supervisor *s)
 	char *dir = path_join(s->state_dir, "autoscaler");
 	struct as_realizer realizer = {realize, s};
 	struct as_event_handler events = {on_as_event, s};
-	s->as = autoscaler_new(&realizer, &events, as_store_file_new_with_writer(dir, write_state, s));
+	s->autoscaler.as = autoscaler_new(&realizer, &events, as_store_file_new_with_writer(dir, write_state, s));
 	free(dir);
-	return sup_arm(s, &s->as_timer, 2 * USEC_PER_SEC, on_tick);
+	return sup_arm(s, &s->autoscaler.timer, 2 * USEC_PER_SEC, on_tick);
 }
 
 void sup_autoscaler_free(struct supervisor *s)
 {
-	s->as_timer = sup_disarm(s->as_timer);
-	if (s->as_cycle) {
-		struct as_cycle *c = s->as_cycle;
+	s->autoscaler.timer = sup_disarm(s->autoscaler.timer);
+	if (s->autoscaler.cycle) {
+		struct as_cycle *c = s->autoscaler.cycle;
 		c->active = false;
 		as_options_free(&c->opts);
 		strv_free(&c->listings);
 		strv_free(&c->vertices);
 		free(c);
-		s->as_cycle = NULL;
+		s->autoscaler.cycle = NULL;
 	}
-	as_pmap_free(&s->as_pending);
-	free(s->as_last_error);
-	s->as_last_error = NULL;
-	if (s->as)
-		autoscaler_free(s->as);
-	s->as = NULL;
+	as_pmap_free(&s->autoscaler.pending);
+	free(s->autoscaler.last_error);
+	s->autoscaler.last_error = NULL;
+	if (s->autoscaler.as)
+		autoscaler_free(s->autoscaler.as);
+	s->autoscaler.as = NULL;
 }

@@ -141,12 +141,12 @@ static void start_dump(struct supervisor *s)
 {
 	s->cds.dumps++;
 	free(s->cds.tmp);
-	s->cds.tmp = xasprintf("%s/.%sdump-%d.tmp", s->cds.dir, s->cds.prefix, (int)s->jvm_pid);
+	s->cds.tmp = xasprintf("%s/.%sdump-%d.tmp", s->cds.dir, s->cds.prefix, (int)s->launch.jvm_pid);
 	unlink(s->cds.tmp);
 	char *cmd = xasprintf("VM.cds dynamic_dump %s", s->cds.tmp);
 	pid_t pid;
 	int fd;
-	int r = jattach_spawn(s->jvm_pid, cmd, s->cds.tmp, CDS_DUMP_TIMEOUT_SEC, &pid, &fd);
+	int r = jattach_spawn(s->launch.jvm_pid, cmd, s->cds.tmp, CDS_DUMP_TIMEOUT_SEC, &pid, &fd);
 	free(cmd);
 	if (r < 0) {
 		log_warn("unable to start the class-data-sharing dump: %s", strerror(-r));
@@ -154,19 +154,19 @@ static void start_dump(struct supervisor *s)
 	}
 	s->cds.helper = pid;
 	s->cds.helper_fd = fd;
-	s->cds.dump_gen = s->launch_gen;
+	s->cds.dump_gen = s->launch.gen;
 	s->cds.dump_started = now_monotonic();
 	sup_event(s, "ClassDataSharingDump",
 	          "asking the JVM (pid %d) to write the classes it loaded into a class-data-sharing archive for the "
 	          "next launches (the job pauses while it does)",
-	          (int)s->jvm_pid);
+	          (int)s->launch.jvm_pid);
 }
 
 static int on_dump_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->cds.dump_timer = sup_disarm(s->cds.dump_timer);
-	if (s->state == SUP_RUNNING && s->jvm_pid > 0 && s->cds.record && s->cds.helper <= 0)
+	if (s->state == SUP_RUNNING && s->launch.jvm_pid > 0 && s->cds.record && s->cds.helper <= 0)
 		start_dump(s);
 	return 0;
 }
@@ -176,11 +176,11 @@ void sup_cds_running(struct supervisor *s)
 	s->cds.ran = true;
 	if (s->cds.archive) {
 		char *real = realpath(s->cds.archive, NULL);
-		int m = real ? cds_mapped(s->jvm_pid, real) : 0;
+		int m = real ? cds_mapped(s->launch.jvm_pid, real) : 0;
 		free(real);
 		if (m == 1) {
-			log_info("the JVM (pid %d) started from the class-data-sharing archive %s", (int)s->jvm_pid,
-			         s->cds.archive);
+			log_info("the JVM (pid %d) started from the class-data-sharing archive %s",
+			         (int)s->launch.jvm_pid, s->cds.archive);
 		} else if (m == 0) {
 			char *why = xasprintf("the JVM did not use it (%s)",
 			                      s->cds.warning ? s->cds.warning : "it said nothing about it");
@@ -197,7 +197,7 @@ void sup_cds_running(struct supervisor *s)
 void sup_cds_jvm_exited(struct supervisor *s, const struct reaped *r)
 {
 	s->cds.dump_timer = sup_disarm(s->cds.dump_timer);
-	if (s->cds.dumps > 0 && s->cds.dump_gen == s->launch_gen) {
+	if (s->cds.dumps > 0 && s->cds.dump_gen == s->launch.gen) {
 		/* the attach socket of a JVM that was killed stays behind */
 		char sock[64];
 		snprintf(sock, sizeof(sock), "/tmp/.java_pid%d", (int)r->pid);
@@ -238,7 +238,7 @@ static void dump_done(struct supervisor *s, const struct reaped *r)
 	s->cds.helper = 0;
 	s->cds.helper_fd = -1;
 	double secs = (double)(now_monotonic() - s->cds.dump_started) / USEC_PER_SEC;
-	bool same_jvm = s->jvm_pid > 0 && s->launch_gen == s->cds.dump_gen;
+	bool same_jvm = s->launch.jvm_pid > 0 && s->launch.gen == s->cds.dump_gen;
 	struct stat st;
 	char *why = NULL;
 	if (r->exit_code != JATTACH_ANSWERED)

@@ -30,7 +30,7 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 		strbuf_append(&msg, clean);
 		free(clean);
 	}
-	if (s->journald)
+	if (s->notify.journald)
 		/* structured: the journal gets the fields, and stderr would only repeat the message */
 		sd_journal_send("MESSAGE=%s", msg.buf, "PRIORITY=%d", level >= LOG_LEVEL_ERROR ? 3 : 6,
 		                "SYSLOG_IDENTIFIER=flinklet", "FLINKLET_EVENT=%s", type, "FLINKLET_JOB_ID=%s",
@@ -77,7 +77,7 @@ void sup_volume_write(struct supervisor *s, const char *file, int r)
 		                      "job keeps running, and flinklet tries again",
 		                      file, s->state_dir, strerror(-r));
 		/* not an event: events.jsonl is on the same volume (it gets one once the volume works again) */
-		if (s->journald)
+		if (s->notify.journald)
 			sd_journal_send("MESSAGE=%s", why, "PRIORITY=3", "SYSLOG_IDENTIFIER=flinklet",
 			                "FLINKLET_EVENT=VolumeWriteFailed", "FLINKLET_JOB_ID=%s", s->job_id, NULL);
 		else
@@ -445,9 +445,9 @@ int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_
 
 enum lifecycle_state sup_lifecycle(const struct supervisor *s)
 {
-	if (s->rolling_back && (s->state == SUP_STARTING || s->state == SUP_STOPPING || s->state == SUP_BACKOFF))
+	if (s->reload.rolling_back && (s->state == SUP_STARTING || s->state == SUP_STOPPING || s->state == SUP_BACKOFF))
 		return LIFECYCLE_ROLLING_BACK;
-	if (s->rolled_back && s->state == SUP_RUNNING)
+	if (s->reload.rolled_back && s->state == SUP_RUNNING)
 		return LIFECYCLE_ROLLED_BACK;
 	return sup_state_lifecycle(s->state);
 }

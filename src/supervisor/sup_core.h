@@ -1,9 +1,28 @@
-/* sup: the inside of the supervisor, shared by its files: the one context struct that owns all state, and
- * the helpers the parts call. supervisor.c holds the actions of the lifecycle table, the signals and the
- * set-up; sup_core.c events, the status document and timers; sup_launch.c restore points and the JVM
- * launch; sup_poll.c following the job and the health checks; sup_snapshot.c savepoints and checkpoints
- * (stop-with-savepoint, manual, periodic) and their retention; sup_reload.c configuration changes and
- * rollback. Not for use outside the supervisor. */
+/* sup_core: the supervisor's context and its core, shared by its files. The context is a small core (the loop,
+ * the spec, the state and the dispatch's queue, the job's identity, the records) and one sub-struct per part:
+ *
+ *   part        file             state it owns (writes)                      may call
+ *   core        supervisor.c,    the loop, spec, state, queue, restarts;     lifecycle, status, sup_observe
+ *               sup_core.c       the records (status, events, flush)
+ *   launch      sup_launch.c     s->launch: JVM, restore point, jar, scratch sup_autoscaler, sup_cds, sup_poll
+ *   poll        sup_poll.c       s->poll: REST following, health             sup_snapshot
+ *   snapshot    sup_snapshot.c   s->snapshot: savepoints, checkpoints, ...   (core only)
+ *   stop        sup_stop.c       s->stop: purpose, budget, kill timers       sup_launch, sup_poll, sup_snapshot
+ *   reload      sup_reload.c     s->reload: config changes, rollback         sup_launch, sup_snapshot
+ *   http        sup_http.c       s->http: endpoint, token, proxy             sup_metrics, sup_observe, sup_reload,
+ *                                                                            sup_snapshot
+ *   notify      sup_notify.c     s->notify: systemd, journald                (core only)
+ *   autoscaler  sup_autoscaler.c s->autoscaler                               sup_observe
+ *   observe     sup_observe.c    s->observe: the status page's data          (core only)
+ *   cds         sup_cds.c        s->cds: class-data sharing                  (core only)
+ *
+ * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
+ * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
+ * an event (sup_raise: the table's driver, supervisor.c, runs the action once the current transition is
+ * complete). Every part calls the core (this header); nothing calls the driver. Each part has its own header;
+ * a part's .c includes the headers of the parts it may call, and sup.h (every header) is the driver's.
+ * tests/e2e/test_layout.py fails on a write into another part's state and on a cycle between the files.
+ * Not for use outside the supervisor. */
 #ifndef FLINKLET_SUP_CORE_H
 #define FLINKLET_SUP_CORE_H
 
@@ -38,35 +57,24 @@ const char *stop_purpose_text(enum stop_purpose p);
 
 enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
 
-struct supervisor {
-	sd_event *event;
-	struct spec *spec;     /* the desired spec (owned) */
-	struct spec *launched; /* the spec the JVM was launched with: spec, or an older one (owned then) */
-	const struct run_options *opts;
-	char *state_dir, *conf_dir, *lib_dir, *ckpt_dir, *sp_dir;
-	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
-	char *flink_version;
-	char job_id[33];
-	int lock_fd;
+/* The parts' state. Each sub-struct is written only by the file named with it; another part reads a value it
+ * needs, and asks for a change by raising an event (sup_raise) or through a narrow function of the owner's
+ * header. tests/e2e/test_layout.py checks both rules (no write into another part's state, no cycle between the
+ * files). */
 
-	struct status status;
-	char *last_written;
-	enum sup_state state;
-	int exit_code;
-
+/* launch (sup_launch.c): the JVM, its restore point, the jar, the scratch directory */
+struct sup_launch {
 	pid_t jvm_pid;
-	struct jvmout *jvm_out; /* the JVM's stdout and stderr (sup_launch.c) */
-	unsigned launch_gen;
-	struct poll_chains polls; /* the polls of Flink's REST API in flight (sup_poll.c) */
-	struct rest *rest;
-	sd_event_source *poll_timer, *startup_timer, *backoff_timer, *kill_timer, *deadline_timer;
-	sd_event_source *savepoint_timer, *savepoint_poll_timer;
-
-	/* restarts */
-	unsigned consecutive_failures;
-	bool restarted_at_once; /* the first of these failures was restarted without a backoff */
-	usec_t stable_since;
+	struct jvmout *jvm_out; /* the JVM's stdout and stderr */
+	unsigned gen;
+	sd_event_source *startup_timer;
+	bool startup_timed_out;
+	char *start_cause; /* the cause the JVM printed when it failed to start (the first line of it) */
+	bool kill_sent;    /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
+	bool launch_fatal;  /* the launch failed for good (a rewind the configuration forbids): FAILED */
+	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
+	char *fingerprint;  /* what the running JVM was launched with */
 
 	/* restore points: those given up on evidence (demoted), what this launch restores, whether it got as
 	 * far as restoring, the evidence that Flink cannot read it, how many launches in a row failed on it */
@@ -80,73 +88,8 @@ struct supervisor {
 	char *restore_fail_path;
 	unsigned restore_fail_count;
 	char *demoted_note; /* said with the next launch: which point was given up, and why */
-	char *start_cause;  /* the cause the JVM printed when it failed to start (the first line of it) */
-	bool startup_timed_out;
 
-	/* the dispatch: events raised while an action runs wait here, in order */
-	bool dispatching;
-	void (*dispatcher)(struct supervisor *s, enum sup_event ev); /* sup_dispatch (supervisor.c) */
-	enum sup_event current_event;                                /* the event whose action runs */
-	bool launch_fatal;  /* the launch failed for good (a rewind the configuration forbids): FAILED */
-	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
-	struct event_queue queue;
-
-	/* the stop: when it was asked (a second signal within a second is the same stop), whether a JVM
-	 * ran then, whether it had to be killed, the timer of the wait for RUNNING (STOP_PENDING) */
-	usec_t stop_requested_at, stop_deadline;
-	int stop_signal;
-	bool stop_had_jvm, jvm_force_killed;
-	bool jvm_kill_sent; /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
-	sd_event_source *stop_wait_timer;
-
-	/* health */
-	usec_t last_rest_ok;
-	char *last_rest_problem; /* what Flink's REST API last answered instead of a job's details */
-	int zero_slot_polls;
-	int64_t completed_checkpoints;
-	usec_t last_checkpoint_progress;
-	struct {
-		usec_t t;
-		int64_t v;
-	} restart_samples[RESTART_SAMPLES];
-	unsigned n_restart_samples;
-	bool volume_low;
-	/* writes to the volume: the errno of the failing one (0: they work), what it was, how many failed, and
-	 * the events that could not be appended yet (bounded; appended first once the volume takes writes) */
-	int volume_errno;
-	char *volume_failed_file;
-	uint64_t volume_write_errors;
-	struct strv pending_events;
-	uint64_t events_dropped;
-	/* the records' flush (sup_core.c): the worker thread that writes them, the defer source that hands them
-	 * over at the end of a loop iteration, a flush running, status.json to be rendered again */
-	struct worker *worker;
-	sd_event_source *flush_source;
-	bool flushing, status_dirty;
-	uint64_t flush_started;           /* flushes handed to the worker so far */
-	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
-
-	/* stop-with-savepoint */
-	enum stop_purpose stop_purpose;
-	char *savepoint_request;
-	struct strv savepoints_before; /* the job's complete savepoints when the stop was asked for */
-	bool savepoint_recorded;
-	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
-	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */
-
-	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
-	struct {
-		bool active;
-		enum snapshot_op_kind kind;
-		const char *trigger; /* MANUAL, PERIODIC */
-		char *request;
-		sd_event_source *poll, *timeout;
-	} op;
-	bool want_savepoint, want_checkpoint; /* pending: taken when the job is RUNNING */
-	const char *want_savepoint_trigger, *want_checkpoint_trigger;
-	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
-
-	/* the launch whose intent is on its way to the volume (sup_launch.c): EV_LAUNCH_DURABLE spawns it */
+	/* the launch whose intent is on its way to the volume: EV_LAUNCH_DURABLE spawns it */
 	struct {
 		bool pending;
 		unsigned gen;         /* a durability callback of a launch called off since is dropped */
@@ -155,7 +98,7 @@ struct supervisor {
 		int job_id_r; /* the write of a new job id (a stateless start): < 0, the spawn must not happen */
 		int files_r;  /* the write of Flink's configuration (conf/): < 0, the same */
 		bool initial; /* the first launch of this supervisor: a JVM that cannot be executed is exit 3 */
-	} launch;
+	} spawn;
 
 	/* the job's jar, and its download when it is remote */
 	struct artifact jar;
@@ -171,7 +114,24 @@ struct supervisor {
 		sd_event_source *jar_wait;
 		char *jar_problem;
 	} fetch;
+	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
+};
 
+/* poll (sup_poll.c): following the job through Flink's REST API, and its health */
+struct sup_poll {
+	struct poll_chains chains; /* the polls of Flink's REST API in flight */
+	sd_event_source *timer;
+	usec_t last_rest_ok;
+	char *last_rest_problem; /* what Flink's REST API last answered instead of a job's details */
+	int zero_slot_polls;
+	int64_t completed_checkpoints;
+	usec_t last_checkpoint_progress;
+	struct {
+		usec_t t;
+		int64_t v;
+	} restart_samples[RESTART_SAMPLES];
+	unsigned n_restart_samples;
+	int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
 	/* the job's vertices as Flink last reported them */
 	struct {
 		struct vertex_info {
@@ -181,63 +141,164 @@ struct supervisor {
 		} * v;
 		size_t n;
 	} vertices;
-	enum job_state file_job_state; /* job.state as the file says it, before an API override */
+};
 
-	/* the HTTP endpoint and what /metrics counts */
-	struct http_server *http;
-	struct flinkproxy *proxy; /* Flink's web UI under /flink/ (src/supervisor/flinkproxy.c) */
-	char *token;
+/* snapshot (sup_snapshot.c): savepoints and checkpoints, the stop's savepoint, retention, the volume's space */
+struct sup_snapshot {
+	/* stop-with-savepoint */
+	char *savepoint_request;
+	struct strv savepoints_before; /* the job's complete savepoints when the stop was asked for */
+	bool savepoint_recorded;
+	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
+	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */
+	sd_event_source *savepoint_timer, *savepoint_poll_timer;
+	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
 	struct {
-		uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures, unauthorized;
-		uint64_t scalings;
-		int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
-	} counters;
-	bool notified_ready;
-	sd_event_source *watchdog_timer;
-	usec_t watchdog_usec;
-	bool journald;
+		bool active;
+		enum snapshot_op_kind kind;
+		const char *trigger; /* MANUAL, PERIODIC */
+		char *request;
+		sd_event_source *poll, *timeout;
+	} op;
+	bool want_savepoint, want_checkpoint; /* pending: taken when the job is RUNNING */
+	const char *want_savepoint_trigger, *want_checkpoint_trigger;
+	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
+	bool volume_low;
+	uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures; /* /metrics */
+};
 
-	/* the autoscaler (sup_autoscaler.c) */
-	struct autoscaler *as;
-	struct as_cycle *as_cycle;
-	sd_event_source *as_timer;
-	struct as_pmap as_pending;
-	bool as_realizing;
-	char *as_last_error;
-	usec_t as_last_error_at;
+/* stop (sup_stop.c): when it was asked (a second signal within a second is the same stop), whether a JVM ran
+ * then, whether it had to be killed, the timer of the wait for RUNNING (STOP_PENDING), the budget's deadline */
+struct sup_stop {
+	enum stop_purpose purpose;
+	usec_t requested_at, deadline;
+	int signal;
+	bool had_jvm, force_killed;
+	sd_event_source *kill_timer, *deadline_timer, *wait_timer;
+};
 
-	/* what the status page reads (sup_observe.c): the newest events, the autoscaler's per-cycle timeline, the
-	 * page's Content-Security-Policy */
-	struct recent recent_events, as_timeline;
-	char *page_csp;
-	/* class-data sharing (sup_cds.c): the archive this launch uses, or whether it records for a dump; the
-	 * dump helper; what was said once */
-	struct {
-		bool checked, off;
-		char *dir, *prefix, *java_real;
-		char *archive;     /* the archive the current JVM was launched with */
-		bool record;       /* the current JVM was launched with -XX:+RecordDynamicDumpInfo */
-		bool init_error;   /* the current JVM said "Error occurred during initialization of VM" */
-		bool ran;          /* the current JVM's job has been RUNNING */
-		char *warning;     /* the JVM's first warning about the archive */
-		unsigned dump_gen; /* the launch whose JVM dumps */
-		unsigned dumps;    /* dumps started by this supervisor */
-		pid_t helper;
-		int helper_fd;
-		char *tmp;
-		usec_t dump_started;
-		sd_event_source *dump_timer;
-		struct strv said;
-	} cds;
-
-	/* configuration changes and rollback */
-	char *launch_fingerprint;   /* what the running JVM was launched with */
+/* reload (sup_reload.c): configuration changes and rollback */
+struct sup_reload {
 	char *rejected_fingerprint; /* a spec rolled back from: not tried again until the file changes */
 	char *stable_yaml;          /* the spec that last ran STABLE in this run, as kept in spec.stable.yaml */
 	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
 	int inotify_fd;
 	bool upgrading, rolling_back, rolled_back;
+	enum job_state file_job_state; /* job.state as the file says it, before an API override */
+};
+
+/* http (sup_http.c): the endpoint, its token, Flink's web UI under /flink/ */
+struct sup_http {
+	struct http_server *server;
+	struct flinkproxy *proxy; /* src/supervisor/flinkproxy.c */
+	char *token;
+	uint64_t unauthorized; /* /metrics */
+};
+
+/* notify (sup_notify.c): systemd and journald */
+struct sup_notify {
+	bool notified_ready;
+	sd_event_source *watchdog_timer;
+	usec_t watchdog_usec;
+	bool journald;
+};
+
+/* autoscaler (sup_autoscaler.c) */
+struct sup_autoscaler {
+	struct autoscaler *as;
+	struct as_cycle *cycle;
+	sd_event_source *timer;
+	struct as_pmap pending;
+	bool realizing;
+	char *last_error;
+	usec_t last_error_at;
+	uint64_t scalings; /* /metrics */
+};
+
+/* observe (sup_observe.c): what the status page reads: the newest events, the autoscaler's per-cycle timeline, the
+ * page's Content-Security-Policy */
+struct sup_observe {
+	struct recent events, timeline;
+	char *page_csp;
+};
+
+/* class-data sharing (sup_cds.c): the archive this launch uses, or whether it records for a dump; the dump
+ * helper; what was said once */
+struct sup_cds {
+	bool checked, off;
+	char *dir, *prefix, *java_real;
+	char *archive;     /* the archive the current JVM was launched with */
+	bool record;       /* the current JVM was launched with -XX:+RecordDynamicDumpInfo */
+	bool init_error;   /* the current JVM said "Error occurred during initialization of VM" */
+	bool ran;          /* the current JVM's job has been RUNNING */
+	char *warning;     /* the JVM's first warning about the archive */
+	unsigned dump_gen; /* the launch whose JVM dumps */
+	unsigned dumps;    /* dumps started by this supervisor */
+	pid_t helper;
+	int helper_fd;
+	char *tmp;
+	usec_t dump_started;
+	sd_event_source *dump_timer;
+	struct strv said;
+};
+
+/* The supervisor: the core (written by supervisor.c, the table's driver, and sup_core.c, the records) and one
+ * sub-struct per part. */
+struct supervisor {
+	/* the loop, the spec, the job */
+	sd_event *event;
+	struct spec *spec;     /* the desired spec (owned) */
+	struct spec *launched; /* the spec the JVM was launched with: spec, or an older one (owned then) */
+	const struct run_options *opts;
+	char *state_dir, *conf_dir, *lib_dir, *ckpt_dir, *sp_dir;
+	char *flink_version;
+	char job_id[33];
+	int lock_fd;
+	struct rest *rest; /* Flink's REST API (libcurl's multi handle on the loop) */
+
+	/* the state and the dispatch: events raised while an action runs wait in the queue, in order */
+	enum sup_state state;
+	int exit_code;
+	bool dispatching;
+	void (*dispatcher)(struct supervisor *s, enum sup_event ev); /* sup_dispatch (supervisor.c) */
+	enum sup_event current_event;                                /* the event whose action runs */
+	struct event_queue queue;
 	bool closing; /* the loop is over (sup_free): done callbacks that come now act on nothing */
+
+	/* restarts (supervisor.c) */
+	unsigned consecutive_failures;
+	bool restarted_at_once; /* the first of these failures was restarted without a backoff */
+	usec_t stable_since;
+	sd_event_source *backoff_timer;
+
+	/* the records (sup_core.c): the status document, the events, and writes to the volume: the errno of the
+	 * failing one (0: they work), what it was, how many failed, and the events that could not be appended yet
+	 * (bounded; appended first once the volume takes writes) */
+	struct status status;
+	char *last_written;
+	int volume_errno;
+	char *volume_failed_file;
+	uint64_t volume_write_errors;
+	struct strv pending_events;
+	uint64_t events_dropped;
+	/* the records' flush: the worker thread that writes them, the defer source that hands them over at the end
+	 * of a loop iteration, a flush running, status.json to be rendered again */
+	struct worker *worker;
+	sd_event_source *flush_source;
+	bool flushing, status_dirty;
+	uint64_t flush_started;           /* flushes handed to the worker so far */
+	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
+
+	struct sup_launch launch;
+	struct sup_poll poll;
+	struct sup_snapshot snapshot;
+	struct sup_stop stop;
+	struct sup_reload reload;
+	struct sup_http http;
+	struct sup_notify notify;
+	struct sup_autoscaler autoscaler;
+	struct sup_observe observe;
+	struct sup_cds cds;
 };
 
 /* sup_core.c */

@@ -60,7 +60,7 @@ static bool ready(const struct supervisor *s)
 
 static bool authorized(struct supervisor *s, const char *header)
 {
-	return http_bearer_authorized(s->token, header);
+	return http_bearer_authorized(s->http.token, header);
 }
 
 static void control(struct supervisor *s, const char *action, const struct http_request *req,
@@ -110,7 +110,7 @@ static void flink_route(struct supervisor *s, const struct http_request *req, st
 	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
 	resp->content_type = "application/json";
 	if (!get && !authorized(s, req->authorization)) {
-		s->counters.unauthorized++;
+		s->http.unauthorized++;
 		if (!req->authorization) {
 			resp->code = 401;
 			strv_push(&resp->headers, "WWW-Authenticate: Bearer realm=\"flinklet\"");
@@ -123,12 +123,12 @@ static void flink_route(struct supervisor *s, const struct http_request *req, st
 		}
 		return;
 	}
-	char *down = s->jvm_pid
+	char *down = s->launch.jvm_pid
 	                 ? NULL
 	                 : xasprintf("Flink is not running (the job is %s)", lifecycle_to_string(s->status.lifecycle));
 	if (!get && !down)
 		sup_event(s, "ApiRequest", "%s %s with the token: to Flink", req->method, req->path);
-	flinkproxy_handle(s->proxy, req, resp, down);
+	flinkproxy_handle(s->http.proxy, req, resp, down);
 	free(down);
 }
 
@@ -147,7 +147,7 @@ void sup_http_route(struct supervisor *s, const struct http_request *req, struct
 			resp->code = 405;
 			resp->body = json_msg("error", "use POST");
 		} else if (!authorized(s, req->authorization)) {
-			s->counters.unauthorized++;
+			s->http.unauthorized++;
 			resp->code = 401;
 			resp->body = json_msg("error", "a valid 'Authorization: Bearer <token>' is required");
 		} else {
@@ -231,7 +231,7 @@ static int load_token(struct supervisor *s, char **ret_path)
 		free(path);
 		return -EINVAL;
 	}
-	s->token = text;
+	s->http.token = text;
 	*ret_path = path;
 	return 0;
 }
@@ -251,7 +251,7 @@ int sup_http_start(struct supervisor *s)
 	    .timeout_s = (unsigned)((spec_duration(s->spec, "flinklet.http.connection-timeout") + USEC_PER_SEC - 1) /
 	                            USEC_PER_SEC),
 	};
-	r = http_start(s->event, address, &limits, on_http, s, &s->http);
+	r = http_start(s->event, address, &limits, on_http, s, &s->http.server);
 	if (r < 0) {
 		log_fatal("unable to serve HTTP on %s (flinklet.http.address): %s%s", address, strerror(-r),
 		          r == -EADDRINUSE ? ": another process listens there" : "");
@@ -259,7 +259,7 @@ int sup_http_start(struct supervisor *s)
 		return r;
 	}
 	const char *colon = strrchr(address, ':');
-	char *actual = xasprintf("%.*s:%d", (int)(colon - address), address, http_port(s->http));
+	char *actual = xasprintf("%.*s:%d", (int)(colon - address), address, http_port(s->http.server));
 	status_set_string(&s->status.http_address, actual);
 	status_set_string(&s->status.token_file, token_path);
 	log_info("serving the status page at /, /healthz, /readyz, /status, /metrics, /events, /autoscaler and /api/v1 "
@@ -268,7 +268,7 @@ int sup_http_start(struct supervisor *s)
 	         actual, limits.max_connections, limits.max_connections_per_ip, limits.timeout_s);
 	if (s->rest) {
 		char *flink = xasprintf("127.0.0.1:%d", s->status.rest_port);
-		s->proxy = flinkproxy_new(s->rest, flink);
+		s->http.proxy = flinkproxy_new(s->rest, flink);
 		log_info("Flink's web UI and REST API on http://%s%s/ (any method but GET and HEAD with the token)",
 		         actual, FLINKPROXY_PREFIX);
 		free(flink);
@@ -280,10 +280,10 @@ int sup_http_start(struct supervisor *s)
 
 void sup_http_stop(struct supervisor *s)
 {
-	flinkproxy_free(s->proxy); /* first: it answers what waits for Flink */
-	s->proxy = NULL;
-	http_stop(s->http);
-	s->http = NULL;
-	free(s->token);
-	s->token = NULL;
+	flinkproxy_free(s->http.proxy); /* first: it answers what waits for Flink */
+	s->http.proxy = NULL;
+	http_stop(s->http.server);
+	s->http.server = NULL;
+	free(s->http.token);
+	s->http.token = NULL;
 }

@@ -53,7 +53,7 @@ static int refuse_launch(struct supervisor *s, char *why)
 	status_set_string(&s->status.error, why);
 	sup_alert(s, "RestoreFailed", "%s", why);
 	free(why);
-	s->launch_fatal = true;
+	s->launch.launch_fatal = true;
 	return -ENOTRECOVERABLE;
 }
 
@@ -63,7 +63,7 @@ static int choose_restore_point(struct supervisor *s)
 {
 	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
 	size_t n = 0;
-	if (!s->fresh_start) {
+	if (!s->launch.fresh_start) {
 		if (s->status.last_savepoint.location)
 			recorded[n++] = s->status.last_savepoint.location;
 		for (int i = 0; i < s->status.n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
@@ -75,13 +75,13 @@ static int choose_restore_point(struct supervisor *s)
 	    .job_id = s->job_id,
 	    .recorded_savepoints = recorded,
 	    .initial_savepoint = s->spec->job.initial_savepoint_path,
-	    .first_start = s->first_start,
+	    .first_start = s->launch.first_start,
 	};
 	struct restore_list list;
 	int r = restore_points_scan(&scan, &list);
 	for (size_t i = 0; i < list.skipped.n; i++)
-		if (!strv_contains(&s->reported_skips, list.skipped.v[i])) {
-			strv_push(&s->reported_skips, list.skipped.v[i]);
+		if (!strv_contains(&s->launch.reported_skips, list.skipped.v[i])) {
+			strv_push(&s->launch.reported_skips, list.skipped.v[i]);
 			/* a checkpoint a crash interrupted (no _metadata yet) is normal and said at info; a damaged
 			 * or vanished one is an error */
 			if (strstr(list.skipped.v[i], "no _metadata (incomplete)"))
@@ -91,12 +91,12 @@ static int choose_restore_point(struct supervisor *s)
 		}
 	const struct restore_point *pick = NULL;
 	for (size_t i = 0; i < list.n && !pick; i++)
-		if (!strv_contains(&s->failed_restore_points, list.v[i].path))
+		if (!strv_contains(&s->launch.failed_restore_points, list.v[i].path))
 			pick = &list.v[i];
 	if (!pick && list.n > 0) {
 		sup_alert(s, "RestorePointsExhausted", "every restore point failed once; trying the newest again (%s)",
 		          list.v[0].path);
-		strv_free(&s->failed_restore_points);
+		strv_free(&s->launch.failed_restore_points);
 		pick = &list.v[0];
 	}
 	/* a damaged snapshot newer than the pick: skipping it is a rewind, said like a demotion */
@@ -115,11 +115,11 @@ static int choose_restore_point(struct supervisor *s)
 			return refuse_launch(s, why);
 		}
 		sup_put_aside(s, c->kind, c->path);
-		free(s->demoted_note);
-		s->demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
-		                            restore_kind_to_string(c->kind), c->path, c->why);
+		free(s->launch.demoted_note);
+		s->launch.demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
+		                                   restore_kind_to_string(c->kind), c->path, c->why);
 	}
-	if (r == 0 && !pick && (list.given_up > 0 || s->failed_restore_points.n > 0)) {
+	if (r == 0 && !pick && (list.given_up > 0 || s->launch.failed_restore_points.n > 0)) {
 		char *why = xasprintf("every restore point of job %s was given up (renamed *.unreadable in %s and %s): "
 		                      "not starting it empty, which would rewind it to nothing; look at them, then "
 		                      "rename one back or remove them to start the job empty",
@@ -127,10 +127,10 @@ static int choose_restore_point(struct supervisor *s)
 		restore_list_free(&list);
 		return refuse_launch(s, why);
 	}
-	free(s->restore_path);
-	s->restore_path = pick ? xstrdup(pick->path) : NULL;
-	s->restore_kind = pick ? pick->kind : RESTORE_NONE;
-	s->restore_id = pick ? pick->id : -1;
+	free(s->launch.restore_path);
+	s->launch.restore_path = pick ? xstrdup(pick->path) : NULL;
+	s->launch.restore_kind = pick ? pick->kind : RESTORE_NONE;
+	s->launch.restore_id = pick ? pick->id : -1;
 	restore_list_free(&list);
 	if (r < 0) {
 		sup_alert(s, "RestorePointsUnreadable",
@@ -170,7 +170,7 @@ static void launch_files_run(void *arg)
 static void launch_files_done(void *arg)
 {
 	struct launch_files *f = arg;
-	f->s->launch.files_r = f->r;
+	f->s->launch.spawn.files_r = f->r;
 	if (f->r < 0) /* (a success is not news: an unchanged file is not written) */
 		sup_volume_write(f->s, "the Flink configuration (conf/)", f->r);
 	free(f->conf_dir);
@@ -186,7 +186,7 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	f->conf_dir = xstrdup(s->conf_dir);
 	f->conf = flinkconf_render_config(s->spec, l);
 	f->log4j = flinkconf_render_log4j(s->spec);
-	s->launch.files_r = 0;
+	s->launch.spawn.files_r = 0;
 	if (s->worker) {
 		worker_submit(s->worker, launch_files_run, launch_files_done, f);
 	} else {
@@ -200,9 +200,9 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 static int prepare_scratch(struct supervisor *s)
 {
 	char *old = NULL;
-	int r = scratch_rotate(s->scratch_dir, s->launch_gen + 1, &old);
+	int r = scratch_rotate(s->launch.scratch_dir, s->launch.gen + 1, &old);
 	if (r < 0) {
-		log_error("unable to prepare the JVM's scratch directory %s: %s", s->tmp_dir, strerror(-r));
+		log_error("unable to prepare the JVM's scratch directory %s: %s", s->launch.tmp_dir, strerror(-r));
 		return r;
 	}
 	if (old) {
@@ -220,10 +220,10 @@ void sup_scratch_free(struct supervisor *s)
 {
 	/* nothing in it outlives the JVM; the loop is over, so this may wait (a JVM still running keeps it: the next
 	 * launch puts it aside) */
-	if (s->jvm_pid <= 0 && s->tmp_dir) {
-		rm_rf(s->tmp_dir);
-		if (s->scratch_dir)
-			rmdir(s->scratch_dir); /* when empty: not another's leftovers */
+	if (s->launch.jvm_pid <= 0 && s->launch.tmp_dir) {
+		rm_rf(s->launch.tmp_dir);
+		if (s->launch.scratch_dir)
+			rmdir(s->launch.scratch_dir); /* when empty: not another's leftovers */
 	}
 }
 
@@ -233,22 +233,22 @@ void sup_scratch_setup(struct supervisor *s)
 	char *def = scratch_default_dir(s->spec->name, s->state_dir);
 	char *err = NULL;
 	if (dir && scratch_open(dir, !strcmp(dir, def), &err) == 0) {
-		s->scratch_dir = xstrdup(dir);
+		s->launch.scratch_dir = xstrdup(dir);
 	} else {
-		s->scratch_dir = path_join(s->state_dir, "tmp");
+		s->launch.scratch_dir = path_join(s->state_dir, "tmp");
 		log_warn("%s; the JVM's scratch space is %s on the state volume instead",
-		         err ? err : "no scratch directory", s->scratch_dir);
-		mkdir_p(s->scratch_dir);
+		         err ? err : "no scratch directory", s->launch.scratch_dir);
+		mkdir_p(s->launch.scratch_dir);
 	}
 	free(err);
 	free(def);
-	s->tmp_dir = path_join(s->scratch_dir, "jvm");
+	s->launch.tmp_dir = path_join(s->launch.scratch_dir, "jvm");
 	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
 	 * it on the volume */
 	struct strv old = {0};
-	scratch_leftovers(s->scratch_dir, &old);
+	scratch_leftovers(s->launch.scratch_dir, &old);
 	char *legacy = path_join(s->state_dir, "tmp");
-	if (strcmp(legacy, s->scratch_dir) && access(legacy, F_OK) == 0)
+	if (strcmp(legacy, s->launch.scratch_dir) && access(legacy, F_OK) == 0)
 		strv_push(&old, legacy);
 	free(legacy);
 	pid_t pid = scratch_remove(&old);
@@ -260,8 +260,8 @@ void sup_scratch_setup(struct supervisor *s)
 static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->startup_timer = sup_disarm(s->startup_timer);
-	s->startup_timed_out = true;
+	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+	s->launch.startup_timed_out = true;
 	sup_alert(s, "StartupTimeout", "the job was not RUNNING with every task running within %s",
 	          spec_get(s->spec, "flinklet.startup.timeout"));
 	sup_raise(s, EV_STARTUP_TIMEOUT);
@@ -286,7 +286,7 @@ static void job_id_run(void *arg)
 static void job_id_done(void *arg)
 {
 	struct job_id_write *w = arg;
-	w->s->launch.job_id_r = w->r;
+	w->s->launch.spawn.job_id_r = w->r;
 	sup_volume_write(w->s, "job-id", w->r);
 	free(w->path);
 	free(w);
@@ -302,7 +302,7 @@ static void rotate_job_id(struct supervisor *s)
 	w->s = s;
 	w->path = path_join(s->state_dir, "job-id");
 	snprintf(w->line, sizeof(w->line), "%s\n", s->job_id);
-	s->launch.job_id_r = 0;
+	s->launch.spawn.job_id_r = 0;
 	if (s->worker) {
 		worker_submit(s->worker, job_id_run, job_id_done, w);
 	} else {
@@ -310,10 +310,10 @@ static void rotate_job_id(struct supervisor *s)
 		job_id_done(w);
 	}
 	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
-	s->fresh_start = true;
+	s->launch.fresh_start = true;
 	s->status.start_time_ms = 0;
 	snapshot_ref_free(&s->status.last_checkpoint);
-	strv_free(&s->failed_restore_points);
+	strv_free(&s->launch.failed_restore_points);
 	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
 }
 
@@ -322,18 +322,20 @@ static void on_jvm_line(void *userdata, const char *line)
 {
 	struct supervisor *s = userdata;
 	sup_cds_line(s, line);
-	if (!s->restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
+	if (!s->launch.restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
 		return;
-	switch (restorelog_feed(&s->restore_scan, line)) {
+	switch (restorelog_feed(&s->launch.restore_scan, line)) {
 	case RESTORELOG_STARTED:
-		s->restore_reached = true;
+		s->launch.restore_reached = true;
 		break;
 	case RESTORELOG_UNREADABLE:
-		s->restore_reached = true;
-		if (s->restore_evidence)
+		s->launch.restore_reached = true;
+		if (s->launch.restore_evidence)
 			break;
-		s->restore_evidence = xstrdup(s->restore_scan.evidence[0] ? s->restore_scan.evidence : line);
-		log_warn("Flink cannot read the restore point %s: %s", s->restore_path, s->restore_evidence);
+		s->launch.restore_evidence =
+		    xstrdup(s->launch.restore_scan.evidence[0] ? s->launch.restore_scan.evidence : line);
+		log_warn("Flink cannot read the restore point %s: %s", s->launch.restore_path,
+		         s->launch.restore_evidence);
 		sup_raise(s, EV_RESTORE_UNREADABLE);
 		break;
 	case RESTORELOG_NONE:
@@ -344,23 +346,24 @@ static void on_jvm_line(void *userdata, const char *line)
 /* Says, with the launch that follows it, which restore point was given up, why, and what it means. */
 static void say_demotion(struct supervisor *s, const char *uri)
 {
-	if (!s->demoted_note) {
-		if (s->demotion_said) {
-			s->demotion_said = false;
+	if (!s->launch.demoted_note) {
+		if (s->launch.demotion_said) {
+			s->launch.demotion_said = false;
 			status_set_string(&s->status.error, NULL);
 		}
 		return;
 	}
-	char *msg = uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
-	                            "repeated",
-	                            s->demoted_note, s->job_id, restore_kind_to_string(s->restore_kind), uri)
-	                : xasprintf("%s; no other restore point is left", s->demoted_note);
+	char *msg =
+	    uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
+	                    "repeated",
+	                    s->launch.demoted_note, s->job_id, restore_kind_to_string(s->launch.restore_kind), uri)
+	        : xasprintf("%s; no other restore point is left", s->launch.demoted_note);
 	status_set_string(&s->status.error, msg);
 	sup_alert(s, "RestorePointDemoted", "%s", msg);
 	free(msg);
-	free(s->demoted_note);
-	s->demoted_note = NULL;
-	s->demotion_said = true;
+	free(s->launch.demoted_note);
+	s->launch.demoted_note = NULL;
+	s->launch.demotion_said = true;
 }
 
 #define JAR_WAIT_USEC (2 * USEC_PER_SEC)
@@ -371,8 +374,8 @@ static void on_launch_durable(struct supervisor *s, uintptr_t gen);
 static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
-	if (s->state == SUP_STARTING && s->jvm_pid <= 0 && !s->launch.pending && launch_jvm(s) < 0)
+	s->launch.fetch.jar_wait = sup_disarm(s->launch.fetch.jar_wait);
+	if (s->state == SUP_STARTING && s->launch.jvm_pid <= 0 && !s->launch.spawn.pending && launch_jvm(s) < 0)
 		sup_raise(s, EV_LAUNCH_FAILED);
 	return 0;
 }
@@ -382,27 +385,27 @@ static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
 static bool jar_unusable(struct supervisor *s)
 {
 	char *why = NULL;
-	if (preflight_jar(s->jar.local_path, s->spec->job.entry_class, &why) == 0) {
-		if (s->fetch.jar_problem)
-			sup_event(s, "JarUsable", "the job's jar is usable again: %s", s->jar.local_path);
-		free(s->fetch.jar_problem);
-		s->fetch.jar_problem = NULL;
+	if (preflight_jar(s->launch.jar.local_path, s->spec->job.entry_class, &why) == 0) {
+		if (s->launch.fetch.jar_problem)
+			sup_event(s, "JarUsable", "the job's jar is usable again: %s", s->launch.jar.local_path);
+		free(s->launch.fetch.jar_problem);
+		s->launch.fetch.jar_problem = NULL;
 		return false;
 	}
-	if (!s->fetch.jar_problem || strcmp(s->fetch.jar_problem, why)) {
+	if (!s->launch.fetch.jar_problem || strcmp(s->launch.fetch.jar_problem, why)) {
 		char *err = xasprintf("the job cannot start: %s; no JVM is started until the jar or the configuration "
 		                      "changes (looked at every %llu s)",
 		                      why, (unsigned long long)(JAR_WAIT_USEC / USEC_PER_SEC));
 		status_set_string(&s->status.error, err);
 		sup_alert(s, "JarUnusable", "%s", err);
 		free(err);
-		free(s->fetch.jar_problem);
-		s->fetch.jar_problem = why;
+		free(s->launch.fetch.jar_problem);
+		s->launch.fetch.jar_problem = why;
 		sup_write_status(s);
 	} else {
 		free(why);
 	}
-	sup_arm(s, &s->fetch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
+	sup_arm(s, &s->launch.fetch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
 	return true;
 }
 
@@ -429,32 +432,32 @@ static int launch_jvm(struct supervisor *s)
 	int r = choose_restore_point(s);
 	if (r < 0)
 		return r; /* never start empty because a directory could not be read */
-	s->restore_reached = false;
-	free(s->restore_evidence);
-	s->restore_evidence = NULL;
-	free(s->start_cause);
-	s->start_cause = NULL;
-	s->startup_timed_out = false;
-	free((char *)s->restore_scan.job_ckpt_dir);
-	s->restore_scan = (struct restorelog){
-	    .restore_path = s->restore_path,
-	    .kind = s->restore_kind,
+	s->launch.restore_reached = false;
+	free(s->launch.restore_evidence);
+	s->launch.restore_evidence = NULL;
+	free(s->launch.start_cause);
+	s->launch.start_cause = NULL;
+	s->launch.startup_timed_out = false;
+	free((char *)s->launch.restore_scan.job_ckpt_dir);
+	s->launch.restore_scan = (struct restorelog){
+	    .restore_path = s->launch.restore_path,
+	    .kind = s->launch.restore_kind,
 	    .job_ckpt_dir = path_join(s->ckpt_dir, s->job_id),
 	};
-	char *uri = s->restore_path ? file_uri_from_path(s->restore_path) : NULL;
-	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore_kind));
+	char *uri = s->launch.restore_path ? file_uri_from_path(s->launch.restore_path) : NULL;
+	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->launch.restore_kind));
 	status_set_string(&s->status.restored_location, uri);
-	s->status.restored_id = uri ? s->restore_id : -1;
+	s->status.restored_id = uri ? s->launch.restore_id : -1;
 	status_set_string(&s->status.job_state, NULL);
 	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
-	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore_kind), uri)
+	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->launch.restore_kind), uri)
 	                   : xstrdup("start the job with empty state");
 	sup_set_intent(s, intent);
 	say_demotion(s, uri);
 	if (uri)
 		sup_event(s, "Restoring", "restoring job %s to checkpoint id %lld from %s %s (%s)", s->job_id,
-		          (long long)s->restore_id, restore_kind_to_string(s->restore_kind), uri,
-		          s->restore_kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
+		          (long long)s->launch.restore_id, restore_kind_to_string(s->launch.restore_kind), uri,
+		          s->launch.restore_kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
 	else
 		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",
 		          s->job_id);
@@ -463,11 +466,11 @@ static int launch_jvm(struct supervisor *s)
 	struct launch l = {
 	    .job_id = s->job_id,
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->tmp_dir,
+	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = uri,
-	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
-	    .jar_path = s->jar.local_path,
+	    .restore_claim = s->launch.restore_kind == RESTORE_CHECKPOINT,
+	    .jar_path = s->launch.jar.local_path,
 	};
 	sup_cds_prepare(s, &l);
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
@@ -485,28 +488,28 @@ static int launch_jvm(struct supervisor *s)
 	}
 	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs: the spawn waits for it,
 	 * the loop does not */
-	free(s->launch.uri);
-	s->launch.uri = uri;
-	s->launch.pending = true;
-	s->launch.gen++;
-	sup_after_sync(s, on_launch_durable, s->launch.gen);
+	free(s->launch.spawn.uri);
+	s->launch.spawn.uri = uri;
+	s->launch.spawn.pending = true;
+	s->launch.spawn.gen++;
+	sup_after_sync(s, on_launch_durable, s->launch.spawn.gen);
 	return 0;
 }
 
 static void on_launch_durable(struct supervisor *s, uintptr_t gen)
 {
 	/* a launch called off (a stop, a suspend, a new spec) or superseded meanwhile is not spawned */
-	if (!s->launch.pending || gen != s->launch.gen)
+	if (!s->launch.spawn.pending || gen != s->launch.spawn.gen)
 		return;
-	s->launch.durable_gen = (unsigned)gen;
+	s->launch.spawn.durable_gen = (unsigned)gen;
 	sup_raise(s, EV_LAUNCH_DURABLE);
 }
 
 bool sup_launch_cancel(struct supervisor *s)
 {
-	bool was = s->launch.pending;
-	s->launch.pending = false;
-	s->launch.gen++;
+	bool was = s->launch.spawn.pending;
+	s->launch.spawn.pending = false;
+	s->launch.spawn.gen++;
 	return was;
 }
 
@@ -514,26 +517,26 @@ int sup_spawn(struct supervisor *s)
 {
 	/* (an EV_LAUNCH_DURABLE that waited in the dispatch's queue while a stop called its launch off and a new one
 	 * began is not the new one's) */
-	if (!s->launch.pending || s->launch.durable_gen != s->launch.gen)
+	if (!s->launch.spawn.pending || s->launch.spawn.durable_gen != s->launch.spawn.gen)
 		return 0;
-	s->launch.pending = false;
-	if (s->launch.files_r < 0)
-		return s->launch.files_r; /* Flink's configuration could not be written (said) */
-	if (s->launch.job_id_r < 0) {
+	s->launch.spawn.pending = false;
+	if (s->launch.spawn.files_r < 0)
+		return s->launch.spawn.files_r; /* Flink's configuration could not be written (said) */
+	if (s->launch.spawn.job_id_r < 0) {
 		/* the new job id is not on the volume: a JVM would checkpoint under an id the next start does not know
 		 */
-		int r = s->launch.job_id_r;
-		s->next_fresh = true; /* a new id with the next launch */
+		int r = s->launch.spawn.job_id_r;
+		s->launch.next_fresh = true; /* a new id with the next launch */
 		return r;
 	}
 	struct launch l = {
 	    .job_id = s->job_id,
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->tmp_dir,
+	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
-	    .restore_path = s->launch.uri,
-	    .restore_claim = s->restore_kind == RESTORE_CHECKPOINT,
-	    .jar_path = s->jar.local_path,
+	    .restore_path = s->launch.spawn.uri,
+	    .restore_claim = s->launch.restore_kind == RESTORE_CHECKPOINT,
+	    .jar_path = s->launch.jar.local_path,
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,
 	};
@@ -549,20 +552,20 @@ int sup_spawn(struct supervisor *s)
 		log_error("unable to execute %s: %s", l.java, strerror(-r));
 		return r;
 	}
-	s->launch.initial = false;
-	jvmout_free(s->jvm_out);
-	s->jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
-	s->jvm_pid = pid;
-	s->launch_gen++;
+	s->launch.spawn.initial = false;
+	jvmout_free(s->launch.jvm_out);
+	s->launch.jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
+	s->launch.jvm_pid = pid;
+	s->launch.gen++;
 	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
-	s->last_rest_ok = 0;
-	s->zero_slot_polls = 0;
-	s->n_restart_samples = 0;
-	s->last_checkpoint_progress = now_monotonic();
-	sup_arm(s, &s->startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
-	free(s->launch_fingerprint);
-	s->launch_fingerprint = sup_launch_fingerprint(s, s->spec);
+	s->poll.last_rest_ok = 0;
+	s->poll.zero_slot_polls = 0;
+	s->poll.n_restart_samples = 0;
+	s->poll.last_checkpoint_progress = now_monotonic();
+	sup_arm(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
+	free(s->launch.fingerprint);
+	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
 	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
 	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
 	log_memory_split(s->spec);
@@ -580,25 +583,25 @@ static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata);
 
 void sup_fetch_cancel(struct supervisor *s)
 {
-	s->fetch.active = false;
-	s->fetch.gen++;
-	s->fetch.retry = sup_disarm(s->fetch.retry);
-	s->fetch.jar_wait = sup_disarm(s->fetch.jar_wait);
+	s->launch.fetch.active = false;
+	s->launch.fetch.gen++;
+	s->launch.fetch.retry = sup_disarm(s->launch.fetch.retry);
+	s->launch.fetch.jar_wait = sup_disarm(s->launch.fetch.jar_wait);
 }
 
 static void fetch_failed(struct supervisor *s, const char *why, bool retry)
 {
 	int64_t retries = spec_int(s->spec, "flinklet.artifacts.retries");
-	if (retry && s->fetch.attempts <= retries) {
+	if (retry && s->launch.fetch.attempts <= retries) {
 		char *shown = redact_uri(s->spec->job.jar_uri);
-		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", shown, why, s->fetch.attempts,
+		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", shown, why, s->launch.fetch.attempts,
 		         (long long)retries);
 		free(shown);
-		s->fetch.active = true;
-		sup_arm(s, &s->fetch.retry, (usec_t)s->fetch.attempts * USEC_PER_SEC, on_fetch_retry);
+		s->launch.fetch.active = true;
+		sup_arm(s, &s->launch.fetch.retry, (usec_t)s->launch.fetch.attempts * USEC_PER_SEC, on_fetch_retry);
 		return;
 	}
-	s->fetch.active = false;
+	s->launch.fetch.active = false;
 	char *shown = redact_uri(s->spec->job.jar_uri);
 	char *err = xasprintf("unable to fetch the job's jar %s: %s", shown, why);
 	free(shown);
@@ -629,16 +632,16 @@ static struct jar_job *jar_job_new(struct supervisor *s, char *tmp)
 {
 	struct jar_job *j = xcalloc(1, sizeof(*j));
 	j->s = s;
-	j->gen = s->fetch.gen;
-	j->a.local_path = xstrdup(s->jar.local_path);
-	j->a.sha256 = s->jar.sha256 ? xstrdup(s->jar.sha256) : NULL;
+	j->gen = s->launch.fetch.gen;
+	j->a.local_path = xstrdup(s->launch.jar.local_path);
+	j->a.sha256 = s->launch.jar.sha256 ? xstrdup(s->launch.jar.sha256) : NULL;
 	j->tmp = tmp;
 	return j;
 }
 
 static bool jar_job_end(struct jar_job *j)
 {
-	bool current = j->gen == j->s->fetch.gen && j->s->fetch.active;
+	bool current = j->gen == j->s->launch.fetch.gen && j->s->launch.fetch.active;
 	free(j->a.local_path);
 	free((char *)j->a.sha256);
 	free(j->tmp);
@@ -674,7 +677,7 @@ static void check_done(void *arg)
 		start_fetch(s);
 		return;
 	}
-	s->fetch.active = false;
+	s->launch.fetch.active = false;
 	if (launch_jvm(s) < 0)
 		sup_raise(s, EV_LAUNCH_FAILED);
 }
@@ -703,9 +706,9 @@ static void commit_done(void *arg)
 		free(err);
 		return;
 	}
-	s->fetch.active = false;
+	s->launch.fetch.active = false;
 	char *shown = redact_uri(s->spec->job.jar_uri);
-	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->jar.local_path);
+	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->launch.jar.local_path);
 	free(shown);
 	if (launch_jvm(s) < 0)
 		sup_raise(s, EV_LAUNCH_FAILED);
@@ -724,7 +727,7 @@ static void on_fetched(void *userdata, long code, const char *error)
 	struct supervisor *s = t->s;
 	bool ok = fclose(t->out) == 0 && !error && code == 200;
 	char *tmp = t->tmp;
-	bool current = t->gen == s->fetch.gen && s->fetch.active;
+	bool current = t->gen == s->launch.fetch.gen && s->launch.fetch.active;
 	free(t);
 	if (!current) {
 		unlink(tmp);
@@ -746,23 +749,23 @@ static void on_fetched(void *userdata, long code, const char *error)
 static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->fetch.retry = sup_disarm(s->fetch.retry);
-	if (s->fetch.active)
+	s->launch.fetch.retry = sup_disarm(s->launch.fetch.retry);
+	if (s->launch.fetch.active)
 		start_fetch(s);
 	return 0;
 }
 
 static void start_fetch(struct supervisor *s)
 {
-	s->fetch.active = true;
-	s->fetch.attempts++;
+	s->launch.fetch.active = true;
+	s->launch.fetch.attempts++;
 	char *dir = path_join(s->state_dir, "artifacts");
 	mkdir_p(dir);
 	free(dir);
 	struct fetch_ticket *t = xcalloc(1, sizeof(*t));
 	t->s = s;
-	t->gen = s->fetch.gen;
-	t->tmp = xasprintf("%s.part.%ld", s->jar.local_path, (long)getpid());
+	t->gen = s->launch.fetch.gen;
+	t->tmp = xasprintf("%s.part.%ld", s->launch.jar.local_path, (long)getpid());
 	t->out = fopen(t->tmp, "we");
 	if (!t->out) {
 		char *why = xasprintf("unable to create %s: %s", t->tmp, strerror(errno));
@@ -773,15 +776,15 @@ static void start_fetch(struct supervisor *s)
 		return;
 	}
 	struct download d = {
-	    .url = s->jar.url,
+	    .url = s->launch.jar.url,
 	    .timeout = spec_duration(s->spec, "flinklet.artifacts.timeout"),
 	    .ca_file = spec_get(s->spec, "flinklet.artifacts.ca-file"),
-	    .aws_sigv4 = s->jar.sigv4,
-	    .userpwd = s->jar.userpwd,
-	    .headers = (const char *const *)s->jar.headers.v,
+	    .aws_sigv4 = s->launch.jar.sigv4,
+	    .userpwd = s->launch.jar.userpwd,
+	    .headers = (const char *const *)s->launch.jar.headers.v,
 	};
 	char *shown = redact_uri(s->spec->job.jar_uri);
-	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", shown, s->fetch.attempts);
+	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", shown, s->launch.fetch.attempts);
 	free(shown);
 	if (rest_download(s->rest, &d, t->out, on_fetched, t) < 0) {
 		fclose(t->out);
@@ -795,32 +798,32 @@ static void start_fetch(struct supervisor *s)
 int sup_launch(struct supervisor *s)
 {
 	sup_launch_cancel(s);
-	s->launch.job_id_r = 0;
-	if (s->next_fresh) {
-		s->next_fresh = false;
+	s->launch.spawn.job_id_r = 0;
+	if (s->launch.next_fresh) {
+		s->launch.next_fresh = false;
 		rotate_job_id(s);
 	}
 	sup_fetch_cancel(s);
-	artifact_free(&s->jar);
+	artifact_free(&s->launch.jar);
 	char *err = NULL;
-	int r = artifact_plan(s->spec, s->state_dir, &s->jar, &err);
+	int r = artifact_plan(s->spec, s->state_dir, &s->launch.jar, &err);
 	if (r < 0) {
 		sup_alert(s, "ArtifactInvalid", "%s", err);
 		free(err);
 		return r;
 	}
-	if (s->jar.remote) {
-		s->fetch.attempts = 0;
-		if (access(s->jar.local_path, R_OK) < 0) {
+	if (s->launch.jar.remote) {
+		s->launch.fetch.attempts = 0;
+		if (access(s->launch.jar.local_path, R_OK) < 0) {
 			start_fetch(s);
-		} else if (s->jar.sha256) {
+		} else if (s->launch.jar.sha256) {
 			/* a cached jar is read whole for its checksum: on the worker thread */
-			s->fetch.active = true;
+			s->launch.fetch.active = true;
 			jar_job_submit(s, check_run, check_done, jar_job_new(s, NULL));
 		} else {
 			return launch_jvm(s);
 		}
-		return s->fetch.active || s->state != SUP_STARTING ? 0 : -EIO;
+		return s->launch.fetch.active || s->state != SUP_STARTING ? 0 : -EIO;
 	}
 	return launch_jvm(s);
 }
@@ -831,7 +834,7 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 	struct launch l = {
 	    .job_id = "00000000000000000000000000000000",
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->tmp_dir,
+	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(spec, "flinklet.java.bin"),
 	};
 	char *conf = flinkconf_render_config(spec, &l);

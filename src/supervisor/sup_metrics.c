@@ -38,16 +38,16 @@ static void autoscaler_vertex_metric(struct strbuf *b, struct supervisor *s, con
                                      const char *metric_name, const char *help)
 {
 	metric(b, name, "gauge", help);
-	for (size_t i = 0; i < s->vertices.n; i++) {
+	for (size_t i = 0; i < s->poll.vertices.n; i++) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(vertices, s->vertices.v[i].id), metric_name);
+		    cJSON_GetObjectItemCaseSensitive(vertices, s->poll.vertices.v[i].id), metric_name);
 		double v;
 		if (!m || as_json_double(m, &v) < 0 || !isfinite(v))
 			continue;
 		strbuf_appendf(b, "%s{vertex_id=\"", name);
-		label_value(b, s->vertices.v[i].id);
+		label_value(b, s->poll.vertices.v[i].id);
 		strbuf_append(b, "\",vertex_name=\"");
-		label_value(b, s->vertices.v[i].name ? s->vertices.v[i].name : "");
+		label_value(b, s->poll.vertices.v[i].name ? s->poll.vertices.v[i].name : "");
 		strbuf_appendf(b, "\"} %.6g\n", v);
 	}
 }
@@ -59,9 +59,9 @@ static void autoscaler_figures(struct strbuf *b, struct supervisor *s)
 	metric(b, "flinklet_autoscaler_enabled", "gauge", "1 when job.autoscaler.enabled is true.");
 	strbuf_appendf(b, "flinklet_autoscaler_enabled %d\n", o.enabled ? 1 : 0);
 	as_options_free(&o);
-	if (!s->as)
+	if (!s->autoscaler.as)
 		return;
-	cJSON *report = autoscaler_report_json(s->as, s->job_id);
+	cJSON *report = autoscaler_report_json(s->autoscaler.as, s->job_id);
 	metric(b, "flinklet_autoscaler_evaluations_total", "counter",
 	       "Evaluations of the autoscaler by this supervisor that decided, by outcome (scale: a rescale; "
 	       "no_scale: every vertex within its bounds or a gate held it; error: a cycle that failed).");
@@ -117,7 +117,7 @@ char *sup_metrics(struct supervisor *s)
 	const struct status *st = &s->status;
 
 	metric(&b, "flinklet_jvm_up", "gauge", "1 while the MiniCluster JVM runs.");
-	strbuf_appendf(&b, "flinklet_jvm_up %d\n", s->jvm_pid > 0 ? 1 : 0);
+	strbuf_appendf(&b, "flinklet_jvm_up %d\n", s->launch.jvm_pid > 0 ? 1 : 0);
 	metric(&b, "flinklet_job_running", "gauge", "1 while the job is RUNNING with every task running.");
 	strbuf_appendf(&b, "flinklet_job_running %d\n", s->state == SUP_RUNNING ? 1 : 0);
 	metric(&b, "flinklet_jvm_restarts_total", "counter", "JVM starts after the first, on this state volume.");
@@ -138,7 +138,7 @@ char *sup_metrics(struct supervisor *s)
 	}
 	metric(&b, "flinklet_volume_low", "gauge",
 	       "1 while the state volume's free space is below flinklet.volume.min-free-percent.");
-	strbuf_appendf(&b, "flinklet_volume_low %d\n", s->volume_low ? 1 : 0);
+	strbuf_appendf(&b, "flinklet_volume_low %d\n", s->snapshot.volume_low ? 1 : 0);
 	metric(&b, "flinklet_volume_syncs_total", "counter",
 	       "fsyncs and fdatasyncs of the state volume's records (events, status, the files flinklet replaces).");
 	strbuf_appendf(&b, "flinklet_volume_syncs_total %llu\n", (unsigned long long)store_syncs());
@@ -171,44 +171,44 @@ char *sup_metrics(struct supervisor *s)
 
 	metric(&b, "flinklet_flink_checkpoints_completed", "gauge",
 	       "Completed checkpoints Flink counts in the current JVM.");
-	strbuf_appendf(&b, "flinklet_flink_checkpoints_completed %lld\n", (long long)s->counters.flink_completed);
+	strbuf_appendf(&b, "flinklet_flink_checkpoints_completed %lld\n", (long long)s->poll.flink_completed);
 	metric(&b, "flinklet_flink_checkpoints_failed", "gauge", "Failed checkpoints Flink counts in the current JVM.");
-	strbuf_appendf(&b, "flinklet_flink_checkpoints_failed %lld\n", (long long)s->counters.flink_failed);
+	strbuf_appendf(&b, "flinklet_flink_checkpoints_failed %lld\n", (long long)s->poll.flink_failed);
 	metric(&b, "flinklet_savepoints_total", "counter", "Savepoints completed by this supervisor.");
-	strbuf_appendf(&b, "flinklet_savepoints_total %llu\n", (unsigned long long)s->counters.savepoints);
+	strbuf_appendf(&b, "flinklet_savepoints_total %llu\n", (unsigned long long)s->snapshot.savepoints);
 	metric(&b, "flinklet_savepoint_failures_total", "counter", "Savepoints this supervisor asked for that failed.");
 	strbuf_appendf(&b, "flinklet_savepoint_failures_total %llu\n",
-	               (unsigned long long)s->counters.savepoint_failures);
+	               (unsigned long long)s->snapshot.savepoint_failures);
 	metric(&b, "flinklet_checkpoints_triggered_total", "counter",
 	       "Checkpoints this supervisor asked for that completed.");
-	strbuf_appendf(&b, "flinklet_checkpoints_triggered_total %llu\n", (unsigned long long)s->counters.checkpoints);
+	strbuf_appendf(&b, "flinklet_checkpoints_triggered_total %llu\n", (unsigned long long)s->snapshot.checkpoints);
 	metric(&b, "flinklet_checkpoint_trigger_failures_total", "counter",
 	       "Checkpoints this supervisor asked for that failed.");
 	strbuf_appendf(&b, "flinklet_checkpoint_trigger_failures_total %llu\n",
-	               (unsigned long long)s->counters.checkpoint_failures);
+	               (unsigned long long)s->snapshot.checkpoint_failures);
 	metric(&b, "flinklet_savepoint_history_size", "gauge", "Savepoints in the status document's history.");
 	strbuf_appendf(&b, "flinklet_savepoint_history_size %d\n", st->n_savepoint_history);
 
 	metric(&b, "flinklet_autoscaler_scalings_total", "counter", "Rescales the autoscaler applied.");
-	strbuf_appendf(&b, "flinklet_autoscaler_scalings_total %llu\n", (unsigned long long)s->counters.scalings);
+	strbuf_appendf(&b, "flinklet_autoscaler_scalings_total %llu\n", (unsigned long long)s->autoscaler.scalings);
 	metric(&b, "flinklet_vertex_parallelism", "gauge", "The current parallelism of each job vertex.");
-	for (size_t i = 0; i < s->vertices.n; i++) {
+	for (size_t i = 0; i < s->poll.vertices.n; i++) {
 		strbuf_append(&b, "flinklet_vertex_parallelism{vertex_id=\"");
-		label_value(&b, s->vertices.v[i].id);
+		label_value(&b, s->poll.vertices.v[i].id);
 		strbuf_append(&b, "\",vertex_name=\"");
-		label_value(&b, s->vertices.v[i].name);
-		strbuf_appendf(&b, "\"} %d\n", s->vertices.v[i].parallelism);
+		label_value(&b, s->poll.vertices.v[i].name);
+		strbuf_appendf(&b, "\"} %d\n", s->poll.vertices.v[i].parallelism);
 	}
 
 	autoscaler_figures(&b, s);
 
 	metric(&b, "flinklet_api_unauthorized_total", "counter",
 	       "Control API requests refused for a missing or bad token.");
-	strbuf_appendf(&b, "flinklet_api_unauthorized_total %llu\n", (unsigned long long)s->counters.unauthorized);
-	if (s->http) {
+	strbuf_appendf(&b, "flinklet_api_unauthorized_total %llu\n", (unsigned long long)s->http.unauthorized);
+	if (s->http.server) {
 		unsigned open;
 		uint64_t refused;
-		http_stats(s->http, &open, &refused);
+		http_stats(s->http.server, &open, &refused);
 		metric(&b, "flinklet_http_connections", "gauge", "Connections open on the supervisor's HTTP endpoint.");
 		strbuf_appendf(&b, "flinklet_http_connections %u\n", open);
 		metric(&b, "flinklet_http_connections_refused_total", "counter",

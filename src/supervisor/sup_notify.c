@@ -18,11 +18,11 @@ static bool watchdog_healthy(struct supervisor *s)
 {
 	switch (s->state) {
 	case SUP_RUNNING:
-		return !s->last_rest_ok ||
-		       now_monotonic() - s->last_rest_ok <= spec_duration(s->spec, "flinklet.health.rest-timeout");
+		return !s->poll.last_rest_ok ||
+		       now_monotonic() - s->poll.last_rest_ok <= spec_duration(s->spec, "flinklet.health.rest-timeout");
 	case SUP_STARTING:
 		/* waiting for a jar that cannot start (JarUnusable) is a job that is down, not one that starts */
-		return !s->fetch.jar_problem;
+		return !s->launch.fetch.jar_problem;
 	case SUP_SAVEPOINTING:
 	case SUP_STOPPING:
 	case SUP_SUSPENDED:
@@ -38,7 +38,7 @@ static int on_watchdog(sd_event_source *src, uint64_t usec, void *userdata)
 	struct supervisor *s = userdata;
 	if (watchdog_healthy(s))
 		sd_notify(0, "WATCHDOG=1");
-	sup_arm(s, &s->watchdog_timer, s->watchdog_usec / 2, on_watchdog);
+	sup_arm(s, &s->notify.watchdog_timer, s->notify.watchdog_usec / 2, on_watchdog);
 	return 0;
 }
 
@@ -55,13 +55,13 @@ static bool stderr_is_journal(void)
 
 void sup_notify_setup(struct supervisor *s)
 {
-	s->journald = stderr_is_journal();
+	s->notify.journald = stderr_is_journal();
 	if (!getenv("NOTIFY_SOCKET"))
 		return;
 	uint64_t usec = 0;
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
-		s->watchdog_usec = usec;
-		sup_arm(s, &s->watchdog_timer, s->watchdog_usec / 2, on_watchdog);
+		s->notify.watchdog_usec = usec;
+		sup_arm(s, &s->notify.watchdog_timer, s->notify.watchdog_usec / 2, on_watchdog);
 	}
 	sd_notifyf(0, "STATUS=%s: starting", s->spec->name);
 }
@@ -71,12 +71,12 @@ void sup_notify_state(struct supervisor *s)
 	if (!getenv("NOTIFY_SOCKET"))
 		return;
 	const char *life = lifecycle_to_string(s->status.lifecycle);
-	if (s->state == SUP_RUNNING && !s->notified_ready) {
-		s->notified_ready = true;
+	if (s->state == SUP_RUNNING && !s->notify.notified_ready) {
+		s->notify.notified_ready = true;
 		sd_notifyf(0, "READY=1\nSTATUS=%s: %s, job %s RUNNING", s->spec->name, life, s->job_id);
 		return;
 	}
-	if ((s->state == SUP_SAVEPOINTING || s->state == SUP_STOPPING) && s->stop_purpose == STOP_EXIT) {
+	if ((s->state == SUP_SAVEPOINTING || s->state == SUP_STOPPING) && s->stop.purpose == STOP_EXIT) {
 		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
 		sd_notifyf(0, "STOPPING=1\nEXTEND_TIMEOUT_USEC=%llu\nSTATUS=%s: %s, stopping%s",
 		           (unsigned long long)budget, s->spec->name, life,
@@ -88,5 +88,5 @@ void sup_notify_state(struct supervisor *s)
 
 void sup_notify_free(struct supervisor *s)
 {
-	s->watchdog_timer = sup_disarm(s->watchdog_timer);
+	s->notify.watchdog_timer = sup_disarm(s->notify.watchdog_timer);
 }

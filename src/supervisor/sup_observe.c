@@ -20,29 +20,29 @@
 
 void sup_observe_setup(struct supervisor *s)
 {
-	recent_init(&s->recent_events, EVENTS_KEPT);
-	recent_init(&s->as_timeline, TIMELINE_KEPT);
+	recent_init(&s->observe.events, EVENTS_KEPT);
+	recent_init(&s->observe.timeline, TIMELINE_KEPT);
 	char *text = NULL;
 	size_t len = 0;
 	if (store_events_tail(s->state_dir, EVENTS_TAIL_BYTES, &text, &len) == 0)
-		recent_push_lines(&s->recent_events, text, len);
+		recent_push_lines(&s->observe.events, text, len);
 	free(text);
 	const struct web_asset *page = web_asset_find(STATUS_PAGE);
 	if (page)
-		s->page_csp = webpage_csp((const char *)page->data, page->len);
+		s->observe.page_csp = webpage_csp((const char *)page->data, page->len);
 }
 
 void sup_observe_free(struct supervisor *s)
 {
-	recent_free(&s->recent_events);
-	recent_free(&s->as_timeline);
-	free(s->page_csp);
-	s->page_csp = NULL;
+	recent_free(&s->observe.events);
+	recent_free(&s->observe.timeline);
+	free(s->observe.page_csp);
+	s->observe.page_csp = NULL;
 }
 
 void sup_observe_event(struct supervisor *s, const char *json_line)
 {
-	recent_push(&s->recent_events, json_line);
+	recent_push(&s->observe.events, json_line);
 }
 
 /* A number of the autoscaler's report, or null when it is absent or not finite (an idle vertex's true
@@ -58,17 +58,18 @@ static cJSON *finite_or_null(const cJSON *metrics, const char *name)
 
 void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out)
 {
-	if (out == AS_OUTCOME_DISABLED || out == AS_OUTCOME_NOT_RUNNING || s->state != SUP_RUNNING || !s->vertices.n)
+	if (out == AS_OUTCOME_DISABLED || out == AS_OUTCOME_NOT_RUNNING || s->state != SUP_RUNNING ||
+	    !s->poll.vertices.n)
 		return;
 	bool evaluated = out == AS_OUTCOME_COLLECTING || out == AS_OUTCOME_BALANCED || out == AS_OUTCOME_SCALED;
-	cJSON *report = evaluated ? autoscaler_report_json(s->as, s->job_id) : NULL;
+	cJSON *report = evaluated ? autoscaler_report_json(s->autoscaler.as, s->job_id) : NULL;
 	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(report, "vertices");
 	cJSON *point = cJSON_CreateObject();
 	cJSON_AddNumberToObject(point, "t", (double)(now_realtime() / USEC_PER_MSEC));
 	cJSON_AddStringToObject(point, "outcome", as_outcome_name(out));
 	cJSON *vs = cJSON_AddObjectToObject(point, "vertices");
-	for (size_t i = 0; i < s->vertices.n; i++) {
-		const struct vertex_info *v = &s->vertices.v[i];
+	for (size_t i = 0; i < s->poll.vertices.n; i++) {
+		const struct vertex_info *v = &s->poll.vertices.v[i];
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(rv, v->id);
 		cJSON *o = cJSON_AddObjectToObject(vs, v->id);
 		cJSON_AddNumberToObject(o, "parallelism", v->parallelism);
@@ -77,7 +78,7 @@ void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out)
 		cJSON_AddItemToObject(o, "recommendedParallelism", finite_or_null(m, "RECOMMENDED_PARALLELISM"));
 	}
 	char *text = cJSON_PrintUnformatted(point);
-	recent_push(&s->as_timeline, text);
+	recent_push(&s->observe.timeline, text);
 	free(text);
 	cJSON_Delete(point);
 	cJSON_Delete(report);
@@ -93,7 +94,7 @@ static char *wrap_array(const char *key, char *array)
 
 char *sup_events_json(struct supervisor *s)
 {
-	return wrap_array("events", recent_array(&s->recent_events, 0));
+	return wrap_array("events", recent_array(&s->observe.events, 0));
 }
 
 char *sup_autoscaler_json(struct supervisor *s)
@@ -107,30 +108,32 @@ char *sup_autoscaler_json(struct supervisor *s)
 	as_options_free(&o);
 	cJSON_AddStringToObject(root, "jobId", s->job_id);
 	cJSON *vs = cJSON_AddArrayToObject(root, "vertices");
-	for (size_t i = 0; i < s->vertices.n; i++) {
+	for (size_t i = 0; i < s->poll.vertices.n; i++) {
 		cJSON *v = cJSON_CreateObject();
-		cJSON_AddStringToObject(v, "id", s->vertices.v[i].id);
-		cJSON_AddStringToObject(v, "name", s->vertices.v[i].name ? s->vertices.v[i].name : "");
-		cJSON_AddNumberToObject(v, "parallelism", s->vertices.v[i].parallelism);
-		cJSON_AddNumberToObject(v, "maxParallelism", s->vertices.v[i].max_parallelism);
+		cJSON_AddStringToObject(v, "id", s->poll.vertices.v[i].id);
+		cJSON_AddStringToObject(v, "name", s->poll.vertices.v[i].name ? s->poll.vertices.v[i].name : "");
+		cJSON_AddNumberToObject(v, "parallelism", s->poll.vertices.v[i].parallelism);
+		cJSON_AddNumberToObject(v, "maxParallelism", s->poll.vertices.v[i].max_parallelism);
 		cJSON_AddItemToArray(vs, v);
 	}
-	if (s->as) {
-		cJSON_AddItemToObject(root, "parallelismOverrides", autoscaler_overrides_json(s->as, s->job_id));
-		cJSON *report = autoscaler_report_json(s->as, s->job_id);
+	if (s->autoscaler.as) {
+		cJSON_AddItemToObject(root, "parallelismOverrides",
+		                      autoscaler_overrides_json(s->autoscaler.as, s->job_id));
+		cJSON *report = autoscaler_report_json(s->autoscaler.as, s->job_id);
 		cJSON *d = cJSON_AddObjectToObject(root, "decisions");
 		static const char *const counts[] = {"scalings", "balanced", "errors"};
 		for (size_t i = 0; i < 3; i++)
 			cJSON_AddItemToObject(d, counts[i],
 			                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, counts[i]), 0));
 		cJSON_Delete(report);
-		cJSON_AddItemToObject(root, "scalingHistory",
-		                      as_scaling_history_to_json(&autoscaler_job(s->as, s->job_id)->scaling_history));
+		cJSON_AddItemToObject(
+		    root, "scalingHistory",
+		    as_scaling_history_to_json(&autoscaler_job(s->autoscaler.as, s->job_id)->scaling_history));
 	}
 	/* the timeline is text already: spliced in, not parsed and printed again */
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
-	char *tl = recent_array(&s->as_timeline, 0);
+	char *tl = recent_array(&s->observe.timeline, 0);
 	size_t n = text ? strlen(text) : 0;
 	char *out = n > 1 && text[n - 1] == '}' ? xasprintf("%.*s,\"timeline\":%s}\n", (int)(n - 1), text, tl)
 	                                        : xasprintf("{\"timeline\":%s}\n", tl);
@@ -142,7 +145,7 @@ char *sup_autoscaler_json(struct supervisor *s)
 void sup_status_page(struct supervisor *s, struct http_response *resp)
 {
 	const struct web_asset *page = web_asset_find(STATUS_PAGE);
-	if (!page || !s->page_csp) {
+	if (!page || !s->observe.page_csp) {
 		resp->code = 404;
 		resp->body = xstrdup("{\"error\":\"no status page in this build\"}\n");
 		return;
@@ -152,7 +155,7 @@ void sup_status_page(struct supervisor *s, struct http_response *resp)
 	resp->body = xmalloc(page->len + 1);
 	memcpy(resp->body, page->data, page->len + 1);
 	resp->body_len = page->len;
-	char *csp = xasprintf("Content-Security-Policy: %s", s->page_csp);
+	char *csp = xasprintf("Content-Security-Policy: %s", s->observe.page_csp);
 	strv_push_take(&resp->headers, csp);
 	strv_push(&resp->headers, "Referrer-Policy: no-referrer");
 	strv_push(&resp->headers, "X-Frame-Options: DENY");

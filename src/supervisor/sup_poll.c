@@ -22,17 +22,17 @@ static int64_t count_of(const cJSON *j)
 /* The chain's answers may still be used: the JVM it asked runs, and no newer chain overtook it. */
 static bool chain_current(struct supervisor *s, struct poll_chain *c)
 {
-	return s->jvm_pid > 0 && poll_chain_current(&s->polls, c, s->launch_gen);
+	return s->launch.jvm_pid > 0 && poll_chain_current(&s->poll.chains, c, s->launch.gen);
 }
 
 static bool same_launch(struct supervisor *s, struct poll_chain *c)
 {
-	return s->jvm_pid > 0 && c->gen == s->launch_gen;
+	return s->launch.jvm_pid > 0 && c->gen == s->launch.gen;
 }
 
 static void chain_end(struct supervisor *s, struct poll_chain *c)
 {
-	poll_chain_end(&s->polls, c);
+	poll_chain_end(&s->poll.chains, c);
 }
 
 /* The chain's next request; a request that cannot be sent ends it. */
@@ -46,13 +46,13 @@ static void chain_next(struct supervisor *s, struct poll_chain *c, const char *p
 static void chain_outcome(struct supervisor *s, struct poll_chain *c, long code, const char *error)
 {
 	if (same_launch(s, c))
-		poll_request_outcome(&s->polls, !code && rest_error_is_timeout(error), code != 0);
+		poll_request_outcome(&s->poll.chains, !code && rest_error_is_timeout(error), code != 0);
 }
 
 /* Until the job is RUNNING (and while a stop waits for RUNNING to take its savepoint), a JVM is polled often. */
 static bool polled_for_startup(const struct supervisor *s)
 {
-	return s->jvm_pid > 0 && (s->state == SUP_STARTING || s->state == SUP_STOP_PENDING);
+	return s->launch.jvm_pid > 0 && (s->state == SUP_STARTING || s->state == SUP_STOP_PENDING);
 }
 
 static void health_unhealthy(struct supervisor *s, const char *why)
@@ -93,18 +93,18 @@ static void on_restart_metric(void *userdata, long code, cJSON *body, const char
 	       window = spec_duration(s->spec, "kubernetes.operator.cluster.health-check.restarts.window");
 	/* drop samples older than the window, keep the rest, append this one */
 	unsigned keep = 0;
-	for (unsigned i = 0; i < s->n_restart_samples; i++)
-		if (now - s->restart_samples[i].t <= window)
-			s->restart_samples[keep++] = s->restart_samples[i];
-	s->n_restart_samples = keep;
-	if (s->n_restart_samples == RESTART_SAMPLES) {
-		memmove(s->restart_samples, s->restart_samples + 1,
-		        sizeof(s->restart_samples[0]) * (RESTART_SAMPLES - 1));
-		s->n_restart_samples--;
+	for (unsigned i = 0; i < s->poll.n_restart_samples; i++)
+		if (now - s->poll.restart_samples[i].t <= window)
+			s->poll.restart_samples[keep++] = s->poll.restart_samples[i];
+	s->poll.n_restart_samples = keep;
+	if (s->poll.n_restart_samples == RESTART_SAMPLES) {
+		memmove(s->poll.restart_samples, s->poll.restart_samples + 1,
+		        sizeof(s->poll.restart_samples[0]) * (RESTART_SAMPLES - 1));
+		s->poll.n_restart_samples--;
 	}
-	s->restart_samples[s->n_restart_samples].t = now;
-	s->restart_samples[s->n_restart_samples++].v = value;
-	int64_t delta = value - s->restart_samples[0].v;
+	s->poll.restart_samples[s->poll.n_restart_samples].t = now;
+	s->poll.restart_samples[s->poll.n_restart_samples++].v = value;
+	int64_t delta = value - s->poll.restart_samples[0].v;
 	int64_t threshold = spec_int(s->spec, "kubernetes.operator.cluster.health-check.restarts.threshold");
 	if (delta > threshold) {
 		char *why = xasprintf("%lld restarts within %s (threshold %lld)", (long long)delta,
@@ -141,8 +141,8 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 	const cJSON *slots = cJSON_GetObjectItemCaseSensitive(body, "slots-total");
 	bool none =
 	    (cJSON_IsNumber(tms) && tms->valuedouble == 0) || (cJSON_IsNumber(slots) && slots->valuedouble == 0);
-	s->zero_slot_polls = none ? s->zero_slot_polls + 1 : 0;
-	if (s->zero_slot_polls >= 2)
+	s->poll.zero_slot_polls = none ? s->poll.zero_slot_polls + 1 : 0;
+	if (s->poll.zero_slot_polls >= 2)
 		health_unhealthy(s, "the MiniCluster has no task manager or no slots left (a fatal TaskManager error)");
 
 	bool enabled = spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled");
@@ -150,8 +150,8 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 	    spec_bool(s->spec, "kubernetes.operator.cluster.health-check.checkpoint-progress.enabled") &&
 	    spec_duration(s->spec, "execution.checkpointing.interval") > 0) {
 		usec_t window = checkpoint_progress_window(s->spec);
-		usec_t since =
-		    s->last_checkpoint_progress > s->stable_since ? s->last_checkpoint_progress : s->stable_since;
+		usec_t since = s->poll.last_checkpoint_progress > s->stable_since ? s->poll.last_checkpoint_progress
+		                                                                  : s->stable_since;
 		if (now_monotonic() - since > window) {
 			char *why = xasprintf("no checkpoint completed within %llu s",
 			                      (unsigned long long)(window / USEC_PER_SEC));
@@ -185,12 +185,12 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		const cJSON *failed_n = cJSON_GetObjectItemCaseSensitive(counts, "failed");
 		int64_t completed_count = count_of(completed_n), failed_count = count_of(failed_n);
 		if (completed_count >= 0)
-			s->counters.flink_completed = completed_count;
+			s->poll.flink_completed = completed_count;
 		if (failed_count >= 0)
-			s->counters.flink_failed = failed_count;
-		if (completed_count >= 0 && completed_count != s->completed_checkpoints) {
-			s->completed_checkpoints = completed_count;
-			s->last_checkpoint_progress = now_monotonic();
+			s->poll.flink_failed = failed_count;
+		if (completed_count >= 0 && completed_count != s->poll.completed_checkpoints) {
+			s->poll.completed_checkpoints = completed_count;
+			s->poll.last_checkpoint_progress = now_monotonic();
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
 		const cJSON *completed = cJSON_GetObjectItemCaseSensitive(latest, "completed");
@@ -213,15 +213,15 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 
 static void record_vertices(struct supervisor *s, const cJSON *vertices)
 {
-	for (size_t i = 0; i < s->vertices.n; i++)
-		free(s->vertices.v[i].name);
-	free(s->vertices.v);
-	s->vertices.v = NULL;
-	s->vertices.n = 0;
+	for (size_t i = 0; i < s->poll.vertices.n; i++)
+		free(s->poll.vertices.v[i].name);
+	free(s->poll.vertices.v);
+	s->poll.vertices.v = NULL;
+	s->poll.vertices.n = 0;
 	int n = cJSON_GetArraySize(vertices);
 	if (n <= 0)
 		return;
-	s->vertices.v = xcalloc((size_t)n, sizeof(*s->vertices.v));
+	s->poll.vertices.v = xcalloc((size_t)n, sizeof(*s->poll.vertices.v));
 	const cJSON *v;
 	cJSON_ArrayForEach (v, vertices) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
@@ -230,7 +230,7 @@ static void record_vertices(struct supervisor *s, const cJSON *vertices)
 		const cJSON *maxp = cJSON_GetObjectItemCaseSensitive(v, "maxParallelism");
 		if (!cJSON_IsString(id) || strlen(id->valuestring) != 32)
 			continue;
-		struct vertex_info *vi = &s->vertices.v[s->vertices.n++];
+		struct vertex_info *vi = &s->poll.vertices.v[s->poll.vertices.n++];
 		memcpy(vi->id, id->valuestring, 33);
 		vi->name = xstrdup(cJSON_IsString(name) ? name->valuestring : "");
 		vi->parallelism = (int)double_to_i64(cJSON_IsNumber(par) ? par->valuedouble : 0, 0, 1 << 20, 0);
@@ -254,18 +254,18 @@ static void report_rest_problem(struct supervisor *s, struct poll_chain *c, cons
 	bool refused = !code && error &&
 	               (strstr(error, "Connection refused") || strstr(error, "Couldn't connect") ||
 	                strstr(error, "Failed to connect"));
-	if (s->last_rest_problem && !strcmp(s->last_rest_problem, what)) {
+	if (s->poll.last_rest_problem && !strcmp(s->poll.last_rest_problem, what)) {
 		free(what);
 		return;
 	}
-	status_set_string(&s->last_rest_problem, what);
+	status_set_string(&s->poll.last_rest_problem, what);
 	bool starting = s->state == SUP_STARTING || s->state == SUP_STOP_PENDING;
 	if (refused && starting)
 		log_debug("Flink REST not reachable yet: %s", what);
-	else if (timed_out && starting && s->polls.told_slow)
+	else if (timed_out && starting && s->poll.chains.told_slow)
 		log_debug("Flink's REST API is still coming up: %s", what); /* said once per launch */
 	else if (timed_out && starting) {
-		s->polls.told_slow = true;
+		s->poll.chains.told_slow = true;
 		log_info("Flink's REST API is still coming up: %s (after %llu ms); the next polls go out regardless",
 		         what, (unsigned long long)(c->timeout / USEC_PER_MSEC));
 	} else if (timed_out)
@@ -305,7 +305,7 @@ static bool job_answer(struct supervisor *s, struct poll_chain *c, long code, co
 {
 	chain_outcome(s, c, code, error);
 	if (code != 0 && same_launch(s, c))
-		s->last_rest_ok = now_monotonic();
+		s->poll.last_rest_ok = now_monotonic();
 	if (chain_current(s, c) && code == 200 && body)
 		return true;
 	if (chain_current(s, c))
@@ -317,11 +317,11 @@ static bool job_answer(struct supervisor *s, struct poll_chain *c, long code, co
 /* The answer is the newest one about the job: it is used, and no problem stands. False: the chain is ended. */
 static bool take_job_answer(struct supervisor *s, struct poll_chain *c)
 {
-	if (!poll_chain_take_details(&s->polls, c, s->launch_gen)) {
+	if (!poll_chain_take_details(&s->poll.chains, c, s->launch.gen)) {
 		chain_end(s, c);
 		return false;
 	}
-	status_set_string(&s->last_rest_problem, NULL);
+	status_set_string(&s->poll.last_rest_problem, NULL);
 	return true;
 }
 
@@ -435,11 +435,11 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	sd_event_source_set_time(src, now_monotonic() + interval);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 	sup_check_volume(s);
-	if (s->jvm_pid <= 0 || !sup_follows_job(s))
+	if (s->launch.jvm_pid <= 0 || !sup_follows_job(s))
 		return 0;
 	sup_snapshot_kick(s);
 	usec_t rest_timeout = spec_duration(s->spec, "flinklet.health.rest-timeout");
-	if (s->state == SUP_RUNNING && s->last_rest_ok && now_monotonic() - s->last_rest_ok > rest_timeout) {
+	if (s->state == SUP_RUNNING && s->poll.last_rest_ok && now_monotonic() - s->poll.last_rest_ok > rest_timeout) {
 		char *why = xasprintf("Flink's REST API has not answered for %s (a hung JVM)",
 		                      spec_get(s->spec, "flinklet.health.rest-timeout"));
 		health_unhealthy(s, why);
@@ -447,9 +447,9 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	}
 	bool startup = polled_for_startup(s);
-	usec_t timeout = poll_request_timeout(&s->polls, startup, interval,
+	usec_t timeout = poll_request_timeout(&s->poll.chains, startup, interval,
 	                                      spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"));
-	struct poll_chain *c = poll_chain_start(&s->polls, s, s->launch_gen, timeout, now_monotonic());
+	struct poll_chain *c = poll_chain_start(&s->poll.chains, s, s->launch.gen, timeout, now_monotonic());
 	if (!c) {
 		log_debug("%d polls of Flink's REST API still in flight: this one is skipped", POLL_CHAINS_MAX);
 		return 0;
@@ -466,15 +466,15 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 
 static void poll_at(struct supervisor *s, usec_t when)
 {
-	if (!s->poll_timer)
+	if (!s->poll.timer)
 		return;
 	int enabled = SD_EVENT_OFF;
 	uint64_t due = 0;
-	if (sd_event_source_get_enabled(s->poll_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
-	    sd_event_source_get_time(s->poll_timer, &due) >= 0 && due <= when)
+	if (sd_event_source_get_enabled(s->poll.timer, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+	    sd_event_source_get_time(s->poll.timer, &due) >= 0 && due <= when)
 		return; /* due sooner already */
-	sd_event_source_set_time(s->poll_timer, when);
-	sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
+	sd_event_source_set_time(s->poll.timer, when);
+	sd_event_source_set_enabled(s->poll.timer, SD_EVENT_ONESHOT);
 }
 
 void sup_poll_now(struct supervisor *s)
@@ -484,7 +484,7 @@ void sup_poll_now(struct supervisor *s)
 
 void sup_poll_launched(struct supervisor *s)
 {
-	poll_chains_new_launch(&s->polls);
+	poll_chains_new_launch(&s->poll.chains);
 	/* (the state may not say STARTING yet: the launch is an action of the transition into it) */
 	poll_at(s, now_monotonic() + spec_duration(s->spec, "flinklet.rest.startup-poll-interval"));
 }

@@ -25,7 +25,7 @@
 static int on_reload_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->reload_timer = sup_disarm(s->reload_timer);
+	s->reload.reload_timer = sup_disarm(s->reload.reload_timer);
 	sup_reload(s, "the configuration file changed");
 	return 0;
 }
@@ -51,24 +51,24 @@ static int on_inotify(sd_event_source *src, int fd, uint32_t revents, void *user
 		}
 	}
 	if (relevant)
-		sup_arm(s, &s->reload_timer, RELOAD_DEBOUNCE, on_reload_timer);
+		sup_arm(s, &s->reload.reload_timer, RELOAD_DEBOUNCE, on_reload_timer);
 	return 0;
 }
 
 int sup_reload_setup(struct supervisor *s)
 {
-	s->inotify_fd = -1;
+	s->reload.inotify_fd = -1;
 	if (!s->opts->config_path)
 		return 0; /* quick mode: nothing to watch */
 	const char *path = s->opts->config_path;
 	char *dir = path_dirname(path);
-	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	int r = s->inotify_fd < 0 ? -errno : 0;
-	if (r == 0 && inotify_add_watch(s->inotify_fd, dir,
+	s->reload.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	int r = s->reload.inotify_fd < 0 ? -errno : 0;
+	if (r == 0 && inotify_add_watch(s->reload.inotify_fd, dir,
 	                                IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM) < 0)
 		r = -errno;
 	if (r == 0)
-		r = sd_event_add_io(s->event, &s->inotify_source, s->inotify_fd, EPOLLIN, on_inotify, s);
+		r = sd_event_add_io(s->event, &s->reload.inotify_source, s->reload.inotify_fd, EPOLLIN, on_inotify, s);
 	if (r < 0)
 		log_warn("unable to watch %s for configuration changes (%s); SIGHUP still reloads", dir, strerror(-r));
 	free(dir);
@@ -77,16 +77,16 @@ int sup_reload_setup(struct supervisor *s)
 
 void sup_reload_free(struct supervisor *s)
 {
-	s->inotify_source = sup_disarm(s->inotify_source);
-	s->reload_timer = sup_disarm(s->reload_timer);
-	s->readiness_timer = sup_disarm(s->readiness_timer);
-	if (s->inotify_fd >= 0)
-		close(s->inotify_fd);
-	s->inotify_fd = -1;
-	free(s->rejected_fingerprint);
-	s->rejected_fingerprint = NULL;
-	free(s->stable_yaml);
-	s->stable_yaml = NULL;
+	s->reload.inotify_source = sup_disarm(s->reload.inotify_source);
+	s->reload.reload_timer = sup_disarm(s->reload.reload_timer);
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	if (s->reload.inotify_fd >= 0)
+		close(s->reload.inotify_fd);
+	s->reload.inotify_fd = -1;
+	free(s->reload.rejected_fingerprint);
+	s->reload.rejected_fingerprint = NULL;
+	free(s->reload.stable_yaml);
+	s->reload.stable_yaml = NULL;
 }
 
 static bool same_value(const struct spec *a, const struct spec *b, const char *key)
@@ -105,8 +105,8 @@ void sup_keep_stable_spec(struct supervisor *s)
 	char *yaml = spec_to_yaml(s->spec);
 	char *path = stable_spec_path(s);
 	/* kept in memory too, so a rollback never reads back a write still on its way */
-	free(s->stable_yaml);
-	s->stable_yaml = xstrdup(yaml);
+	free(s->reload.stable_yaml);
+	s->reload.stable_yaml = xstrdup(yaml);
 	/* nothing acts on it before the next change of configuration: off the loop */
 	sup_write_file(s, path, yaml, "spec.stable.yaml");
 	free(path);
@@ -119,8 +119,8 @@ struct spec *sup_load_stable_spec(struct supervisor *s)
 	size_t len = 0;
 	struct spec *spec = NULL;
 	/* this run's stable spec from memory (its write may still be on its way); an earlier run's from the volume */
-	if (s->stable_yaml) {
-		text = xstrdup(s->stable_yaml);
+	if (s->reload.stable_yaml) {
+		text = xstrdup(s->reload.stable_yaml);
 		len = strlen(text);
 	}
 	if (text || read_file(path, 1u << 20, &text, &len) == 0) {
@@ -190,8 +190,8 @@ void sup_reload(struct supervisor *s, const char *why)
 		status_set_string(&s->status.error, NULL);
 
 	char *fp = sup_launch_fingerprint(s, n);
-	bool restart = s->launch_fingerprint && strcmp(fp, s->launch_fingerprint) != 0;
-	if (restart && s->rejected_fingerprint && !strcmp(fp, s->rejected_fingerprint)) {
+	bool restart = s->launch.fingerprint && strcmp(fp, s->launch.fingerprint) != 0;
+	if (restart && s->reload.rejected_fingerprint && !strcmp(fp, s->reload.rejected_fingerprint)) {
 		sup_event(s, "ConfigUnchanged",
 		          "%s, but it is still the spec that was rolled back; not trying it again", why);
 		free(fp);
@@ -219,11 +219,11 @@ void sup_reload(struct supervisor *s, const char *why)
 	} else if (s->state == SUP_SUSPENDED) {
 		sup_raise(s, EV_RESUME);
 	} else if (restart) {
-		s->upgrading = true;
-		s->rolled_back = false;
-		strv_free(&s->failed_restore_points); /* what failed the old spec may not fail the new one */
-		free(s->rejected_fingerprint);
-		s->rejected_fingerprint = NULL;
+		s->reload.upgrading = true;
+		s->reload.rolled_back = false;
+		strv_free(&s->launch.failed_restore_points); /* what failed the old spec may not fail the new one */
+		free(s->reload.rejected_fingerprint);
+		s->reload.rejected_fingerprint = NULL;
 		sup_raise(s, EV_UPGRADE);
 	}
 	sup_write_status(s);
@@ -241,7 +241,7 @@ static char *override_path(struct supervisor *s)
 
 void sup_apply_state_override(struct supervisor *s, struct spec *spec)
 {
-	s->file_job_state = spec->job.state;
+	s->reload.file_job_state = spec->job.state;
 	char *path = override_path(s);
 	char *text = NULL;
 	if (read_file(path, 256, &text, NULL) == 0) {
@@ -284,7 +284,7 @@ static void desired_done(void *arg)
 	sup_volume_write(s, "the desired job state", w->r);
 	if (!s->closing)
 		sup_apply_desired_state(s, w->state, w->source);
-	if (w->x && s->http) {
+	if (w->x && s->http.server) {
 		/* answered once it is on the volume (and acted on): a 202 means that a restart of flinklet keeps it */
 		struct http_response resp = {.code = 202, .content_type = "application/json"};
 		strv_push(&resp.headers, "X-Content-Type-Options: nosniff");
@@ -317,8 +317,9 @@ void sup_set_desired_state(struct supervisor *s, enum job_state state, const cha
 	w->source = source;
 	w->x = x;
 	w->path = override_path(s);
-	if (state != s->file_job_state)
-		w->line = xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->file_job_state));
+	if (state != s->reload.file_job_state)
+		w->line =
+		    xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->reload.file_job_state));
 	/* written off the loop; applied (and the request answered) from its done callback, once durable */
 	if (s->worker) {
 		worker_submit(s->worker, desired_run, desired_done, w);

@@ -44,7 +44,7 @@ void sup_record_savepoint(struct supervisor *s, const char *location, const char
 	snapshot_ref_set(
 	    snapshot_history_push(s->status.savepoint_history, &s->status.n_savepoint_history, SAVEPOINT_HISTORY_MAX),
 	    location, -1, now_ms, trigger);
-	s->counters.savepoints++;
+	s->snapshot.savepoints++;
 	sup_write_status(s);
 	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s)", location, trigger);
 	sup_retention(s);
@@ -92,8 +92,8 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	if (s->state != SUP_SAVEPOINTING || s->snapshot.savepoint_recorded)
 		return 0;
 	if (sup_start_stop_with_savepoint(s) < 0) {
 		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
@@ -107,44 +107,44 @@ static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
  * Returns whether it will be. A suspend's or an upgrade's failure has its own rule (last-state fallback). */
 static bool retry_stop_savepoint(struct supervisor *s, const char *why)
 {
-	if (s->stop_purpose != STOP_EXIT || s->jvm_pid <= 0)
+	if (s->stop.purpose != STOP_EXIT || s->launch.jvm_pid <= 0)
 		return false;
 	usec_t now = now_monotonic(), need = sup_grace_period(s) + STOP_RETRY_DELAY + 2 * USEC_PER_SEC;
-	if (s->stop_deadline <= now || s->stop_deadline - now < need)
+	if (s->stop.deadline <= now || s->stop.deadline - now < need)
 		return false;
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
 	sup_alert(s, "SavepointRetry", "%s; trying again in %.0f s (%.1f s of the shutdown budget left)", why,
-	          (double)STOP_RETRY_DELAY / USEC_PER_SEC, (double)(s->stop_deadline - now) / USEC_PER_SEC);
-	sup_arm(s, &s->savepoint_poll_timer, STOP_RETRY_DELAY, on_stop_retry);
+	          (double)STOP_RETRY_DELAY / USEC_PER_SEC, (double)(s->stop.deadline - now) / USEC_PER_SEC);
+	sup_arm(s, &s->snapshot.savepoint_poll_timer, STOP_RETRY_DELAY, on_stop_retry);
 	return true;
 }
 
 static int on_stop_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	if (s->state == SUP_SAVEPOINTING && s->savepoint_request)
-		op_ask(s, SNAP_SAVEPOINT, s->savepoint_request, on_stop_status);
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	if (s->state == SUP_SAVEPOINTING && s->snapshot.savepoint_request)
+		op_ask(s, SNAP_SAVEPOINT, s->snapshot.savepoint_request, on_stop_status);
 	return 0;
 }
 
 static void on_stop_status(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct supervisor *s = userdata;
-	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
+	if (s->state != SUP_SAVEPOINTING || s->snapshot.savepoint_recorded)
 		return;
 	const cJSON *op;
 	/* unknown (404) too is asked again: the REST server goes away with the job the stop ends */
 	if (op_answer(code, body, &op) == OP_COMPLETED) {
 		const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 		if (cJSON_IsString(loc)) {
-			s->savepoint_recorded = true;
+			s->snapshot.savepoint_recorded = true;
 			sup_record_savepoint(s, loc->valuestring, "UPGRADE");
 			sup_raise(s, EV_SAVEPOINT_DONE);
 			return;
 		}
 		char *first = failure_of(op);
-		s->counters.savepoint_failures++;
+		s->snapshot.savepoint_failures++;
 		char *why = xasprintf("stop-with-savepoint failed: %s", first ? first : "unknown cause");
 		if (retry_stop_savepoint(s, why)) {
 			free(first);
@@ -159,7 +159,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 		return;
 	}
 	/* in progress, or the REST server is going away with the finished job: ask again shortly */
-	sup_arm(s, &s->savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
+	sup_arm(s, &s->snapshot.savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
 }
 
 static void on_stop_triggered(void *userdata, long code, cJSON *body, const char *error)
@@ -169,13 +169,13 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 		return;
 	const char *rid = op_request_id(code, body);
 	if (rid) {
-		free(s->savepoint_request);
-		s->savepoint_request = xstrdup(rid);
-		log_info("stop-with-savepoint triggered (request %s)", s->savepoint_request);
-		sup_arm(s, &s->savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
+		free(s->snapshot.savepoint_request);
+		s->snapshot.savepoint_request = xstrdup(rid);
+		log_info("stop-with-savepoint triggered (request %s)", s->snapshot.savepoint_request);
+		sup_arm(s, &s->snapshot.savepoint_poll_timer, OP_POLL_INTERVAL, on_stop_poll);
 		return;
 	}
-	s->counters.savepoint_failures++;
+	s->snapshot.savepoint_failures++;
 	char *why = xasprintf("unable to trigger stop-with-savepoint: %s",
 	                      first_error(body, error ? error : "no answer from Flink"));
 	if (retry_stop_savepoint(s, why)) {
@@ -191,10 +191,10 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
-	if (s->state != SUP_SAVEPOINTING || s->savepoint_recorded)
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	if (s->state != SUP_SAVEPOINTING || s->snapshot.savepoint_recorded)
 		return 0;
-	if (s->stop_purpose != STOP_EXIT) {
+	if (s->stop.purpose != STOP_EXIT) {
 		/* a stop-with-savepoint in flight cannot be called off: its outcome decides (Flink fails it at
 		 * execution.checkpointing.timeout at the latest); until then nothing else is done to the job */
 		sup_alert(s, "SavepointSlow",
@@ -213,7 +213,8 @@ static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
  * SIGTERM, the budget or the JVM's end may have come meanwhile). */
 static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 {
-	if (gen != s->stop_sp_gen || s->state != SUP_SAVEPOINTING || s->jvm_pid <= 0 || s->savepoint_request)
+	if (gen != s->snapshot.stop_sp_gen || s->state != SUP_SAVEPOINTING || s->launch.jvm_pid <= 0 ||
+	    s->snapshot.savepoint_request)
 		return;
 	char *uri = file_uri_from_path(s->sp_dir);
 	cJSON *body = cJSON_CreateObject();
@@ -238,37 +239,37 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 {
 	/* persist the intent, then act */
 	/* what is there now is not the stop's savepoint, whatever the clock says later */
-	strv_free(&s->savepoints_before);
-	savepoints_present(s->sp_dir, s->job_id, &s->savepoints_before);
-	s->savepoint_recorded = false;
-	s->stop_savepoint_sent = true;
-	free(s->savepoint_request);
-	s->savepoint_request = NULL;
-	char *intent = xasprintf("stop the job with a savepoint to %s", stop_purpose_text(s->stop_purpose));
+	strv_free(&s->snapshot.savepoints_before);
+	savepoints_present(s->sp_dir, s->job_id, &s->snapshot.savepoints_before);
+	s->snapshot.savepoint_recorded = false;
+	s->snapshot.stop_savepoint_sent = true;
+	free(s->snapshot.savepoint_request);
+	s->snapshot.savepoint_request = NULL;
+	char *intent = xasprintf("stop the job with a savepoint to %s", stop_purpose_text(s->stop.purpose));
 	sup_set_intent(s, intent);
 	free(intent);
 	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
-	          s->job_id, s->sp_dir, stop_purpose_text(s->stop_purpose));
+	          s->job_id, s->sp_dir, stop_purpose_text(s->stop.purpose));
 	/* the intent is on the volume before the request goes out: sent from the flush's end, the loop goes on (a
 	 * second SIGTERM meanwhile kills at once, and the request is not sent) */
-	sup_after_sync(s, on_stop_intent_durable, ++s->stop_sp_gen);
+	sup_after_sync(s, on_stop_intent_durable, ++s->snapshot.stop_sp_gen);
 	usec_t limit;
-	if (s->stop_purpose == STOP_EXIT) {
+	if (s->stop.purpose == STOP_EXIT) {
 		/* what is left of the budget (a stop that waited for RUNNING has used some), less the JVM's grace */
 		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout"), now = now_monotonic();
-		if (s->stop_deadline > now && s->stop_deadline - now < budget)
-			budget = s->stop_deadline - now;
+		if (s->stop.deadline > now && s->stop.deadline - now < budget)
+			budget = s->stop.deadline - now;
 		limit = budget > sup_grace_period(s) ? budget - sup_grace_period(s) : budget / 2;
 	} else {
 		limit = spec_duration(s->spec, "flinklet.snapshot.timeout");
 	}
-	sup_arm(s, &s->savepoint_timer, limit, on_stop_timeout);
+	sup_arm(s, &s->snapshot.savepoint_timer, limit, on_stop_timeout);
 	return 0;
 }
 
 char *sup_find_stop_savepoint(struct supervisor *s)
 {
-	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->savepoints_before);
+	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->snapshot.savepoints_before);
 	if (!found)
 		return NULL;
 	char *uri = file_uri_from_path(found);
@@ -280,24 +281,24 @@ char *sup_find_stop_savepoint(struct supervisor *s)
 
 static void op_done(struct supervisor *s)
 {
-	s->op.active = false;
-	free(s->op.request);
-	s->op.request = NULL;
-	s->op.poll = sup_disarm(s->op.poll);
-	s->op.timeout = sup_disarm(s->op.timeout);
+	s->snapshot.op.active = false;
+	free(s->snapshot.op.request);
+	s->snapshot.op.request = NULL;
+	s->snapshot.op.poll = sup_disarm(s->snapshot.op.poll);
+	s->snapshot.op.timeout = sup_disarm(s->snapshot.op.timeout);
 	sup_snapshot_kick(s);
 }
 
 static void op_failed(struct supervisor *s, const char *why)
 {
-	const char *what = s->op.kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint";
-	if (s->op.kind == SNAP_SAVEPOINT)
-		s->counters.savepoint_failures++;
+	const char *what = s->snapshot.op.kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint";
+	if (s->snapshot.op.kind == SNAP_SAVEPOINT)
+		s->snapshot.savepoint_failures++;
 	else
-		s->counters.checkpoint_failures++;
-	char *msg = xasprintf("%s %s failed: %s", s->op.trigger, what, why);
+		s->snapshot.checkpoint_failures++;
+	char *msg = xasprintf("%s %s failed: %s", s->snapshot.op.trigger, what, why);
 	status_set_string(&s->status.error, msg);
-	sup_alert(s, s->op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
+	sup_alert(s, s->snapshot.op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
 	free(msg);
 	sup_write_status(s);
 	op_done(s);
@@ -308,10 +309,10 @@ static void record_checkpoint(struct supervisor *s, int64_t id)
 	struct status *st = &s->status;
 	snapshot_ref_set(
 	    snapshot_history_push(st->checkpoint_history, &st->n_checkpoint_history, CHECKPOINT_HISTORY_MAX), NULL, id,
-	    (int64_t)(now_realtime() / USEC_PER_MSEC), s->op.trigger);
-	s->counters.checkpoints++;
+	    (int64_t)(now_realtime() / USEC_PER_MSEC), s->snapshot.op.trigger);
+	s->snapshot.checkpoints++;
 	sup_write_status(s);
-	sup_event(s, "CheckpointCompleted", "checkpoint %lld completed (%s)", (long long)id, s->op.trigger);
+	sup_event(s, "CheckpointCompleted", "checkpoint %lld completed (%s)", (long long)id, s->snapshot.op.trigger);
 }
 
 static void on_op_status(void *userdata, long code, cJSON *body, const char *error);
@@ -319,16 +320,16 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 static int on_op_poll(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->op.poll = sup_disarm(s->op.poll);
-	if (s->op.active && s->op.request)
-		op_ask(s, s->op.kind, s->op.request, on_op_status);
+	s->snapshot.op.poll = sup_disarm(s->snapshot.op.poll);
+	if (s->snapshot.op.active && s->snapshot.op.request)
+		op_ask(s, s->snapshot.op.kind, s->snapshot.op.request, on_op_status);
 	return 0;
 }
 
 static void on_op_status(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct supervisor *s = userdata;
-	if (!s->op.active)
+	if (!s->snapshot.op.active)
 		return;
 	const cJSON *op;
 	enum op_answer a = op_answer(code, body, &op);
@@ -339,10 +340,10 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 			free(failure);
 			return;
 		}
-		if (s->op.kind == SNAP_SAVEPOINT) {
+		if (s->snapshot.op.kind == SNAP_SAVEPOINT) {
 			const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 			if (cJSON_IsString(loc))
-				sup_record_savepoint(s, loc->valuestring, s->op.trigger);
+				sup_record_savepoint(s, loc->valuestring, s->snapshot.op.trigger);
 		} else {
 			const cJSON *cid = cJSON_GetObjectItemCaseSensitive(op, "checkpointId");
 			if (cJSON_IsNumber(cid))
@@ -355,18 +356,18 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 		op_failed(s, "Flink no longer knows the request");
 		return;
 	}
-	sup_arm(s, &s->op.poll, OP_POLL_INTERVAL, on_op_poll);
+	sup_arm(s, &s->snapshot.op.poll, OP_POLL_INTERVAL, on_op_poll);
 }
 
 static void on_op_triggered(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct supervisor *s = userdata;
-	if (!s->op.active)
+	if (!s->snapshot.op.active)
 		return;
 	const char *rid = op_request_id(code, body);
 	if (rid) {
-		s->op.request = xstrdup(rid);
-		sup_arm(s, &s->op.poll, OP_POLL_INTERVAL, on_op_poll);
+		s->snapshot.op.request = xstrdup(rid);
+		sup_arm(s, &s->snapshot.op.poll, OP_POLL_INTERVAL, on_op_poll);
 		return;
 	}
 	op_failed(s, first_error(body, error ? error : "no answer from Flink"));
@@ -375,17 +376,17 @@ static void on_op_triggered(void *userdata, long code, cJSON *body, const char *
 static int on_op_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->op.timeout = sup_disarm(s->op.timeout);
-	if (s->op.active)
+	s->snapshot.op.timeout = sup_disarm(s->snapshot.op.timeout);
+	if (s->snapshot.op.active)
 		op_failed(s, "not completed within flinklet.snapshot.timeout");
 	return 0;
 }
 
 static void op_start(struct supervisor *s, enum snapshot_op_kind kind, const char *trigger)
 {
-	s->op.active = true;
-	s->op.kind = kind;
-	s->op.trigger = trigger;
+	s->snapshot.op.active = true;
+	s->snapshot.op.kind = kind;
+	s->snapshot.op.trigger = trigger;
 	cJSON *body = cJSON_CreateObject();
 	char *path;
 	if (kind == SNAP_SAVEPOINT) {
@@ -408,55 +409,55 @@ static void op_start(struct supervisor *s, enum snapshot_op_kind kind, const cha
 	free(text);
 	free(path);
 	cJSON_Delete(body);
-	sup_arm(s, &s->op.timeout, spec_duration(s->spec, "flinklet.snapshot.timeout"), on_op_timeout);
+	sup_arm(s, &s->snapshot.op.timeout, spec_duration(s->spec, "flinklet.snapshot.timeout"), on_op_timeout);
 	if (r < 0)
 		op_failed(s, "unable to send the request");
 }
 
 void sup_snapshot_kick(struct supervisor *s)
 {
-	if (s->op.active || s->state != SUP_RUNNING || s->jvm_pid <= 0)
+	if (s->snapshot.op.active || s->state != SUP_RUNNING || s->launch.jvm_pid <= 0)
 		return;
-	if (s->want_savepoint) {
-		s->want_savepoint = false;
-		op_start(s, SNAP_SAVEPOINT, s->want_savepoint_trigger);
-	} else if (s->want_checkpoint) {
-		s->want_checkpoint = false;
-		op_start(s, SNAP_CHECKPOINT, s->want_checkpoint_trigger);
+	if (s->snapshot.want_savepoint) {
+		s->snapshot.want_savepoint = false;
+		op_start(s, SNAP_SAVEPOINT, s->snapshot.want_savepoint_trigger);
+	} else if (s->snapshot.want_checkpoint) {
+		s->snapshot.want_checkpoint = false;
+		op_start(s, SNAP_CHECKPOINT, s->snapshot.want_checkpoint_trigger);
 	}
 }
 
 void sup_request_savepoint(struct supervisor *s, const char *trigger)
 {
-	s->want_savepoint = true;
-	s->want_savepoint_trigger = trigger;
+	s->snapshot.want_savepoint = true;
+	s->snapshot.want_savepoint_trigger = trigger;
 	sup_snapshot_kick(s);
 }
 
 void sup_request_checkpoint(struct supervisor *s, const char *trigger)
 {
-	s->want_checkpoint = true;
-	s->want_checkpoint_trigger = trigger;
+	s->snapshot.want_checkpoint = true;
+	s->snapshot.want_checkpoint_trigger = trigger;
 	sup_snapshot_kick(s);
 }
 
 void sup_snapshot_cancel(struct supervisor *s)
 {
-	if (!s->op.active)
+	if (!s->snapshot.op.active)
 		return;
 	/* the JVM went away under it: what was asked for is taken when the job runs again */
-	if (s->op.kind == SNAP_SAVEPOINT) {
-		s->want_savepoint = true;
-		s->want_savepoint_trigger = s->op.trigger;
+	if (s->snapshot.op.kind == SNAP_SAVEPOINT) {
+		s->snapshot.want_savepoint = true;
+		s->snapshot.want_savepoint_trigger = s->snapshot.op.trigger;
 	} else {
-		s->want_checkpoint = true;
-		s->want_checkpoint_trigger = s->op.trigger;
+		s->snapshot.want_checkpoint = true;
+		s->snapshot.want_checkpoint_trigger = s->snapshot.op.trigger;
 	}
-	s->op.active = false;
-	free(s->op.request);
-	s->op.request = NULL;
-	s->op.poll = sup_disarm(s->op.poll);
-	s->op.timeout = sup_disarm(s->op.timeout);
+	s->snapshot.op.active = false;
+	free(s->snapshot.op.request);
+	s->snapshot.op.request = NULL;
+	s->snapshot.op.poll = sup_disarm(s->snapshot.op.poll);
+	s->snapshot.op.timeout = sup_disarm(s->snapshot.op.timeout);
 }
 
 static int on_periodic_savepoint(sd_event_source *src, uint64_t usec, void *userdata)
@@ -479,15 +480,16 @@ void sup_arm_periodic(struct supervisor *s)
 {
 	usec_t sp = spec_duration(s->spec, "kubernetes.operator.periodic.savepoint.interval");
 	usec_t cp = spec_duration(s->spec, "kubernetes.operator.periodic.checkpoint.interval");
-	if (sp && !(s->periodic_savepoint_timer && sd_event_source_get_enabled(s->periodic_savepoint_timer, NULL) > 0))
-		sup_arm(s, &s->periodic_savepoint_timer, sp, on_periodic_savepoint);
+	if (sp && !(s->snapshot.periodic_savepoint_timer &&
+	            sd_event_source_get_enabled(s->snapshot.periodic_savepoint_timer, NULL) > 0))
+		sup_arm(s, &s->snapshot.periodic_savepoint_timer, sp, on_periodic_savepoint);
 	else if (!sp)
-		s->periodic_savepoint_timer = sup_disarm(s->periodic_savepoint_timer);
-	if (cp &&
-	    !(s->periodic_checkpoint_timer && sd_event_source_get_enabled(s->periodic_checkpoint_timer, NULL) > 0))
-		sup_arm(s, &s->periodic_checkpoint_timer, cp, on_periodic_checkpoint);
+		s->snapshot.periodic_savepoint_timer = sup_disarm(s->snapshot.periodic_savepoint_timer);
+	if (cp && !(s->snapshot.periodic_checkpoint_timer &&
+	            sd_event_source_get_enabled(s->snapshot.periodic_checkpoint_timer, NULL) > 0))
+		sup_arm(s, &s->snapshot.periodic_checkpoint_timer, cp, on_periodic_checkpoint);
 	else if (!cp)
-		s->periodic_checkpoint_timer = sup_disarm(s->periodic_checkpoint_timer);
+		s->snapshot.periodic_checkpoint_timer = sup_disarm(s->snapshot.periodic_checkpoint_timer);
 }
 
 void sup_check_nonces(struct supervisor *s)
@@ -611,7 +613,7 @@ void sup_check_volume(struct supervisor *s)
 	if (min <= 0 || statvfs(s->state_dir, &v) < 0 || v.f_blocks == 0)
 		return;
 	double free_pct = 100.0 * (double)v.f_bavail / (double)v.f_blocks;
-	if (free_pct < (double)min && s->volume_low && !s->status.error) {
+	if (free_pct < (double)min && s->snapshot.volume_low && !s->status.error) {
 		/* still low: the error stays in the status even after something else cleared it */
 		char *why =
 		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%)",
@@ -619,8 +621,8 @@ void sup_check_volume(struct supervisor *s)
 		status_set_string(&s->status.error, why);
 		free(why);
 		sup_write_status(s);
-	} else if (free_pct < (double)min && !s->volume_low) {
-		s->volume_low = true;
+	} else if (free_pct < (double)min && !s->snapshot.volume_low) {
+		s->snapshot.volume_low = true;
 		char *why =
 		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%): "
 		              "checkpoints and savepoints will soon fail",
@@ -629,8 +631,8 @@ void sup_check_volume(struct supervisor *s)
 		sup_alert(s, "VolumeLow", "%s", why);
 		free(why);
 		sup_write_status(s);
-	} else if (free_pct >= (double)min + 1 && s->volume_low) {
-		s->volume_low = false;
+	} else if (free_pct >= (double)min + 1 && s->snapshot.volume_low) {
+		s->snapshot.volume_low = false;
 		if (s->status.error && strstr(s->status.error, "flinklet.volume.min-free-percent"))
 			status_set_string(&s->status.error, NULL);
 		sup_event(s, "VolumeOk", "the state volume has %.1f%% free again", free_pct);

@@ -16,12 +16,12 @@
 static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->kill_timer = sup_disarm(s->kill_timer);
-	if (s->jvm_pid > 0) {
+	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
+	if (s->launch.jvm_pid > 0) {
 		log_warn("the JVM did not exit within %s; sending SIGKILL",
 		         spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
-		s->jvm_force_killed = true;
-		jvm_signal(s->jvm_pid, SIGKILL);
+		s->stop.force_killed = true;
+		jvm_signal(s->launch.jvm_pid, SIGKILL);
 	}
 	return 0;
 }
@@ -29,7 +29,7 @@ static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
 static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->deadline_timer = sup_disarm(s->deadline_timer);
+	s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
 	sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
 	          spec_get(s->spec, "flinklet.shutdown.timeout"));
 	sup_raise(s, EV_DEADLINE);
@@ -38,17 +38,17 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 
 void sup_stop_arm_deadline(struct supervisor *s)
 {
-	if (!s->deadline_timer) {
+	if (!s->stop.deadline_timer) {
 		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
-		s->stop_deadline = now_monotonic() + budget;
-		sup_arm(s, &s->deadline_timer, budget, on_deadline);
+		s->stop.deadline = now_monotonic() + budget;
+		sup_arm(s, &s->stop.deadline_timer, budget, on_deadline);
 	}
 }
 
 static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
 	sup_raise(s, EV_STOP_WAIT_OVER);
 	return 0;
 }
@@ -65,10 +65,10 @@ static usec_t stop_wait_share(struct supervisor *s)
 
 enum sup_state sup_stop_terminate(struct supervisor *s)
 {
-	if (s->stop_purpose == STOP_EXIT)
+	if (s->stop.purpose == STOP_EXIT)
 		sup_stop_arm_deadline(s);
 	if (s->state == SUP_STOP_PENDING) {
-		s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+		s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
 		const char *reason = s->current_event == EV_STARTUP_TIMEOUT ? "the startup timeout ran out"
 		                     : s->current_event == EV_UNHEALTHY     ? "it was unhealthy"
 		                     : s->current_event == EV_RESTORE_UNREADABLE
@@ -82,7 +82,7 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
 		sup_alert(s, "SavepointSkipped", "%s", why);
 		free(why);
 	}
-	if (s->jvm_pid <= 0) {
+	if (s->launch.jvm_pid <= 0) {
 		/* nothing runs yet (the jar is still being fetched, or the launch's intent is on its way to the
 		 * volume): the launch is called off, never spawned afterwards, and the stop is done */
 		sup_fetch_cancel(s);
@@ -95,13 +95,13 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
 		return sup_stop_done(s);
 	}
 	char *intent = xasprintf("stop the JVM to %s; the newest checkpoint stays the restore point",
-	                         stop_purpose_text(s->stop_purpose));
+	                         stop_purpose_text(s->stop.purpose));
 	sup_set_intent(s, intent);
 	free(intent);
-	sup_event(s, "Stopping", "stopping the JVM (pid %d) to %s: SIGTERM, SIGKILL after %s", (int)s->jvm_pid,
-	          stop_purpose_text(s->stop_purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
-	jvm_signal(s->jvm_pid, SIGTERM);
-	sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
+	sup_event(s, "Stopping", "stopping the JVM (pid %d) to %s: SIGTERM, SIGKILL after %s", (int)s->launch.jvm_pid,
+	          stop_purpose_text(s->stop.purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
+	jvm_signal(s->launch.jvm_pid, SIGTERM);
+	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
 	return SUP_STOPPING;
 }
 
@@ -109,16 +109,16 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
  * is RUNNING; otherwise SIGTERM. */
 enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 {
-	s->stop_purpose = purpose;
+	s->stop.purpose = purpose;
 	sup_snapshot_cancel(s);
 	if (purpose == STOP_EXIT)
 		sup_stop_arm_deadline(s);
 	enum upgrade_mode mode = s->spec->job.upgrade_mode;
 	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
-		s->next_fresh = true;
+		s->launch.next_fresh = true;
 	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
 		return sup_stop_terminate(s);
-	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->jvm_pid > 0) {
+	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->launch.jvm_pid > 0) {
 		/* Flink may have the job RUNNING already, or be about to: ask it now, and wait (inside the
 		 * budget) to take the savepoint rather than stop without one */
 		usec_t wait = stop_wait_share(s);
@@ -130,7 +130,7 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 		          "stop requested while job %s is starting: waiting up to %.1f s for it to be RUNNING to take "
 		          "the savepoint",
 		          s->job_id, (double)wait / USEC_PER_SEC);
-		sup_arm(s, &s->stop_wait_timer, wait, on_stop_wait_over);
+		sup_arm(s, &s->stop.wait_timer, wait, on_stop_wait_over);
 		sup_poll_now(s);
 		return SUP_STOP_PENDING;
 	}
@@ -150,41 +150,41 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 
 enum sup_state sup_stop_done(struct supervisor *s)
 {
-	s->kill_timer = sup_disarm(s->kill_timer);
-	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
+	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
+	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
 	status_set_string(&s->status.intent, NULL);
 	if (s->state == SUP_FINISHED) {
-		s->deadline_timer = sup_disarm(s->deadline_timer);
+		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
 		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);
 		sup_exit(s, 0);
 		return SUP_STOPPED;
 	}
-	if (s->stop_purpose != STOP_EXIT) {
+	if (s->stop.purpose != STOP_EXIT) {
 		/* the desired state decides: a resume or a new spec may have come in while stopping */
 		if (s->spec->job.state == JOB_STATE_SUSPENDED) {
 			sup_set_job_state(s, "SUSPENDED");
 			sup_event(s, "Suspended", "job %s is suspended; %s", s->job_id,
-			          s->savepoint_recorded ? "it resumes from the savepoint just taken"
-			                                : "it resumes from the newest checkpoint");
+			          s->snapshot.savepoint_recorded ? "it resumes from the savepoint just taken"
+			                                         : "it resumes from the newest checkpoint");
 			return SUP_SUSPENDED;
 		}
 		return SUP_STARTING; /* the driver launches the desired spec */
 	}
-	s->deadline_timer = sup_disarm(s->deadline_timer);
+	s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
 	sup_set_job_state(s, "SUSPENDED");
-	if (!s->savepoint_recorded && s->stop_savepoint_sent) {
+	if (!s->snapshot.savepoint_recorded && s->snapshot.stop_savepoint_sent) {
 		/* a second TERM (or the budget) cut the stop short, but Flink may have completed the savepoint
 		 * before the JVM was killed: what is on disk decides, not what flinklet heard */
 		char *found = sup_find_stop_savepoint(s);
 		if (found) {
-			s->savepoint_recorded = true;
+			s->snapshot.savepoint_recorded = true;
 			sup_record_savepoint(s, found, "UPGRADE");
 			free(found);
 		}
 	}
-	if (s->savepoint_recorded)
+	if (s->snapshot.savepoint_recorded)
 		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
 		          s->status.last_savepoint.location);
 	else if (s->spec->job.upgrade_mode == UPGRADE_STATELESS)
@@ -193,14 +193,14 @@ enum sup_state sup_stop_done(struct supervisor *s)
 		sup_event(s, "Stopped", "stopped; the newest retained checkpoint is the restore point");
 	/* 0 only when the job stopped as asked: a savepoint when one was due, and no SIGKILL */
 	int code = 0;
-	if (s->stop_had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->savepoint_recorded) {
+	if (s->stop.had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->snapshot.savepoint_recorded) {
 		code = SUP_EXIT_NO_SAVEPOINT;
 		if (!s->status.error)
 			status_set_string(&s->status.error,
 			                  "the stop took no savepoint; the newest checkpoint stays the "
 			                  "restore point");
 		log_error("exiting with code %d: %s", code, s->status.error);
-	} else if (s->jvm_force_killed) {
+	} else if (s->stop.force_killed) {
 		code = SUP_EXIT_KILLED;
 		log_error("exiting with code %d: the JVM had to be killed", code);
 	}
@@ -210,10 +210,11 @@ enum sup_state sup_stop_done(struct supervisor *s)
 
 enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 {
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	if ((s->stop_purpose == STOP_UPGRADE || s->stop_purpose == STOP_SUSPEND) &&
-	    !spec_bool(s->spec, "kubernetes.operator.job.upgrade.last-state-fallback.enabled") && s->jvm_pid > 0) {
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	if ((s->stop.purpose == STOP_UPGRADE || s->stop.purpose == STOP_SUSPEND) &&
+	    !spec_bool(s->spec, "kubernetes.operator.job.upgrade.last-state-fallback.enabled") &&
+	    s->launch.jvm_pid > 0) {
 		/* no silent fallback: the job keeps running on the spec it was launched with */
 		sup_alert(s, "UpgradeAborted",
 		          "the savepoint failed and kubernetes.operator.job.upgrade.last-state-fallback.enabled is "
@@ -225,11 +226,11 @@ enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 			free(s->spec);
 			s->spec = s->launched;
 		}
-		s->upgrading = false;
+		s->reload.upgrading = false;
 		status_set_string(&s->status.intent, NULL);
 		return SUP_RUNNING;
 	}
-	if (s->stop_purpose != STOP_EXIT)
+	if (s->stop.purpose != STOP_EXIT)
 		sup_alert(s, "UpgradeFallback",
 		          "the savepoint failed: going on with last-state, from the newest checkpoint "
 		          "(kubernetes.operator.job.upgrade.last-state-fallback.enabled)");
@@ -239,34 +240,34 @@ enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 enum sup_state sup_stop_kill_now(struct supervisor *s, enum sup_state next)
 {
 	log_warn("stopping at once: SIGKILL to the JVM");
-	s->stop_purpose = STOP_EXIT;
-	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
-	if (s->jvm_pid > 0) {
-		s->jvm_force_killed = true;
-		jvm_signal(s->jvm_pid, SIGKILL);
+	s->stop.purpose = STOP_EXIT;
+	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
+	if (s->launch.jvm_pid > 0) {
+		s->stop.force_killed = true;
+		jvm_signal(s->launch.jvm_pid, SIGKILL);
 	}
 	if (next == SUP_STOPPED)
 		return sup_stop_done(s);
 	/* the budget is spent: give SIGKILL a moment, then exit whatever the JVM does */
-	if (!s->deadline_timer)
-		sup_arm(s, &s->deadline_timer, 2 * USEC_PER_SEC, on_deadline);
+	if (!s->stop.deadline_timer)
+		sup_arm(s, &s->stop.deadline_timer, 2 * USEC_PER_SEC, on_deadline);
 	return next;
 }
 
 void sup_stop_savepoint_recorded(struct supervisor *s)
 {
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
 	sup_set_intent(s, "wait for the JVM to end after the savepoint");
-	sup_arm(s, &s->kill_timer, sup_grace_period(s), on_kill_timer);
+	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
 }
 
 enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
 {
-	if (!s->savepoint_recorded) {
+	if (!s->snapshot.savepoint_recorded) {
 		/* the REST server went away with the finished job: the savepoint is on disk */
 		char *found = sup_find_stop_savepoint(s);
 		if (found) {
-			s->savepoint_recorded = true;
+			s->snapshot.savepoint_recorded = true;
 			sup_record_savepoint(s, found, "UPGRADE");
 			free(found);
 		} else {
@@ -280,7 +281,7 @@ enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
 
 enum sup_state sup_stop_now_running(struct supervisor *s, enum sup_state next)
 {
-	s->stop_wait_timer = sup_disarm(s->stop_wait_timer);
+	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
 	if (sup_start_stop_with_savepoint(s) < 0) {
 		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
 		return sup_stop_terminate(s);
@@ -290,15 +291,15 @@ enum sup_state sup_stop_now_running(struct supervisor *s, enum sup_state next)
 
 bool sup_stop_requested(struct supervisor *s, enum sup_state before)
 {
-	enum stop_purpose was = s->stop_purpose;
+	enum stop_purpose was = s->stop.purpose;
 	/* whatever the JVM was being stopped for before, it is now a shutdown */
-	s->stop_purpose = STOP_EXIT;
+	s->stop.purpose = STOP_EXIT;
 	if (before != SUP_SAVEPOINTING)
-		s->savepoint_recorded = false;
-	if (!s->stop_requested_at)
-		s->stop_had_jvm =
-		    s->jvm_pid > 0 && (before == SUP_STARTING || before == SUP_RUNNING || before == SUP_SAVEPOINTING);
-	s->stop_requested_at = now_monotonic();
+		s->snapshot.savepoint_recorded = false;
+	if (!s->stop.requested_at)
+		s->stop.had_jvm = s->launch.jvm_pid > 0 &&
+		                  (before == SUP_STARTING || before == SUP_RUNNING || before == SUP_SAVEPOINTING);
+	s->stop.requested_at = now_monotonic();
 	if (before == SUP_SAVEPOINTING && was != STOP_EXIT) {
 		/* a TERM during the savepoint of a suspend or upgrade: that savepoint becomes the shutdown's,
 		 * inside the shutdown budget (a second TERM kills at once) */
@@ -312,20 +313,20 @@ bool sup_stop_requested(struct supervisor *s, enum sup_state before)
 void sup_stop_signal(struct supervisor *s, int signo)
 {
 	const char *name = signo == SIGINT ? "SIGINT" : "SIGTERM";
-	if (s->stop_requested_at && s->stop_signal != signo && now_monotonic() - s->stop_requested_at < USEC_PER_SEC) {
+	if (s->stop.requested_at && s->stop.signal != signo && now_monotonic() - s->stop.requested_at < USEC_PER_SEC) {
 		/* Ctrl-C reaches flinklet from the terminal (SIGINT) and again from a wrapper that forwards it as
 		 * SIGTERM: one stop. The same signal twice is a second stop: kill at once. */
 		log_info("%s within a second of the stop request: the same stop", name);
 		return;
 	}
-	s->stop_signal = signo;
+	s->stop.signal = signo;
 	sup_event(s, "StopRequested", "%s received", name);
 	sup_raise(s, EV_STOP);
 }
 
 void sup_stop_free(struct supervisor *s)
 {
-	sup_disarm(s->kill_timer);
-	sup_disarm(s->deadline_timer);
-	sup_disarm(s->stop_wait_timer);
+	sup_disarm(s->stop.kill_timer);
+	sup_disarm(s->stop.deadline_timer);
+	sup_disarm(s->stop.wait_timer);
 }

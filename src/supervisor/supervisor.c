@@ -33,9 +33,9 @@ static int on_backoff_done(sd_event_source *src, uint64_t usec, void *userdata)
 static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->readiness_timer = sup_disarm(s->readiness_timer);
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
 	/* only an upgraded spec still coming up is rolled back; a suspend or a newer spec since wins */
-	if (!s->upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
+	if (!s->reload.upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
 		return 0;
 	struct spec *stable = sup_load_stable_spec(s);
 	if (!stable) {
@@ -46,17 +46,17 @@ static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userd
 	}
 	sup_alert(s, "RollingBack", "the upgraded spec is not RUNNING within %s: rolling back to the last stable spec",
 	          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
-	free(s->rejected_fingerprint);
-	s->rejected_fingerprint = sup_launch_fingerprint(s, s->spec);
+	free(s->reload.rejected_fingerprint);
+	s->reload.rejected_fingerprint = sup_launch_fingerprint(s, s->spec);
 	if (s->spec != s->launched) {
 		spec_free(s->spec);
 		free(s->spec);
 	}
 	s->spec = stable;
 	/* the restore points failed the rejected spec, not necessarily the stable one */
-	strv_free(&s->failed_restore_points);
-	s->rolling_back = true;
-	s->upgrading = false;
+	strv_free(&s->launch.failed_restore_points);
+	s->reload.rolling_back = true;
+	s->reload.upgrading = false;
 	sup_dispatch(s, EV_ROLLBACK);
 	return 0;
 }
@@ -73,9 +73,9 @@ static enum sup_state after_stop(struct supervisor *s, enum sup_state next)
 
 static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 {
-	if (s->launch_fatal) {
+	if (s->launch.launch_fatal) {
 		/* the launch must not happen at all (sup_launch said why in the status): no retry */
-		s->launch_fatal = false;
+		s->launch.launch_fatal = false;
 		sup_set_job_state(s, "FAILED");
 		return SUP_FAILED;
 	}
@@ -135,9 +135,9 @@ static enum sup_state launch_failed(struct supervisor *s)
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 {
 	s->backoff_timer = sup_disarm(s->backoff_timer);
-	s->stop_savepoint_sent = false;
-	s->jvm_kill_sent = false;
-	s->launch.initial = false;
+	s->snapshot.stop_savepoint_sent = false;
+	s->launch.kill_sent = false;
+	s->launch.spawn.initial = false;
 	s->status.jvm_restarts++;
 	if (s->launched != s->spec) {
 		spec_free(s->launched);
@@ -146,8 +146,8 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 	}
 	if (sup_launch(s) < 0)
 		return launch_failed(s);
-	if (s->upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
-		sup_arm(s, &s->readiness_timer,
+	if (s->reload.upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
+		sup_arm(s, &s->reload.readiness_timer,
 		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
 		        on_readiness_timeout);
 	return next;
@@ -156,8 +156,8 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 /* EV_LAUNCH_DURABLE: the intent is on the volume; the JVM now. */
 static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 {
-	bool initial = s->launch.initial;
-	if (!s->launch.pending || s->launch.durable_gen != s->launch.gen)
+	bool initial = s->launch.spawn.initial;
+	if (!s->launch.spawn.pending || s->launch.spawn.durable_gen != s->launch.spawn.gen)
 		return next; /* not this launch's durability (ignored) */
 	if (sup_spawn(s) == 0)
 		return next;
@@ -173,17 +173,17 @@ static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 /* The job is RUNNING with every task running: what that settles. */
 static void mark_running(struct supervisor *s)
 {
-	s->startup_timer = sup_disarm(s->startup_timer);
-	s->readiness_timer = sup_disarm(s->readiness_timer);
+	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
 	s->stable_since = now_monotonic();
-	s->first_start = false;
-	s->upgrading = false;
+	s->launch.first_start = false;
+	s->reload.upgrading = false;
 	/* the restore point came up: its failures so far were not its fault */
-	s->restore_fail_count = 0;
-	free(s->restore_fail_path);
-	s->restore_fail_path = NULL;
+	s->launch.restore_fail_count = 0;
+	free(s->launch.restore_fail_path);
+	s->launch.restore_fail_path = NULL;
 	/* a full volume is still a problem once the job runs, and a demoted restore point stays said */
-	if (!s->volume_low && !s->volume_errno && !s->demotion_said)
+	if (!s->snapshot.volume_low && !s->volume_errno && !s->launch.demotion_said)
 		status_set_string(&s->status.error, NULL);
 	status_set_string(&s->status.intent, NULL);
 	sup_cds_running(s);
@@ -201,37 +201,37 @@ static void mark_running(struct supervisor *s)
  * outside) tries the same point again after the backoff. */
 static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next)
 {
-	bool timed_out = s->startup_timed_out;
-	s->startup_timed_out = false;
-	const char *point = s->restore_path;
+	bool timed_out = s->launch.startup_timed_out;
+	s->launch.startup_timed_out = false;
+	const char *point = s->launch.restore_path;
 	if (!point)
 		return act_restart(s, next);
-	const char *kind = restore_kind_to_string(s->restore_kind);
-	const char *cause = s->start_cause ? s->start_cause : "no cause printed";
+	const char *kind = restore_kind_to_string(s->launch.restore_kind);
+	const char *cause = s->launch.start_cause ? s->launch.start_cause : "no cause printed";
 	bool on_its_own = s->status.last_exit_signal < 0 || timed_out;
 	char *why = NULL;
-	if (s->restore_evidence) {
-		why = xasprintf("Flink cannot read it: %s", s->restore_evidence);
-	} else if (on_its_own && s->restore_reached) {
-		if (s->restore_fail_path && !strcmp(s->restore_fail_path, point)) {
-			s->restore_fail_count++;
+	if (s->launch.restore_evidence) {
+		why = xasprintf("Flink cannot read it: %s", s->launch.restore_evidence);
+	} else if (on_its_own && s->launch.restore_reached) {
+		if (s->launch.restore_fail_path && !strcmp(s->launch.restore_fail_path, point)) {
+			s->launch.restore_fail_count++;
 		} else {
-			free(s->restore_fail_path);
-			s->restore_fail_path = xstrdup(point);
-			s->restore_fail_count = 1;
+			free(s->launch.restore_fail_path);
+			s->launch.restore_fail_path = xstrdup(point);
+			s->launch.restore_fail_count = 1;
 		}
 		int64_t max = spec_int(s->spec, "flinklet.restore.max-failures");
-		if (s->restore_fail_count >= (unsigned)max)
+		if (s->launch.restore_fail_count >= (unsigned)max)
 			why = xasprintf(
 			    "%u launches in a row failed while restoring it (flinklet.restore.max-failures is "
 			    "%lld); the last one: %s",
-			    s->restore_fail_count, (long long)max, timed_out ? "startup timeout" : cause);
+			    s->launch.restore_fail_count, (long long)max, timed_out ? "startup timeout" : cause);
 		else
 			sup_event(s, "RestoreRetry",
 			          "the JVM %s while restoring job %s from %s %s (%s); restoring the same point again "
 			          "(%u of %lld failed launches before it is given up)",
 			          timed_out ? "was stopped by the startup timeout" : "failed", s->job_id, kind, point,
-			          timed_out ? "startup timeout" : cause, s->restore_fail_count, (long long)max);
+			          timed_out ? "startup timeout" : cause, s->launch.restore_fail_count, (long long)max);
 	} else {
 		sup_event(s, "RestoreRetry",
 		          "the JVM %s before job %s was RUNNING (%s); nothing says %s %s is unreadable: restoring the "
@@ -241,9 +241,9 @@ static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next
 	}
 	if (!why)
 		return act_restart(s, next);
-	s->restore_fail_count = 0;
-	free(s->restore_fail_path);
-	s->restore_fail_path = NULL;
+	s->launch.restore_fail_count = 0;
+	free(s->launch.restore_fail_path);
+	s->launch.restore_fail_path = NULL;
 	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
 	if (fallback && !strcmp(fallback, "never")) {
 		char *err =
@@ -257,10 +257,10 @@ static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next
 		free(why);
 		return SUP_FAILED;
 	}
-	strv_push(&s->failed_restore_points, point);
-	sup_put_aside(s, s->restore_kind, point);
-	free(s->demoted_note);
-	s->demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
+	strv_push(&s->launch.failed_restore_points, point);
+	sup_put_aside(s, s->launch.restore_kind, point);
+	free(s->launch.demoted_note);
+	s->launch.demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
 	sup_alert(s, "RestoreFailed",
 	          "job %s cannot restore from %s %s: %s; the next start uses the next older "
 	          "restore point",
@@ -276,9 +276,9 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return next;
 	case ACT_MARK_STABLE:
 		mark_running(s);
-		if (s->rolling_back) {
-			s->rolling_back = false;
-			s->rolled_back = true;
+		if (s->reload.rolling_back) {
+			s->reload.rolling_back = false;
+			s->reload.rolled_back = true;
 			sup_alert(s, "RolledBack", "job %s runs the last stable spec again", s->job_id);
 		} else {
 			sup_keep_stable_spec(s);
@@ -290,7 +290,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		mark_running(s);
 		return after_stop(s, sup_stop_now_running(s, next));
 	case ACT_FINISHED:
-		s->startup_timer = sup_disarm(s->startup_timer);
+		s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
 		sup_set_job_state(s, "FINISHED");
 		status_set_string(&s->status.intent, NULL);
 		sup_event(s, "JobFinished", "job %s FINISHED; it will not be started again", s->job_id);
@@ -302,9 +302,9 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_RESTART:
 		return act_restart(s, next);
 	case ACT_KILL_JVM:
-		if (s->jvm_pid > 0) {
-			s->jvm_kill_sent = true;
-			jvm_signal(s->jvm_pid, SIGKILL);
+		if (s->launch.jvm_pid > 0) {
+			s->launch.kill_sent = true;
+			jvm_signal(s->launch.jvm_pid, SIGKILL);
 		}
 		return next;
 	case ACT_LAUNCH:
@@ -315,8 +315,8 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_STOP:
 		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:
-		s->readiness_timer = sup_disarm(s->readiness_timer);
-		s->upgrading = false;
+		s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+		s->reload.upgrading = false;
 		return after_stop(s, sup_stop_start(s, STOP_SUSPEND));
 	case ACT_UPGRADE:
 		return after_stop(s, sup_stop_start(s, STOP_UPGRADE));
@@ -383,18 +383,18 @@ static bool armed(sd_event_source *src)
 const char *sup_invariant_violation(const struct supervisor *s)
 {
 	struct sup_facts f = {
-	    .jvm = s->jvm_pid > 0,
-	    .launch_pending = s->launch.pending,
-	    .fetch = s->fetch.active,
-	    .fetch_retry = armed(s->fetch.retry),
-	    .jar_wait = armed(s->fetch.jar_wait),
+	    .jvm = s->launch.jvm_pid > 0,
+	    .launch_pending = s->launch.spawn.pending,
+	    .fetch = s->launch.fetch.active,
+	    .fetch_retry = armed(s->launch.fetch.retry),
+	    .jar_wait = armed(s->launch.fetch.jar_wait),
 	    .backoff_timer = armed(s->backoff_timer),
-	    .startup_timer = armed(s->startup_timer),
-	    .stop_wait_timer = armed(s->stop_wait_timer),
-	    .deadline_timer = armed(s->deadline_timer),
-	    .kill_timer = armed(s->kill_timer),
-	    .kill_sent = s->jvm_kill_sent,
-	    .force_killed = s->jvm_force_killed,
+	    .startup_timer = armed(s->launch.startup_timer),
+	    .stop_wait_timer = armed(s->stop.wait_timer),
+	    .deadline_timer = armed(s->stop.deadline_timer),
+	    .kill_timer = armed(s->stop.kill_timer),
+	    .kill_sent = s->launch.kill_sent,
+	    .force_killed = s->stop.force_killed,
 	};
 	return lifecycle_invariant(s->state, &f);
 }
@@ -405,7 +405,7 @@ static void check_invariants(struct supervisor *s, enum sup_event ev)
 	if (!bad)
 		return;
 	log_error("internal error after %s: %s (state %s, JVM pid %d)", sup_event_name(ev), bad,
-	          sup_state_name(s->state), (int)s->jvm_pid);
+	          sup_state_name(s->state), (int)s->launch.jvm_pid);
 	const char *strict = getenv("FLINKLET_STRICT");
 	if (strict && !strcmp(strict, "1"))
 		abort(); /* test builds: fail loudly */
@@ -435,36 +435,36 @@ static void on_child(const struct reaped *r, void *userdata)
 	struct supervisor *s = userdata;
 	if (sup_cds_reaped(s, r))
 		return;
-	if (r->pid != s->jvm_pid) {
+	if (r->pid != s->launch.jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
 	}
 	/* its last words first (they may be the evidence about the restore point), then what is left of its
 	 * process group (a leftover would hold the REST port against the next launch) */
-	jvmout_drain(s->jvm_out);
+	jvmout_drain(s->launch.jvm_out);
 	jvm_kill_group(r->pid);
 	sup_cds_jvm_exited(s, r);
-	free(s->start_cause);
-	s->start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->jvm_out, 400);
-	jvmout_free(s->jvm_out);
-	s->jvm_out = NULL;
-	s->jvm_pid = 0;
+	free(s->launch.start_cause);
+	s->launch.start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->launch.jvm_out, 400);
+	jvmout_free(s->launch.jvm_out);
+	s->launch.jvm_out = NULL;
+	s->launch.jvm_pid = 0;
 	s->status.jvm_pid = 0;
 	s->status.last_exit_code = r->exit_code;
 	s->status.last_exit_signal = r->exit_signal;
-	s->kill_timer = sup_disarm(s->kill_timer);
-	s->startup_timer = sup_disarm(s->startup_timer);
+	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
+	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
 	sup_snapshot_cancel(s);
 	if (r->exit_signal >= 0)
 		sup_event(s, "JvmExited", "the JVM was killed by signal %d (%s)", r->exit_signal,
 		          strsignal(r->exit_signal));
-	else if (s->start_cause && r->exit_code != 0)
-		sup_event(s, "JvmExited", "the JVM exited with code %d: %s", r->exit_code, s->start_cause);
+	else if (s->launch.start_cause && r->exit_code != 0)
+		sup_event(s, "JvmExited", "the JVM exited with code %d: %s", r->exit_code, s->launch.start_cause);
 	else
 		sup_event(s, "JvmExited", "the JVM exited with code %d", r->exit_code);
-	if (s->start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
+	if (s->launch.start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
 		char *err = xasprintf("the JVM exited with code %d before the job was RUNNING: %s", r->exit_code,
-		                      s->start_cause);
+		                      s->launch.start_cause);
 		status_set_string(&s->status.error, err);
 		free(err);
 	}
@@ -490,9 +490,9 @@ static int on_term(sd_event_source *src, const struct signalfd_siginfo *si, void
 static int on_quit(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct supervisor *s = userdata;
-	if (s->jvm_pid > 0) {
+	if (s->launch.jvm_pid > 0) {
 		log_info("SIGQUIT: asking the JVM for a thread dump");
-		jvm_signal(s->jvm_pid, SIGQUIT);
+		jvm_signal(s->launch.jvm_pid, SIGQUIT);
 	}
 	return 0;
 }
@@ -626,14 +626,14 @@ static int open_state_dir(struct supervisor *s)
 	/* what the last run knew (savepoints, restart counts, a finished job) carries over */
 	char *path = path_join(s->state_dir, "status.json");
 	char *text = NULL;
-	s->first_start = true;
+	s->launch.first_start = true;
 	enum lifecycle_state old_lifecycle = LIFECYCLE_CREATED;
 	if (read_file(path, 4u << 20, &text, NULL) == 0) {
 		struct status old;
 		if (status_parse(text, &old) == 0) {
 			adopt_old_status(s, &old);
 			old_lifecycle = old.lifecycle;
-			s->first_start = old.start_time_ms == 0;
+			s->launch.first_start = old.start_time_ms == 0;
 		} else {
 			log_warn("status.json in %s is unreadable; starting a new one", s->state_dir);
 		}
@@ -648,7 +648,7 @@ static int open_state_dir(struct supervisor *s)
 		char *idpath = path_join(s->state_dir, "job-id");
 		unlink(idpath);
 		free(idpath);
-		s->fresh_start = true;
+		s->launch.fresh_start = true;
 		s->status.start_time_ms = 0;
 		status_set_string(&s->status.job_state, NULL);
 		snapshot_ref_free(&s->status.last_checkpoint);
@@ -695,7 +695,7 @@ static int setup_loop(struct supervisor *s)
 		return r;
 	/* on time to the millisecond: sd-event's default lets a timer slip by up to 250 ms, more than a startup poll
 	 * interval */
-	return sd_event_add_time(s->event, &s->poll_timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
+	return sd_event_add_time(s->event, &s->poll.timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
 	                         USEC_PER_MSEC, sup_on_poll, s);
 }
 
@@ -709,47 +709,47 @@ void sup_free(struct supervisor *s)
 	sup_cds_free(s);
 	rest_free(s->rest);
 	sup_fetch_cancel(s);
-	free(s->fetch.jar_problem);
-	for (size_t i = 0; i < s->vertices.n; i++)
-		free(s->vertices.v[i].name);
-	free(s->vertices.v);
-	artifact_free(&s->jar);
+	free(s->launch.fetch.jar_problem);
+	for (size_t i = 0; i < s->poll.vertices.n; i++)
+		free(s->poll.vertices.v[i].name);
+	free(s->poll.vertices.v);
+	artifact_free(&s->launch.jar);
 	sup_reload_free(s);
 	sup_snapshot_cancel(s);
 	/* what is recorded and not written yet goes to the volume now, before the lock is let go */
 	sup_journal_free(s);
 	sup_scratch_free(s);
-	sup_disarm(s->poll_timer);
-	sup_disarm(s->startup_timer);
+	sup_disarm(s->poll.timer);
+	sup_disarm(s->launch.startup_timer);
 	sup_disarm(s->backoff_timer);
 	sup_stop_free(s);
-	sup_disarm(s->savepoint_timer);
-	sup_disarm(s->savepoint_poll_timer);
-	sup_disarm(s->periodic_savepoint_timer);
-	sup_disarm(s->periodic_checkpoint_timer);
+	sup_disarm(s->snapshot.savepoint_timer);
+	sup_disarm(s->snapshot.savepoint_poll_timer);
+	sup_disarm(s->snapshot.periodic_savepoint_timer);
+	sup_disarm(s->snapshot.periodic_checkpoint_timer);
 	sd_event_unref(s->event);
 	status_free(&s->status);
-	strv_free(&s->failed_restore_points);
-	strv_free(&s->reported_skips);
-	strv_free(&s->savepoints_before);
+	strv_free(&s->launch.failed_restore_points);
+	strv_free(&s->launch.reported_skips);
+	strv_free(&s->snapshot.savepoints_before);
 	strv_free(&s->pending_events);
 	free(s->volume_failed_file);
-	free(s->restore_path);
-	free(s->launch.uri);
-	free(s->restore_evidence);
-	free(s->restore_fail_path);
-	free((char *)s->restore_scan.job_ckpt_dir);
-	free(s->demoted_note);
-	free(s->start_cause);
-	jvmout_free(s->jvm_out);
-	free(s->last_rest_problem);
-	free(s->savepoint_request);
-	free(s->launch_fingerprint);
+	free(s->launch.restore_path);
+	free(s->launch.spawn.uri);
+	free(s->launch.restore_evidence);
+	free(s->launch.restore_fail_path);
+	free((char *)s->launch.restore_scan.job_ckpt_dir);
+	free(s->launch.demoted_note);
+	free(s->launch.start_cause);
+	jvmout_free(s->launch.jvm_out);
+	free(s->poll.last_rest_problem);
+	free(s->snapshot.savepoint_request);
+	free(s->launch.fingerprint);
 	free(s->last_written);
 	free(s->state_dir);
 	free(s->conf_dir);
-	free(s->tmp_dir);
-	free(s->scratch_dir);
+	free(s->launch.tmp_dir);
+	free(s->launch.scratch_dir);
 	free(s->lib_dir);
 	free(s->ckpt_dir);
 	free(s->sp_dir);
@@ -766,8 +766,12 @@ void sup_free(struct supervisor *s)
 
 int supervisor_run(struct spec *spec, const struct run_options *opts)
 {
-	struct supervisor s = {
-	    .spec = spec, .launched = spec, .opts = opts, .lock_fd = -1, .inotify_fd = -1, .state = SUP_STARTING};
+	struct supervisor s = {.spec = spec,
+	                       .launched = spec,
+	                       .opts = opts,
+	                       .lock_fd = -1,
+	                       .reload.inotify_fd = -1,
+	                       .state = SUP_STARTING};
 	status_init(&s.status);
 	const char *level = spec_get(spec, "flinklet.log.level");
 	if (level && !strcmp(level, "debug"))
@@ -803,7 +807,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	sup_autoscaler_setup(&s);
 	sup_event(&s, "SupervisorStarted", "flinklet %s (pid %d%s) supervising %s in %s", FLINKLET_VERSION,
 	          (int)getpid(), getpid() == 1 ? ", PID 1" : ", subreaper", spec->name, s.state_dir);
-	if (s.fresh_start)
+	if (s.launch.fresh_start)
 		sup_event(&s, "StatelessStart", "upgradeMode stateless after a stop: starting empty as job %s",
 		          s.job_id);
 	sup_check_nonces(&s);
@@ -830,9 +834,9 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	} else {
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
 		status_set_string(&s.status.error, NULL);
-		s.launch.initial = true;
+		s.launch.spawn.initial = true;
 		r = sup_launch(&s);
-		if (r < 0 && s.launch_fatal) {
+		if (r < 0 && s.launch.launch_fatal) {
 			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch
 			 */
 			sup_set_job_state(&s, "FAILED");

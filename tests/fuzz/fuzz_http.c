@@ -144,10 +144,10 @@ static void setup(void)
 
 	s->spec = s->launched = spec;
 	s->opts = &opts;
-	s->lock_fd = s->inotify_fd = -1;
+	s->lock_fd = s->reload.inotify_fd = -1;
 	s->state_dir = xstrdup(dir);
 	s->conf_dir = path_join(dir, "conf");
-	s->tmp_dir = path_join(dir, "tmp");
+	s->launch.tmp_dir = path_join(dir, "tmp");
 	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
 	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
 	s->flink_version = xstrdup("2.2.0");
@@ -156,7 +156,7 @@ static void setup(void)
 		abort();
 	status_init(&s->status);
 	sup_apply_state_override(s, spec);
-	if (sup_http_start(s) < 0 || !s->http || !s->token || strcmp(s->token, TOKEN))
+	if (sup_http_start(s) < 0 || !s->http.server || !s->http.token || strcmp(s->http.token, TOKEN))
 		abort();
 	http_address = xstrdup(s->status.http_address);
 	token_file = xstrdup(s->status.token_file);
@@ -170,7 +170,7 @@ static void start(struct supervisor *s, size_t size)
 	size_t i = size % (sizeof(STARTS) / sizeof(STARTS[0]));
 	s->state = STARTS[i].state;
 	s->spec->job.state = s->state == SUP_SUSPENDED ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING;
-	s->file_job_state = JOB_STATE_RUNNING;
+	s->reload.file_job_state = JOB_STATE_RUNNING;
 	s->status.lifecycle = sup_lifecycle(s);
 	status_set_string(&s->status.job_state, STARTS[i].job_state);
 }
@@ -179,27 +179,29 @@ static void start(struct supervisor *s, size_t size)
 static void finish(struct supervisor *s)
 {
 	int code;
-	FUZZ_ASSERT(s->jvm_pid == 0 && !s->fetch.active && !s->op.active);
+	FUZZ_ASSERT(s->launch.jvm_pid == 0 && !s->launch.fetch.active && !s->snapshot.op.active);
 	FUZZ_ASSERT(sd_event_get_exit_code(s->event, &code) == -ENODATA); /* nothing ended the loop */
 
 	s->backoff_timer = sup_disarm(s->backoff_timer);
-	s->startup_timer = sup_disarm(s->startup_timer);
-	s->kill_timer = sup_disarm(s->kill_timer);
-	s->deadline_timer = sup_disarm(s->deadline_timer);
-	s->readiness_timer = sup_disarm(s->readiness_timer);
-	s->savepoint_timer = sup_disarm(s->savepoint_timer);
-	s->savepoint_poll_timer = sup_disarm(s->savepoint_poll_timer);
-	s->fetch.retry = sup_disarm(s->fetch.retry);
-	artifact_free(&s->jar);
+	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
+	s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	s->launch.fetch.retry = sup_disarm(s->launch.fetch.retry);
+	artifact_free(&s->launch.jar);
 	free(s->last_written);
 	s->last_written = NULL;
-	s->want_savepoint = s->want_checkpoint = false;
-	s->want_savepoint_trigger = s->want_checkpoint_trigger = NULL;
+	s->snapshot.want_savepoint = s->snapshot.want_checkpoint = false;
+	s->snapshot.want_savepoint_trigger = s->snapshot.want_checkpoint_trigger = NULL;
 	s->consecutive_failures = 0;
 	s->stable_since = 0;
-	s->stop_purpose = STOP_EXIT;
-	s->savepoint_recorded = s->next_fresh = false;
-	memset(&s->counters, 0, sizeof(s->counters));
+	s->stop.purpose = STOP_EXIT;
+	s->snapshot.savepoint_recorded = s->launch.next_fresh = false;
+	s->snapshot.savepoints = s->snapshot.savepoint_failures = s->snapshot.checkpoints = 0;
+	s->snapshot.checkpoint_failures = s->http.unauthorized = s->autoscaler.scalings = 0;
+	s->poll.flink_completed = s->poll.flink_failed = 0;
 	status_free(&s->status);
 	status_baseline(s);
 	/* the files an input wrote (events.jsonl would grow without bound) */
@@ -248,7 +250,7 @@ static int client(struct supervisor *s)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
 		abort();
-	if (http_add_connection(s->http, sv[0]) < 0) {
+	if (http_add_connection(s->http.server, sv[0]) < 0) {
 		close(sv[1]);
 		return -1;
 	}
@@ -318,7 +320,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t off = 0;
 	bool closed = false, shut = false;
 	pump(sv[1], data, size, &off, &closed);
-	FUZZ_ASSERT(http_add_connection(s->http, sv[0]) == 0);
+	FUZZ_ASSERT(http_add_connection(s->http.server, sv[0]) == 0);
 	if (nheld == MAX_CONNECTIONS - 1)
 		FUZZ_ASSERT(client(s) < 0); /* full: one more is refused */
 	for (int round = 0, idle = 0; round < MAX_ROUNDS; round++) {
@@ -357,7 +359,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* without the token, no control request was accepted */
 	if (!memmem(data, size, TOKEN, strlen(TOKEN)))
-		FUZZ_ASSERT(!s->want_savepoint && !s->want_checkpoint && s->state == initial &&
+		FUZZ_ASSERT(!s->snapshot.want_savepoint && !s->snapshot.want_checkpoint && s->state == initial &&
 		            s->spec->job.state == (initial == SUP_SUSPENDED ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING));
 	finish(s);
 	return 0;

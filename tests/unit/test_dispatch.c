@@ -72,13 +72,14 @@ static sd_event_source *timer(struct fixture *f, bool on)
 static void reset(struct fixture *f, enum sup_state st, pid_t jvm)
 {
 	struct supervisor *s = f->s;
-	sd_event_source **all[] = {&s->startup_timer,   &s->backoff_timer, &s->kill_timer,    &s->deadline_timer,
-	                           &s->stop_wait_timer, &s->fetch.retry,   &s->fetch.jar_wait};
+	sd_event_source **all[] = {&s->launch.startup_timer, &s->backoff_timer,   &s->stop.kill_timer,
+	                           &s->stop.deadline_timer,  &s->stop.wait_timer, &s->launch.fetch.retry,
+	                           &s->launch.fetch.jar_wait};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		*all[i] = sd_event_source_unref(*all[i]);
 	memset(s, 0, sizeof(*s));
 	s->state = st;
-	s->jvm_pid = jvm;
+	s->launch.jvm_pid = jvm;
 }
 
 static int setup(void **state)
@@ -109,18 +110,18 @@ static void test_invariants_starting(void **state)
 	struct supervisor *s = f->s;
 	reset(f, SUP_STARTING, 0);
 	BAD("STARTING without a JVM, a pending launch, a fetch or a timer");
-	s->fetch.active = true; /* the jar is being fetched */
+	s->launch.fetch.active = true; /* the jar is being fetched */
 	OK();
 	reset(f, SUP_STARTING, 0);
-	s->launch.pending = true; /* the launch's intent is on its way to the volume */
+	s->launch.spawn.pending = true; /* the launch's intent is on its way to the volume */
 	OK();
 	reset(f, SUP_STARTING, 0);
-	s->fetch.retry = timer(f, true);
+	s->launch.fetch.retry = timer(f, true);
 	OK();
 	reset(f, SUP_STARTING, 0);
-	s->fetch.retry = timer(f, false); /* a disarmed timer is no timer */
+	s->launch.fetch.retry = timer(f, false); /* a disarmed timer is no timer */
 	BAD("without a JVM");
-	s->fetch.jar_wait = timer(f, true);
+	s->launch.fetch.jar_wait = timer(f, true);
 	OK();
 	reset(f, SUP_STARTING, 0);
 	s->backoff_timer = timer(f, true);
@@ -128,19 +129,19 @@ static void test_invariants_starting(void **state)
 
 	reset(f, SUP_STARTING, 4242);
 	BAD("no startup timer");
-	s->startup_timer = timer(f, true);
+	s->launch.startup_timer = timer(f, true);
 	OK();
 	reset(f, SUP_STARTING, 4242);
-	s->jvm_kill_sent = true; /* the startup timer fired and killed it: its exit is awaited */
+	s->launch.kill_sent = true; /* the startup timer fired and killed it: its exit is awaited */
 	OK();
 	/* a pending launch never goes with a JVM, nor outside STARTING (a stop calls it off) */
-	s->launch.pending = true;
+	s->launch.spawn.pending = true;
 	BAD("a launch pending while a JVM runs");
 	reset(f, SUP_RUNNING, 4242);
-	s->launch.pending = true;
+	s->launch.spawn.pending = true;
 	BAD("a launch pending outside STARTING");
 	reset(f, SUP_STOPPED, 0);
-	s->launch.pending = true;
+	s->launch.spawn.pending = true;
 	BAD("a launch pending outside STARTING");
 }
 
@@ -176,19 +177,19 @@ static void test_invariants_stopping(void **state)
 	BAD("STOP_PENDING without a JVM");
 	reset(f, SUP_STOP_PENDING, 4242);
 	BAD("STOP_PENDING without its timers");
-	s->stop_wait_timer = timer(f, true);
+	s->stop.wait_timer = timer(f, true);
 	BAD("STOP_PENDING without its timers"); /* both: the wait's share and the whole budget */
-	s->deadline_timer = timer(f, true);
+	s->stop.deadline_timer = timer(f, true);
 	OK();
 
 	reset(f, SUP_STOPPING, 0);
 	BAD("STOPPING without a JVM");
 	reset(f, SUP_STOPPING, 4242);
 	BAD("STOPPING without a kill timer");
-	s->kill_timer = timer(f, true);
+	s->stop.kill_timer = timer(f, true);
 	OK();
 	reset(f, SUP_STOPPING, 4242);
-	s->deadline_timer = timer(f, true);
+	s->stop.deadline_timer = timer(f, true);
 	OK();
 }
 
@@ -204,10 +205,10 @@ static void test_invariants_at_rest(void **state)
 	}
 	/* after the shutdown budget flinklet exits without waiting for the killed JVM's reap */
 	reset(f, SUP_STOPPED, 4242);
-	f->s->jvm_force_killed = true;
+	f->s->stop.force_killed = true;
 	OK();
 	reset(f, SUP_FAILED, 4242);
-	f->s->jvm_force_killed = true;
+	f->s->stop.force_killed = true;
 	BAD("a JVM runs in a state without one");
 	reset(f, SUP_SAME, 0);
 	BAD("an unknown state");
@@ -246,10 +247,10 @@ static struct supervisor *supervisor_at_rest(char **ret_dir, const char *jar)
 	struct supervisor *s = xcalloc(1, sizeof(*s));
 	s->spec = s->launched = spec;
 	s->opts = &run_opts;
-	s->lock_fd = s->inotify_fd = -1;
+	s->lock_fd = s->reload.inotify_fd = -1;
 	s->state_dir = xstrdup(dir);
 	s->conf_dir = path_join(dir, "conf");
-	s->tmp_dir = path_join(dir, "tmp");
+	s->launch.tmp_dir = path_join(dir, "tmp");
 	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
 	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
 	s->flink_version = xstrdup("2.2.0");
@@ -280,7 +281,7 @@ static void test_event_raised_by_an_action_waits_its_turn(void **state)
 	assert_false(s->dispatching);
 	assert_int_equal(s->queue.len, 0);
 	assert_int_equal(s->consecutive_failures, 1);
-	assert_int_equal(s->jvm_pid, 0);
+	assert_int_equal(s->launch.jvm_pid, 0);
 	/* the backoff is over: the same again, one failure more */
 	sup_dispatch(s, EV_BACKOFF_DONE);
 	assert_int_equal(s->state, SUP_BACKOFF);

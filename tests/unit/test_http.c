@@ -335,7 +335,7 @@ static void test_routes(void **state)
 {
 	(void)state;
 	struct supervisor *sup = xcalloc(1, sizeof(*sup));
-	sup->token = xstrdup("the-token");
+	sup->http.token = xstrdup("the-token");
 	sup->state = SUP_RUNNING;
 	sup->status.lifecycle = LIFECYCLE_STABLE;
 	sup->status.job_state = xstrdup("RUNNING");
@@ -353,7 +353,7 @@ static void test_routes(void **state)
 	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
 		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++)
 			EXPECT(sup, "POST", actions[i], bad[j], 401, "Authorization: Bearer <token>");
-	assert_int_equal(sup->counters.unauthorized, 30);
+	assert_int_equal(sup->http.unauthorized, 30);
 	/* with it, on a job that has ended: refused by the job's state, not by the token */
 	sup->state = SUP_FINISHED;
 	EXPECT(sup, "POST", "/api/v1/savepoint", "Bearer the-token", 409, "the job is not running");
@@ -365,21 +365,21 @@ static void test_routes(void **state)
 	sup->status.lifecycle = LIFECYCLE_FAILED;
 	EXPECT(sup, "GET", "/healthz", NULL, 503, "FAILED");
 	/* Flink's API: reading is open, changing needs the token (401 without one, 403 with a wrong one) */
-	sup->counters.unauthorized = 0;
+	sup->http.unauthorized = 0;
 	struct routed r = route(sup, "PATCH", "/flink/jobs/0123/", NULL);
 	assert_int_equal(r.code, 401);
 	assert_true(has_header(&r, "WWW-Authenticate: Bearer realm=\"flinklet\""));
 	routed_free(&r);
 	EXPECT(sup, "POST", "/flink/jobs/0123/stop", "Bearer nope", 403, "the token is not valid");
 	EXPECT(sup, "DELETE", "/flink/jars/x", "Bearer nope", 403, "the token is not valid");
-	assert_int_equal(sup->counters.unauthorized, 3);
+	assert_int_equal(sup->http.unauthorized, 3);
 	/* what flinklet answers itself says its content type is meant */
 	r = route(sup, "GET", "/healthz", NULL);
 	assert_true(has_header(&r, "X-Content-Type-Options: nosniff"));
 	routed_free(&r);
 	/* without a token configured nothing passes */
-	free(sup->token);
-	sup->token = NULL;
+	free(sup->http.token);
+	sup->http.token = NULL;
 	sup->state = SUP_RUNNING;
 	EXPECT(sup, "POST", "/api/v1/savepoint", "Bearer ", 401, "Authorization");
 	free(sup->status.job_state);
