@@ -480,3 +480,12 @@ void sup_raise(struct supervisor *s, enum sup_event ev)
 	}
 	s->dispatcher(s, ev);
 }
+
+void sup_adopt_spec(struct supervisor *s, struct spec *n)
+{
+	if (s->spec != s->launched) {
+		spec_free(s->spec);
+		free(s->spec);
+	}
+	s->spec = n;
+}

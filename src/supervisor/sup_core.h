@@ -1,20 +1,26 @@
 /* sup_core: the supervisor's context and its core, shared by its files. The context is a small core (the loop,
  * the spec, the state and the dispatch's queue, the job's identity, the records) and one sub-struct per part:
  *
- *   part        file             state it owns (writes)                      may call
- *   core        supervisor.c,    the loop, spec, state, queue, restarts;     lifecycle, status, sup_observe
- *               sup_core.c       the records (status, events, flush)
- *   launch      sup_launch.c     s->launch: JVM, restore point, jar, scratch sup_autoscaler, sup_cds, sup_poll
- *   poll        sup_poll.c       s->poll: REST following, health             sup_snapshot
- *   snapshot    sup_snapshot.c   s->snapshot: savepoints, checkpoints, ...   (core only)
- *   stop        sup_stop.c       s->stop: purpose, budget, kill timers       sup_launch, sup_poll, sup_snapshot
- *   reload      sup_reload.c     s->reload: config changes, rollback         sup_launch, sup_snapshot
- *   http        sup_http.c       s->http: endpoint, token, proxy             sup_metrics, sup_observe, sup_reload,
- *                                                                            sup_snapshot
- *   notify      sup_notify.c     s->notify: systemd, journald                (core only)
- *   autoscaler  sup_autoscaler.c s->autoscaler                               sup_observe
- *   observe     sup_observe.c    s->observe: the status page's data          (core only)
- *   cds         sup_cds.c        s->cds: class-data sharing                  (core only)
+ *   part        file              state it owns (writes)                       may call (its .c includes)
+ *   core        supervisor.c      the loop, spec, state, queue, restarts       every part (sup.h): the driver
+ *               sup_core.c        the records: status, events, their flush     sup_observe
+ *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
+ *                                                                              sup_restore
+ *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
+ *   poll        sup_poll.c        s->poll: following the job, health           sup_snapshot
+ *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        (the core only)
+ *                                 the stop's savepoint, retention
+ *   stop        sup_stop.c        s->stop: purpose, budget, SIGTERM/SIGKILL    sup_launch, sup_poll, sup_reload,
+ *                                                                              sup_snapshot
+ *   reload      sup_reload.c      s->reload: configuration changes, rollback   sup_launch, sup_restore,
+ *                                                                              sup_snapshot
+ *   http        sup_http.c        s->http: the endpoint, token, proxy          sup_metrics, sup_observe,
+ *                                                                              sup_reload, sup_snapshot
+ *   notify      sup_notify.c      s->notify: systemd, journald                 (the core only)
+ *   autoscaler  sup_autoscaler.c  s->autoscaler                                sup_observe
+ *   observe     sup_observe.c     s->observe: what the status page reads       (the core only)
+ *   cds         sup_cds.c         s->cds: class-data sharing                   (the core only)
+ *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    (the core only)
  *
  * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
  * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
@@ -62,7 +68,7 @@ enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
  * header. tests/e2e/test_layout.py checks both rules (no write into another part's state, no cycle between the
  * files). */
 
-/* launch (sup_launch.c): the JVM, its restore point, the jar, the scratch directory */
+/* launch (sup_launch.c): the JVM, the jar, the scratch directory */
 struct sup_launch {
 	pid_t jvm_pid;
 	struct jvmout *jvm_out; /* the JVM's stdout and stderr */
@@ -72,22 +78,7 @@ struct sup_launch {
 	char *start_cause; /* the cause the JVM printed when it failed to start (the first line of it) */
 	bool kill_sent;    /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
-	bool launch_fatal;  /* the launch failed for good (a rewind the configuration forbids): FAILED */
-	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
-	char *fingerprint;  /* what the running JVM was launched with */
-
-	/* restore points: those given up on evidence (demoted), what this launch restores, whether it got as
-	 * far as restoring, the evidence that Flink cannot read it, how many launches in a row failed on it */
-	struct strv failed_restore_points, reported_skips;
-	char *restore_path;
-	enum restore_kind restore_kind;
-	int64_t restore_id; /* its checkpoint id (the _metadata header); -1 with no restore point */
-	bool restore_reached;
-	struct restorelog restore_scan;
-	char *restore_evidence;
-	char *restore_fail_path;
-	unsigned restore_fail_count;
-	char *demoted_note; /* said with the next launch: which point was given up, and why */
+	char *fingerprint; /* what the running JVM was launched with */
 
 	/* the launch whose intent is on its way to the volume: EV_LAUNCH_DURABLE spawns it */
 	struct {
@@ -115,6 +106,24 @@ struct sup_launch {
 		char *jar_problem;
 	} fetch;
 	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
+};
+
+/* restore (sup_restore.c): the restore points: those given up on evidence (demoted), what this launch restores,
+ * whether it got as far as restoring, the evidence that Flink cannot read it, how many launches in a row failed
+ * on it */
+struct sup_restore {
+	struct strv failed_points, reported_skips;
+	char *path;
+	enum restore_kind kind;
+	int64_t id; /* its checkpoint id (the _metadata header); -1 with no restore point */
+	bool reached;
+	struct restorelog scan;
+	char *evidence;
+	char *fail_path;
+	unsigned fail_count;
+	char *demoted_note; /* said with the next launch: which point was given up, and why */
+	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
+	bool fatal;         /* the launch must not happen (a rewind the configuration forbids): FAILED */
 };
 
 /* poll (sup_poll.c): following the job through Flink's REST API, and its health */
@@ -290,6 +299,7 @@ struct supervisor {
 	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
 
 	struct sup_launch launch;
+	struct sup_restore restore;
 	struct sup_poll poll;
 	struct sup_snapshot snapshot;
 	struct sup_stop stop;
@@ -345,6 +355,9 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s);
  * Raised while an action runs, it waits in the queue until that transition is complete: a part never calls into
  * the table's driver, and actions never re-enter the dispatch. */
 void sup_raise(struct supervisor *s, enum sup_event ev);
+/* Replaces the desired spec (n: taken; or s->launched, to go back to it); the launched one stays alive while the JVM
+ * runs it. */
+void sup_adopt_spec(struct supervisor *s, struct spec *n);
 /* The states in which a JVM of the current launch may run and its job is followed through REST. */
 bool sup_follows_job(const struct supervisor *s);
 /* The JVM's grace period after SIGTERM, within the shutdown budget. */

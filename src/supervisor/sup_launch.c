@@ -1,8 +1,8 @@
-/* sup_launch: one JVM launch: the restore point (the newest complete checkpoint or savepoint that has
- * not failed to restore; never empty while one exists), the intent written before acting, the Flink
- * configuration files, and the spawn. Also the launch fingerprint: what a spec would launch, to tell a
- * configuration change that needs a new JVM from one that does not. */
+/* sup_launch: one JVM launch: the restore point (sup_restore.c chooses it), the intent written before acting,
+ * the Flink configuration files, the job's jar and its download, the scratch directory, and the spawn. Also the launch
+ * fingerprint: what a spec would launch, to tell a configuration change that needs a new JVM from one that does not. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,127 +20,9 @@
 #include "sup_cds.h"
 #include "sup_launch.h"
 #include "sup_poll.h"
+#include "sup_restore.h"
 
 extern char **environ;
-
-static bool strv_contains(const struct strv *v, const char *s)
-{
-	for (size_t i = 0; i < v->n; i++)
-		if (!strcmp(v->v[i], s))
-			return true;
-	return false;
-}
-
-void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
-{
-	size_t splen = strlen(s->sp_dir);
-	if (kind != RESTORE_CHECKPOINT &&
-	    !(!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/')))
-		return;
-	char *aside = xasprintf("%s.unreadable", point);
-	if (rename(point, aside) < 0)
-		log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
-	else
-		sup_sync_dir_of(s, aside); /* durable before the next launch's intent (the worker's order) */
-	free(aside);
-}
-
-/* A launch that must not happen: the restore point it would use is older than one that is damaged (with
- * flinklet.restore.fallback: never), or every restore point of the job was given up (never start empty
- * then: that is the furthest rewind of all). The status says why; the supervisor goes FAILED. */
-static int refuse_launch(struct supervisor *s, char *why)
-{
-	status_set_string(&s->status.error, why);
-	sup_alert(s, "RestoreFailed", "%s", why);
-	free(why);
-	s->launch.launch_fatal = true;
-	return -ENOTRECOVERABLE;
-}
-
-/* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
- * failed to restore, never empty while one exists. */
-static int choose_restore_point(struct supervisor *s)
-{
-	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
-	size_t n = 0;
-	if (!s->launch.fresh_start) {
-		if (s->status.last_savepoint.location)
-			recorded[n++] = s->status.last_savepoint.location;
-		for (int i = 0; i < s->status.n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
-			recorded[n++] = s->status.savepoint_history[i].location;
-	}
-	struct restore_scan scan = {
-	    .checkpoint_dir = s->ckpt_dir,
-	    .savepoint_dir = s->sp_dir,
-	    .job_id = s->job_id,
-	    .recorded_savepoints = recorded,
-	    .initial_savepoint = s->spec->job.initial_savepoint_path,
-	    .first_start = s->launch.first_start,
-	};
-	struct restore_list list;
-	int r = restore_points_scan(&scan, &list);
-	for (size_t i = 0; i < list.skipped.n; i++)
-		if (!strv_contains(&s->launch.reported_skips, list.skipped.v[i])) {
-			strv_push(&s->launch.reported_skips, list.skipped.v[i]);
-			/* a checkpoint a crash interrupted (no _metadata yet) is normal and said at info; a damaged
-			 * or vanished one is an error */
-			if (strstr(list.skipped.v[i], "no _metadata (incomplete)"))
-				sup_event(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
-			else
-				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
-		}
-	const struct restore_point *pick = NULL;
-	for (size_t i = 0; i < list.n && !pick; i++)
-		if (!strv_contains(&s->launch.failed_restore_points, list.v[i].path))
-			pick = &list.v[i];
-	if (!pick && list.n > 0) {
-		sup_alert(s, "RestorePointsExhausted", "every restore point failed once; trying the newest again (%s)",
-		          list.v[0].path);
-		strv_free(&s->launch.failed_restore_points);
-		pick = &list.v[0];
-	}
-	/* a damaged snapshot newer than the pick: skipping it is a rewind, said like a demotion */
-	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
-	bool never = fallback && !strcmp(fallback, "never");
-	for (size_t i = 0; r == 0 && i < list.ncorrupt; i++) {
-		const struct corrupt_point *c = &list.corrupt[i];
-		if (!corrupt_point_is_newer(c, pick))
-			continue;
-		if (never) {
-			char *why = xasprintf("%s %s is damaged (%s) and newer than %s; flinklet.restore.fallback is "
-			                      "never: not rewinding job %s to an older restore point",
-			                      restore_kind_to_string(c->kind), c->path, c->why,
-			                      pick ? pick->path : "any other restore point", s->job_id);
-			restore_list_free(&list);
-			return refuse_launch(s, why);
-		}
-		sup_put_aside(s, c->kind, c->path);
-		free(s->launch.demoted_note);
-		s->launch.demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
-		                                   restore_kind_to_string(c->kind), c->path, c->why);
-	}
-	if (r == 0 && !pick && (list.given_up > 0 || s->launch.failed_restore_points.n > 0)) {
-		char *why = xasprintf("every restore point of job %s was given up (renamed *.unreadable in %s and %s): "
-		                      "not starting it empty, which would rewind it to nothing; look at them, then "
-		                      "rename one back or remove them to start the job empty",
-		                      s->job_id, s->ckpt_dir, s->sp_dir);
-		restore_list_free(&list);
-		return refuse_launch(s, why);
-	}
-	free(s->launch.restore_path);
-	s->launch.restore_path = pick ? xstrdup(pick->path) : NULL;
-	s->launch.restore_kind = pick ? pick->kind : RESTORE_NONE;
-	s->launch.restore_id = pick ? pick->id : -1;
-	restore_list_free(&list);
-	if (r < 0) {
-		sup_alert(s, "RestorePointsUnreadable",
-		          "unable to read the snapshot directories (%s): not starting until "
-		          "they can be read",
-		          strerror(-r));
-		return r;
-	}
-	return 0;
-}
 
 /* ---- launching the JVM ---- */
 
@@ -313,7 +195,7 @@ static void rotate_job_id(struct supervisor *s)
 	s->launch.fresh_start = true;
 	s->status.start_time_ms = 0;
 	snapshot_ref_free(&s->status.last_checkpoint);
-	strv_free(&s->launch.failed_restore_points);
+	sup_restore_forget_failures(s);
 	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
 }
 
@@ -322,48 +204,7 @@ static void on_jvm_line(void *userdata, const char *line)
 {
 	struct supervisor *s = userdata;
 	sup_cds_line(s, line);
-	if (!s->launch.restore_path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
-		return;
-	switch (restorelog_feed(&s->launch.restore_scan, line)) {
-	case RESTORELOG_STARTED:
-		s->launch.restore_reached = true;
-		break;
-	case RESTORELOG_UNREADABLE:
-		s->launch.restore_reached = true;
-		if (s->launch.restore_evidence)
-			break;
-		s->launch.restore_evidence =
-		    xstrdup(s->launch.restore_scan.evidence[0] ? s->launch.restore_scan.evidence : line);
-		log_warn("Flink cannot read the restore point %s: %s", s->launch.restore_path,
-		         s->launch.restore_evidence);
-		sup_raise(s, EV_RESTORE_UNREADABLE);
-		break;
-	case RESTORELOG_NONE:
-		break;
-	}
-}
-
-/* Says, with the launch that follows it, which restore point was given up, why, and what it means. */
-static void say_demotion(struct supervisor *s, const char *uri)
-{
-	if (!s->launch.demoted_note) {
-		if (s->launch.demotion_said) {
-			s->launch.demotion_said = false;
-			status_set_string(&s->status.error, NULL);
-		}
-		return;
-	}
-	char *msg =
-	    uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
-	                    "repeated",
-	                    s->launch.demoted_note, s->job_id, restore_kind_to_string(s->launch.restore_kind), uri)
-	        : xasprintf("%s; no other restore point is left", s->launch.demoted_note);
-	status_set_string(&s->status.error, msg);
-	sup_alert(s, "RestorePointDemoted", "%s", msg);
-	free(msg);
-	free(s->launch.demoted_note);
-	s->launch.demoted_note = NULL;
-	s->launch.demotion_said = true;
+	sup_restore_line(s, line);
 }
 
 #define JAR_WAIT_USEC (2 * USEC_PER_SEC)
@@ -429,35 +270,26 @@ static int launch_jvm(struct supervisor *s)
 {
 	if (jar_unusable(s))
 		return 0;
-	int r = choose_restore_point(s);
+	int r = sup_restore_choose(s);
 	if (r < 0)
 		return r; /* never start empty because a directory could not be read */
-	s->launch.restore_reached = false;
-	free(s->launch.restore_evidence);
-	s->launch.restore_evidence = NULL;
 	free(s->launch.start_cause);
 	s->launch.start_cause = NULL;
 	s->launch.startup_timed_out = false;
-	free((char *)s->launch.restore_scan.job_ckpt_dir);
-	s->launch.restore_scan = (struct restorelog){
-	    .restore_path = s->launch.restore_path,
-	    .kind = s->launch.restore_kind,
-	    .job_ckpt_dir = path_join(s->ckpt_dir, s->job_id),
-	};
-	char *uri = s->launch.restore_path ? file_uri_from_path(s->launch.restore_path) : NULL;
-	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->launch.restore_kind));
+	char *uri = s->restore.path ? file_uri_from_path(s->restore.path) : NULL;
+	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore.kind));
 	status_set_string(&s->status.restored_location, uri);
-	s->status.restored_id = uri ? s->launch.restore_id : -1;
+	s->status.restored_id = uri ? s->restore.id : -1;
 	status_set_string(&s->status.job_state, NULL);
 	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
-	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->launch.restore_kind), uri)
+	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore.kind), uri)
 	                   : xstrdup("start the job with empty state");
 	sup_set_intent(s, intent);
-	say_demotion(s, uri);
+	sup_restore_say_demotion(s, uri);
 	if (uri)
 		sup_event(s, "Restoring", "restoring job %s to checkpoint id %lld from %s %s (%s)", s->job_id,
-		          (long long)s->launch.restore_id, restore_kind_to_string(s->launch.restore_kind), uri,
-		          s->launch.restore_kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
+		          (long long)s->restore.id, restore_kind_to_string(s->restore.kind), uri,
+		          s->restore.kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
 	else
 		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",
 		          s->job_id);
@@ -469,7 +301,7 @@ static int launch_jvm(struct supervisor *s)
 	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = uri,
-	    .restore_claim = s->launch.restore_kind == RESTORE_CHECKPOINT,
+	    .restore_claim = s->restore.kind == RESTORE_CHECKPOINT,
 	    .jar_path = s->launch.jar.local_path,
 	};
 	sup_cds_prepare(s, &l);
@@ -535,7 +367,7 @@ int sup_spawn(struct supervisor *s)
 	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = s->launch.spawn.uri,
-	    .restore_claim = s->launch.restore_kind == RESTORE_CHECKPOINT,
+	    .restore_claim = s->restore.kind == RESTORE_CHECKPOINT,
 	    .jar_path = s->launch.jar.local_path,
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,
@@ -559,10 +391,6 @@ int sup_spawn(struct supervisor *s)
 	s->launch.gen++;
 	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
-	s->poll.last_rest_ok = 0;
-	s->poll.zero_slot_polls = 0;
-	s->poll.n_restart_samples = 0;
-	s->poll.last_checkpoint_progress = now_monotonic();
 	sup_arm(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
@@ -854,4 +682,93 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 	free(log4j);
 	strv_free(&argv);
 	return strbuf_steal(&b);
+}
+
+int sup_launch_initial(struct supervisor *s)
+{
+	s->launch.spawn.initial = true;
+	return sup_launch(s);
+}
+
+int sup_relaunch(struct supervisor *s)
+{
+	s->launch.kill_sent = false;
+	s->launch.spawn.initial = false;
+	return sup_launch(s);
+}
+
+void sup_launch_first_start(struct supervisor *s, bool first)
+{
+	s->launch.first_start = first;
+}
+
+void sup_launch_fresh_start(struct supervisor *s)
+{
+	s->launch.fresh_start = true;
+}
+
+void sup_launch_next_fresh(struct supervisor *s)
+{
+	s->launch.next_fresh = true;
+}
+
+void sup_launch_startup_over(struct supervisor *s)
+{
+	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+}
+
+void sup_launch_running(struct supervisor *s)
+{
+	sup_launch_startup_over(s);
+	s->launch.first_start = false;
+}
+
+bool sup_launch_take_timed_out(struct supervisor *s)
+{
+	bool timed_out = s->launch.startup_timed_out;
+	s->launch.startup_timed_out = false;
+	return timed_out;
+}
+
+void sup_launch_kill(struct supervisor *s)
+{
+	if (s->launch.jvm_pid > 0) {
+		s->launch.kill_sent = true;
+		jvm_signal(s->launch.jvm_pid, SIGKILL);
+	}
+}
+
+void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
+{
+	/* its last words first (they may be the evidence about the restore point), then what is left of its
+	 * process group (a leftover would hold the REST port against the next launch) */
+	jvmout_drain(s->launch.jvm_out);
+	jvm_kill_group(r->pid);
+	sup_cds_jvm_exited(s, r);
+	free(s->launch.start_cause);
+	s->launch.start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->launch.jvm_out, 400);
+	jvmout_free(s->launch.jvm_out);
+	s->launch.jvm_out = NULL;
+	s->launch.jvm_pid = 0;
+	sup_launch_startup_over(s);
+}
+
+void sup_launch_stop(struct supervisor *s)
+{
+	sup_fetch_cancel(s);
+	free(s->launch.fetch.jar_problem);
+	s->launch.fetch.jar_problem = NULL;
+	artifact_free(&s->launch.jar);
+}
+
+void sup_launch_free(struct supervisor *s)
+{
+	sup_scratch_free(s);
+	sup_launch_startup_over(s);
+	free(s->launch.spawn.uri);
+	free(s->launch.start_cause);
+	jvmout_free(s->launch.jvm_out);
+	free(s->launch.fingerprint);
+	free(s->launch.tmp_dir);
+	free(s->launch.scratch_dir);
 }

@@ -6,10 +6,6 @@
 
 #include "sup_core.h"
 
-/* Renames a restore point that was given up to <dir>.unreadable (kept for a look; out of Flink's way, which
- * writes the next checkpoint of that id into its place, and out of the next flinklet's scan): checkpoints, and
- * savepoints of flinklet's own savepoint directory; a savepoint from elsewhere is not flinklet's to move. */
-void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point);
 /* 0: the launch is pending (its intent on the way to the volume), or its jar is being fetched first */
 int sup_launch(struct supervisor *s);
 /* EV_LAUNCH_DURABLE: the pending launch's JVM is spawned. 0, or -errno (nothing runs). */
@@ -23,5 +19,27 @@ void sup_scratch_setup(struct supervisor *s);
 void sup_scratch_free(struct supervisor *s);
 void sup_fetch_cancel(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
+
+/* The first launch of this supervisor (a JVM that cannot be executed then is exit 3), and a launch after it. */
+int sup_launch_initial(struct supervisor *s);
+int sup_relaunch(struct supervisor *s);
+/* At set-up: whether the job never started before (first), or starts empty under a new job id (fresh). */
+void sup_launch_first_start(struct supervisor *s, bool first);
+void sup_launch_fresh_start(struct supervisor *s);
+/* The next launch starts empty under a new job id (upgradeMode stateless after a suspend or an upgrade). */
+void sup_launch_next_fresh(struct supervisor *s);
+/* The startup timeout no longer runs (the job is RUNNING or FINISHED; running: the first start is over too). */
+void sup_launch_startup_over(struct supervisor *s);
+void sup_launch_running(struct supervisor *s);
+/* Whether the JVM that just failed was stopped by the startup timeout (said once). */
+bool sup_launch_take_timed_out(struct supervisor *s);
+/* ACT_KILL_JVM: SIGKILL to the JVM (a hang, the startup timeout); its exit is on the way. */
+void sup_launch_kill(struct supervisor *s);
+/* The JVM was reaped: its last output read (the cause of a failed start kept), its process group killed. */
+struct reaped;
+void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r);
+/* At the end: the jar's download called off (before the records' last flush), then everything freed. */
+void sup_launch_stop(struct supervisor *s);
+void sup_launch_free(struct supervisor *s);
 
 #endif

@@ -69,7 +69,7 @@ void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out)
 	cJSON_AddStringToObject(point, "outcome", as_outcome_name(out));
 	cJSON *vs = cJSON_AddObjectToObject(point, "vertices");
 	for (size_t i = 0; i < s->poll.vertices.n; i++) {
-		const struct vertex_info *v = &s->poll.vertices.v[i];
+		const struct vertex_info *v = s->poll.vertices.v + i;
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(rv, v->id);
 		cJSON *o = cJSON_AddObjectToObject(vs, v->id);
 		cJSON_AddNumberToObject(o, "parallelism", v->parallelism);

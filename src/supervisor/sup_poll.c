@@ -485,6 +485,30 @@ void sup_poll_now(struct supervisor *s)
 void sup_poll_launched(struct supervisor *s)
 {
 	poll_chains_new_launch(&s->poll.chains);
+	s->poll.last_rest_ok = 0;
+	s->poll.zero_slot_polls = 0;
+	s->poll.n_restart_samples = 0;
+	s->poll.last_checkpoint_progress = now_monotonic();
 	/* (the state may not say STARTING yet: the launch is an action of the transition into it) */
 	poll_at(s, now_monotonic() + spec_duration(s->spec, "flinklet.rest.startup-poll-interval"));
+}
+
+int sup_poll_setup(struct supervisor *s)
+{
+	/* on time to the millisecond: sd-event's default lets a timer slip by up to 250 ms, more than a startup poll
+	 * interval */
+	return sd_event_add_time(s->event, &s->poll.timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
+	                         USEC_PER_MSEC, sup_on_poll, s);
+}
+
+void sup_poll_free(struct supervisor *s)
+{
+	for (size_t i = 0; i < s->poll.vertices.n; i++)
+		free(s->poll.vertices.v[i].name);
+	free(s->poll.vertices.v);
+	s->poll.vertices.v = NULL;
+	s->poll.vertices.n = 0;
+	free(s->poll.last_rest_problem);
+	s->poll.last_rest_problem = NULL;
+	s->poll.timer = sup_disarm(s->poll.timer);
 }

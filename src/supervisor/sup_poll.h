@@ -12,4 +12,8 @@ void sup_poll_launched(struct supervisor *s);
 /* flinklet.rest.startup-poll-interval while a JVM starts (STARTING, STOP_PENDING), else flinklet.rest.poll-interval. */
 usec_t sup_poll_interval(const struct supervisor *s);
 
+/* The poll timer, first due a second from now. */
+int sup_poll_setup(struct supervisor *s);
+void sup_poll_free(struct supervisor *s);
+
 #endif

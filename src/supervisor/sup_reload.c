@@ -18,6 +18,7 @@
 #include "store.h"
 #include "sup_launch.h"
 #include "sup_reload.h"
+#include "sup_restore.h"
 #include "sup_snapshot.h"
 
 #define RELOAD_DEBOUNCE (300 * USEC_PER_MSEC)
@@ -140,16 +141,6 @@ struct spec *sup_load_stable_spec(struct supervisor *s)
 	return spec;
 }
 
-/* Replaces the desired spec; the launched one stays alive while the JVM runs it. */
-static void adopt_spec(struct supervisor *s, struct spec *n)
-{
-	if (s->spec != s->launched) {
-		spec_free(s->spec);
-		free(s->spec);
-	}
-	s->spec = n;
-}
-
 void sup_reload(struct supervisor *s, const char *why)
 {
 	if (!s->opts->cfg) {
@@ -207,7 +198,7 @@ void sup_reload(struct supervisor *s, const char *why)
 		if (!same_value(n, s->spec, at_next_start[i]))
 			sup_event(s, "ConfigPending", "%s changes at the next start of flinklet", at_next_start[i]);
 	bool was_suspended = s->spec->job.state == JOB_STATE_SUSPENDED;
-	adopt_spec(s, n);
+	sup_adopt_spec(s, n);
 	sup_event(s, "ConfigChanged", "%s: configuration reloaded (%s)", why,
 	          restart ? "the job must be restarted for it" : "applied in place");
 	sup_arm_periodic(s);
@@ -221,7 +212,7 @@ void sup_reload(struct supervisor *s, const char *why)
 	} else if (restart) {
 		s->reload.upgrading = true;
 		s->reload.rolled_back = false;
-		strv_free(&s->launch.failed_restore_points); /* what failed the old spec may not fail the new one */
+		sup_restore_forget_failures(s); /* what failed the old spec may not fail the new one */
 		free(s->reload.rejected_fingerprint);
 		s->reload.rejected_fingerprint = NULL;
 		sup_raise(s, EV_UPGRADE);
@@ -338,4 +329,66 @@ void sup_apply_desired_state(struct supervisor *s, enum job_state state, const c
 	s->spec->job.state = state;
 	sup_event(s, "DesiredStateChanged", "job.state is now %s (set by %s)", job_state_to_string(state), source);
 	sup_raise(s, state == JOB_STATE_SUSPENDED ? EV_SUSPEND : EV_RESUME);
+}
+
+static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	/* only an upgraded spec still coming up is rolled back; a suspend or a newer spec since wins */
+	if (!s->reload.upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
+		return 0;
+	struct spec *stable = sup_load_stable_spec(s);
+	if (!stable) {
+		sup_alert(s, "RollbackImpossible",
+		          "the upgraded spec is not RUNNING within %s and no stable spec is kept",
+		          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
+		return 0;
+	}
+	sup_alert(s, "RollingBack", "the upgraded spec is not RUNNING within %s: rolling back to the last stable spec",
+	          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
+	free(s->reload.rejected_fingerprint);
+	s->reload.rejected_fingerprint = sup_launch_fingerprint(s, s->spec);
+	sup_adopt_spec(s, stable);
+	/* the restore points failed the rejected spec, not necessarily the stable one */
+	sup_restore_forget_failures(s);
+	s->reload.rolling_back = true;
+	s->reload.upgrading = false;
+	sup_raise(s, EV_ROLLBACK);
+	return 0;
+}
+
+void sup_reload_launched(struct supervisor *s)
+{
+	if (s->reload.upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
+		sup_arm(s, &s->reload.readiness_timer,
+		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
+		        on_readiness_timeout);
+}
+
+void sup_reload_upgrade_over(struct supervisor *s)
+{
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	s->reload.upgrading = false;
+}
+
+void sup_reload_upgrade_aborted(struct supervisor *s)
+{
+	s->reload.upgrading = false;
+}
+
+void sup_reload_running(struct supervisor *s)
+{
+	sup_reload_upgrade_over(s);
+}
+
+void sup_reload_stable(struct supervisor *s)
+{
+	if (s->reload.rolling_back) {
+		s->reload.rolling_back = false;
+		s->reload.rolled_back = true;
+		sup_alert(s, "RolledBack", "job %s runs the last stable spec again", s->job_id);
+	} else {
+		sup_keep_stable_spec(s);
+	}
 }

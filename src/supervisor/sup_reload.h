@@ -17,4 +17,13 @@ void sup_keep_stable_spec(struct supervisor *s);
 struct spec *sup_load_stable_spec(struct supervisor *s);
 void sup_reload_free(struct supervisor *s);
 
+/* After a launch: an upgraded spec that is not RUNNING within the readiness timeout is rolled back (EV_ROLLBACK). */
+void sup_reload_launched(struct supervisor *s);
+/* The upgrade is over: suspended (upgrade_over: its readiness timer off too), or aborted (the job runs on). */
+void sup_reload_upgrade_over(struct supervisor *s);
+void sup_reload_upgrade_aborted(struct supervisor *s);
+/* The job is RUNNING (no rollback any more); and STABLE: a rollback is said done, or the spec is kept as stable. */
+void sup_reload_running(struct supervisor *s);
+void sup_reload_stable(struct supervisor *s);
+
 #endif

@@ -639,3 +639,49 @@ void sup_check_volume(struct supervisor *s)
 		sup_write_status(s);
 	}
 }
+
+void sup_snapshot_new_jvm(struct supervisor *s)
+{
+	s->snapshot.stop_savepoint_sent = false;
+}
+
+void sup_snapshot_stop_timers_off(struct supervisor *s)
+{
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+}
+
+void sup_snapshot_stop_savepoint_done(struct supervisor *s)
+{
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+}
+
+void sup_snapshot_forget_stop_savepoint(struct supervisor *s)
+{
+	s->snapshot.savepoint_recorded = false;
+}
+
+bool sup_snapshot_recover_stop_savepoint(struct supervisor *s)
+{
+	if (s->snapshot.savepoint_recorded)
+		return true;
+	char *found = sup_find_stop_savepoint(s);
+	if (!found)
+		return false;
+	s->snapshot.savepoint_recorded = true;
+	sup_record_savepoint(s, found, "UPGRADE");
+	free(found);
+	return true;
+}
+
+void sup_snapshot_free(struct supervisor *s)
+{
+	sup_snapshot_cancel(s);
+	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	s->snapshot.periodic_savepoint_timer = sup_disarm(s->snapshot.periodic_savepoint_timer);
+	s->snapshot.periodic_checkpoint_timer = sup_disarm(s->snapshot.periodic_checkpoint_timer);
+	strv_free(&s->snapshot.savepoints_before);
+	free(s->snapshot.savepoint_request);
+	s->snapshot.savepoint_request = NULL;
+}

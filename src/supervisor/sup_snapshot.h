@@ -18,4 +18,16 @@ void sup_retention(struct supervisor *s);
 void sup_check_volume(struct supervisor *s);
 void sup_check_nonces(struct supervisor *s);
 
+/* A new JVM: no stop-with-savepoint went to it yet. */
+void sup_snapshot_new_jvm(struct supervisor *s);
+/* The stop's savepoint: its timers off (the stop is over or abandoned), its timeout off (it completed), or
+ * forgotten (a new shutdown asks for its own). */
+void sup_snapshot_stop_timers_off(struct supervisor *s);
+void sup_snapshot_stop_savepoint_done(struct supervisor *s);
+void sup_snapshot_forget_stop_savepoint(struct supervisor *s);
+/* The JVM is gone before flinklet heard of the stop's savepoint: what is on disk decides (recorded then).
+ * true: the stop's savepoint is recorded. */
+bool sup_snapshot_recover_stop_savepoint(struct supervisor *s);
+void sup_snapshot_free(struct supervisor *s);
+
 #endif

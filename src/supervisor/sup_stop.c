@@ -10,6 +10,7 @@
 #include "jvm.h"
 #include "sup_launch.h"
 #include "sup_poll.h"
+#include "sup_reload.h"
 #include "sup_snapshot.h"
 #include "sup_stop.h"
 
@@ -115,7 +116,7 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 		sup_stop_arm_deadline(s);
 	enum upgrade_mode mode = s->spec->job.upgrade_mode;
 	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
-		s->launch.next_fresh = true;
+		sup_launch_next_fresh(s);
 	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
 		return sup_stop_terminate(s);
 	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->launch.jvm_pid > 0) {
@@ -152,8 +153,7 @@ enum sup_state sup_stop_done(struct supervisor *s)
 {
 	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
-	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
-	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	sup_snapshot_stop_timers_off(s);
 	status_set_string(&s->status.intent, NULL);
 	if (s->state == SUP_FINISHED) {
 		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
@@ -174,16 +174,10 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	}
 	s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
 	sup_set_job_state(s, "SUSPENDED");
-	if (!s->snapshot.savepoint_recorded && s->snapshot.stop_savepoint_sent) {
+	if (!s->snapshot.savepoint_recorded && s->snapshot.stop_savepoint_sent)
 		/* a second TERM (or the budget) cut the stop short, but Flink may have completed the savepoint
 		 * before the JVM was killed: what is on disk decides, not what flinklet heard */
-		char *found = sup_find_stop_savepoint(s);
-		if (found) {
-			s->snapshot.savepoint_recorded = true;
-			sup_record_savepoint(s, found, "UPGRADE");
-			free(found);
-		}
-	}
+		sup_snapshot_recover_stop_savepoint(s);
 	if (s->snapshot.savepoint_recorded)
 		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
 		          s->status.last_savepoint.location);
@@ -210,8 +204,7 @@ enum sup_state sup_stop_done(struct supervisor *s)
 
 enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 {
-	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
-	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
+	sup_snapshot_stop_timers_off(s);
 	if ((s->stop.purpose == STOP_UPGRADE || s->stop.purpose == STOP_SUSPEND) &&
 	    !spec_bool(s->spec, "kubernetes.operator.job.upgrade.last-state-fallback.enabled") &&
 	    s->launch.jvm_pid > 0) {
@@ -221,12 +214,8 @@ enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 		          "false: job "
 		          "%s keeps running on its current spec; change the file or send SIGHUP to try again",
 		          s->job_id);
-		if (s->spec != s->launched) {
-			spec_free(s->spec);
-			free(s->spec);
-			s->spec = s->launched;
-		}
-		s->reload.upgrading = false;
+		sup_adopt_spec(s, s->launched);
+		sup_reload_upgrade_aborted(s);
 		status_set_string(&s->status.intent, NULL);
 		return SUP_RUNNING;
 	}
@@ -256,25 +245,18 @@ enum sup_state sup_stop_kill_now(struct supervisor *s, enum sup_state next)
 
 void sup_stop_savepoint_recorded(struct supervisor *s)
 {
-	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
+	sup_snapshot_stop_savepoint_done(s);
 	sup_set_intent(s, "wait for the JVM to end after the savepoint");
 	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
 }
 
 enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
 {
-	if (!s->snapshot.savepoint_recorded) {
-		/* the REST server went away with the finished job: the savepoint is on disk */
-		char *found = sup_find_stop_savepoint(s);
-		if (found) {
-			s->snapshot.savepoint_recorded = true;
-			sup_record_savepoint(s, found, "UPGRADE");
-			free(found);
-		} else {
-			status_set_string(&s->status.error, "the JVM ended before the stop-with-savepoint completed; "
-			                                    "the newest checkpoint stays the restore point");
-			sup_alert(s, "SavepointFailed", "%s", s->status.error);
-		}
+	/* the REST server went away with the finished job: the savepoint is on disk */
+	if (!sup_snapshot_recover_stop_savepoint(s)) {
+		status_set_string(&s->status.error, "the JVM ended before the stop-with-savepoint completed; "
+		                                    "the newest checkpoint stays the restore point");
+		sup_alert(s, "SavepointFailed", "%s", s->status.error);
 	}
 	return sup_stop_done(s);
 }
@@ -295,7 +277,7 @@ bool sup_stop_requested(struct supervisor *s, enum sup_state before)
 	/* whatever the JVM was being stopped for before, it is now a shutdown */
 	s->stop.purpose = STOP_EXIT;
 	if (before != SUP_SAVEPOINTING)
-		s->snapshot.savepoint_recorded = false;
+		sup_snapshot_forget_stop_savepoint(s);
 	if (!s->stop.requested_at)
 		s->stop.had_jvm = s->launch.jvm_pid > 0 &&
 		                  (before == SUP_STARTING || before == SUP_RUNNING || before == SUP_SAVEPOINTING);
@@ -329,4 +311,9 @@ void sup_stop_free(struct supervisor *s)
 	sup_disarm(s->stop.kill_timer);
 	sup_disarm(s->stop.deadline_timer);
 	sup_disarm(s->stop.wait_timer);
+}
+
+void sup_stop_jvm_gone(struct supervisor *s)
+{
+	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
 }

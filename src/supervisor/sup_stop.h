@@ -30,6 +30,8 @@ bool sup_stop_requested(struct supervisor *s, enum sup_state before);
 void sup_stop_signal(struct supervisor *s, int signo);
 /* The shutdown budget's deadline, armed once. */
 void sup_stop_arm_deadline(struct supervisor *s);
+/* The JVM is gone: no SIGKILL is due. */
+void sup_stop_jvm_gone(struct supervisor *s);
 void sup_stop_free(struct supervisor *s);
 
 #endif

@@ -1,6 +1,8 @@
-/* supervisor: `flinklet run` (see src/supervisor/supervisor.h and src/supervisor/sup.h): the actions of the lifecycle
- * table (src/supervisor/lifecycle.c), the dispatch that runs them, signals and the JVM's exit as events, and the
- * set-up of the state directory and the event loop. Everything that happens is an event fed to the table.
+/* supervisor: `flinklet run` (see src/supervisor/supervisor.h and src/supervisor/sup_core.h): the table's driver.
+ * It runs the actions of the lifecycle table (src/supervisor/lifecycle.c) by calling the part that owns what each
+ * changes (sup_stop, sup_launch, sup_restore, sup_reload, sup_snapshot...), keeps the restart policy (backoff,
+ * crash loop), turns signals and the JVM's exit into events, and sets up the state directory and the event loop.
+ * Everything that happens is an event fed to the table; a part raises one with sup_raise and never calls in here.
  * Intent is written to the volume before each action that matters (the restore point before a launch, the
  * stop-with-savepoint before it is triggered), then the outcome. */
 #include "supervisor.h"
@@ -20,44 +22,13 @@
 #include "sup.h"
 #include "sup_stop.h"
 
-/* ---- timers of the stop ---- */
+/* ---- the restart policy ---- */
 
 static int on_backoff_done(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->backoff_timer = sup_disarm(s->backoff_timer);
 	sup_dispatch(s, EV_BACKOFF_DONE);
-	return 0;
-}
-
-static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct supervisor *s = userdata;
-	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
-	/* only an upgraded spec still coming up is rolled back; a suspend or a newer spec since wins */
-	if (!s->reload.upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
-		return 0;
-	struct spec *stable = sup_load_stable_spec(s);
-	if (!stable) {
-		sup_alert(s, "RollbackImpossible",
-		          "the upgraded spec is not RUNNING within %s and no stable spec is kept",
-		          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
-		return 0;
-	}
-	sup_alert(s, "RollingBack", "the upgraded spec is not RUNNING within %s: rolling back to the last stable spec",
-	          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
-	free(s->reload.rejected_fingerprint);
-	s->reload.rejected_fingerprint = sup_launch_fingerprint(s, s->spec);
-	if (s->spec != s->launched) {
-		spec_free(s->spec);
-		free(s->spec);
-	}
-	s->spec = stable;
-	/* the restore points failed the rejected spec, not necessarily the stable one */
-	strv_free(&s->launch.failed_restore_points);
-	s->reload.rolling_back = true;
-	s->reload.upgrading = false;
-	sup_dispatch(s, EV_ROLLBACK);
 	return 0;
 }
 
@@ -73,9 +44,8 @@ static enum sup_state after_stop(struct supervisor *s, enum sup_state next)
 
 static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 {
-	if (s->launch.launch_fatal) {
-		/* the launch must not happen at all (sup_launch said why in the status): no retry */
-		s->launch.launch_fatal = false;
+	if (sup_restore_take_fatal(s)) {
+		/* the launch must not happen at all (sup_restore said why in the status): no retry */
 		sup_set_job_state(s, "FAILED");
 		return SUP_FAILED;
 	}
@@ -135,21 +105,16 @@ static enum sup_state launch_failed(struct supervisor *s)
 static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 {
 	s->backoff_timer = sup_disarm(s->backoff_timer);
-	s->snapshot.stop_savepoint_sent = false;
-	s->launch.kill_sent = false;
-	s->launch.spawn.initial = false;
+	sup_snapshot_new_jvm(s);
 	s->status.jvm_restarts++;
 	if (s->launched != s->spec) {
 		spec_free(s->launched);
 		free(s->launched);
 		s->launched = s->spec;
 	}
-	if (sup_launch(s) < 0)
+	if (sup_relaunch(s) < 0)
 		return launch_failed(s);
-	if (s->reload.upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
-		sup_arm(s, &s->reload.readiness_timer,
-		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
-		        on_readiness_timeout);
+	sup_reload_launched(s);
 	return next;
 }
 
@@ -173,17 +138,13 @@ static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 /* The job is RUNNING with every task running: what that settles. */
 static void mark_running(struct supervisor *s)
 {
-	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
-	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	sup_launch_running(s);
+	sup_reload_running(s);
 	s->stable_since = now_monotonic();
-	s->launch.first_start = false;
-	s->reload.upgrading = false;
 	/* the restore point came up: its failures so far were not its fault */
-	s->launch.restore_fail_count = 0;
-	free(s->launch.restore_fail_path);
-	s->launch.restore_fail_path = NULL;
+	sup_restore_running(s);
 	/* a full volume is still a problem once the job runs, and a demoted restore point stays said */
-	if (!s->snapshot.volume_low && !s->volume_errno && !s->launch.demotion_said)
+	if (!s->snapshot.volume_low && !s->volume_errno && !s->restore.demotion_said)
 		status_set_string(&s->status.error, NULL);
 	status_set_string(&s->status.intent, NULL);
 	sup_cds_running(s);
@@ -195,80 +156,6 @@ static void mark_running(struct supervisor *s)
 		          s->status.tasks_total);
 }
 
-/* The JVM is gone before the job was RUNNING. The restore point is given up only on evidence: Flink said it
- * cannot read it, or flinklet.restore.max-failures launches in a row got as far as restoring it and failed
- * on their own (an exit, or the startup timeout). Anything else (a port clash, a missing jar, a kill from
- * outside) tries the same point again after the backoff. */
-static enum sup_state act_start_failed(struct supervisor *s, enum sup_state next)
-{
-	bool timed_out = s->launch.startup_timed_out;
-	s->launch.startup_timed_out = false;
-	const char *point = s->launch.restore_path;
-	if (!point)
-		return act_restart(s, next);
-	const char *kind = restore_kind_to_string(s->launch.restore_kind);
-	const char *cause = s->launch.start_cause ? s->launch.start_cause : "no cause printed";
-	bool on_its_own = s->status.last_exit_signal < 0 || timed_out;
-	char *why = NULL;
-	if (s->launch.restore_evidence) {
-		why = xasprintf("Flink cannot read it: %s", s->launch.restore_evidence);
-	} else if (on_its_own && s->launch.restore_reached) {
-		if (s->launch.restore_fail_path && !strcmp(s->launch.restore_fail_path, point)) {
-			s->launch.restore_fail_count++;
-		} else {
-			free(s->launch.restore_fail_path);
-			s->launch.restore_fail_path = xstrdup(point);
-			s->launch.restore_fail_count = 1;
-		}
-		int64_t max = spec_int(s->spec, "flinklet.restore.max-failures");
-		if (s->launch.restore_fail_count >= (unsigned)max)
-			why = xasprintf(
-			    "%u launches in a row failed while restoring it (flinklet.restore.max-failures is "
-			    "%lld); the last one: %s",
-			    s->launch.restore_fail_count, (long long)max, timed_out ? "startup timeout" : cause);
-		else
-			sup_event(s, "RestoreRetry",
-			          "the JVM %s while restoring job %s from %s %s (%s); restoring the same point again "
-			          "(%u of %lld failed launches before it is given up)",
-			          timed_out ? "was stopped by the startup timeout" : "failed", s->job_id, kind, point,
-			          timed_out ? "startup timeout" : cause, s->launch.restore_fail_count, (long long)max);
-	} else {
-		sup_event(s, "RestoreRetry",
-		          "the JVM %s before job %s was RUNNING (%s); nothing says %s %s is unreadable: restoring the "
-		          "same point again",
-		          s->status.last_exit_signal >= 0 && !timed_out ? "was killed" : "failed", s->job_id,
-		          timed_out ? "startup timeout" : cause, kind, point);
-	}
-	if (!why)
-		return act_restart(s, next);
-	s->launch.restore_fail_count = 0;
-	free(s->launch.restore_fail_path);
-	s->launch.restore_fail_path = NULL;
-	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
-	if (fallback && !strcmp(fallback, "never")) {
-		char *err =
-		    xasprintf("%s %s cannot be restored (%s); flinklet.restore.fallback is never: not rewinding "
-		              "job %s to an older restore point",
-		              kind, point, why, s->job_id);
-		status_set_string(&s->status.error, err);
-		sup_set_job_state(s, "FAILED");
-		sup_alert(s, "RestoreFailed", "%s", err);
-		free(err);
-		free(why);
-		return SUP_FAILED;
-	}
-	strv_push(&s->launch.failed_restore_points, point);
-	sup_put_aside(s, s->launch.restore_kind, point);
-	free(s->launch.demoted_note);
-	s->launch.demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
-	sup_alert(s, "RestoreFailed",
-	          "job %s cannot restore from %s %s: %s; the next start uses the next older "
-	          "restore point",
-	          s->job_id, kind, point, why);
-	free(why);
-	return act_restart(s, next);
-}
-
 static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum sup_state next)
 {
 	switch (a) {
@@ -276,13 +163,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return next;
 	case ACT_MARK_STABLE:
 		mark_running(s);
-		if (s->reload.rolling_back) {
-			s->reload.rolling_back = false;
-			s->reload.rolled_back = true;
-			sup_alert(s, "RolledBack", "job %s runs the last stable spec again", s->job_id);
-		} else {
-			sup_keep_stable_spec(s);
-		}
+		sup_reload_stable(s);
 		sup_snapshot_kick(s);
 		return next;
 	case ACT_STOP_RUNNING:
@@ -290,7 +171,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		mark_running(s);
 		return after_stop(s, sup_stop_now_running(s, next));
 	case ACT_FINISHED:
-		s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+		sup_launch_startup_over(s);
 		sup_set_job_state(s, "FINISHED");
 		status_set_string(&s->status.intent, NULL);
 		sup_event(s, "JobFinished", "job %s FINISHED; it will not be started again", s->job_id);
@@ -298,14 +179,13 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 			sup_exit(s, 0);
 		return next;
 	case ACT_START_FAILED:
-		return act_start_failed(s, next);
+		if (sup_restore_start_failed(s, sup_launch_take_timed_out(s)))
+			return SUP_FAILED;
+		return act_restart(s, next);
 	case ACT_RESTART:
 		return act_restart(s, next);
 	case ACT_KILL_JVM:
-		if (s->launch.jvm_pid > 0) {
-			s->launch.kill_sent = true;
-			jvm_signal(s->launch.jvm_pid, SIGKILL);
-		}
+		sup_launch_kill(s);
 		return next;
 	case ACT_LAUNCH:
 	case ACT_RELAUNCH:
@@ -315,8 +195,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_STOP:
 		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:
-		s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
-		s->reload.upgrading = false;
+		sup_reload_upgrade_over(s);
 		return after_stop(s, sup_stop_start(s, STOP_SUSPEND));
 	case ACT_UPGRADE:
 		return after_stop(s, sup_stop_start(s, STOP_UPGRADE));
@@ -439,21 +318,11 @@ static void on_child(const struct reaped *r, void *userdata)
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
 	}
-	/* its last words first (they may be the evidence about the restore point), then what is left of its
-	 * process group (a leftover would hold the REST port against the next launch) */
-	jvmout_drain(s->launch.jvm_out);
-	jvm_kill_group(r->pid);
-	sup_cds_jvm_exited(s, r);
-	free(s->launch.start_cause);
-	s->launch.start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->launch.jvm_out, 400);
-	jvmout_free(s->launch.jvm_out);
-	s->launch.jvm_out = NULL;
-	s->launch.jvm_pid = 0;
+	sup_launch_jvm_exited(s, r);
 	s->status.jvm_pid = 0;
 	s->status.last_exit_code = r->exit_code;
 	s->status.last_exit_signal = r->exit_signal;
-	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
-	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+	sup_stop_jvm_gone(s);
 	sup_snapshot_cancel(s);
 	if (r->exit_signal >= 0)
 		sup_event(s, "JvmExited", "the JVM was killed by signal %d (%s)", r->exit_signal,
@@ -626,14 +495,14 @@ static int open_state_dir(struct supervisor *s)
 	/* what the last run knew (savepoints, restart counts, a finished job) carries over */
 	char *path = path_join(s->state_dir, "status.json");
 	char *text = NULL;
-	s->launch.first_start = true;
+	bool first_start = true;
 	enum lifecycle_state old_lifecycle = LIFECYCLE_CREATED;
 	if (read_file(path, 4u << 20, &text, NULL) == 0) {
 		struct status old;
 		if (status_parse(text, &old) == 0) {
 			adopt_old_status(s, &old);
 			old_lifecycle = old.lifecycle;
-			s->launch.first_start = old.start_time_ms == 0;
+			first_start = old.start_time_ms == 0;
 		} else {
 			log_warn("status.json in %s is unreadable; starting a new one", s->state_dir);
 		}
@@ -641,6 +510,7 @@ static int open_state_dir(struct supervisor *s)
 		free(text);
 	}
 	free(path);
+	sup_launch_first_start(s, first_start);
 
 	bool stateless_restart = s->spec->job.upgrade_mode == UPGRADE_STATELESS && old_lifecycle == LIFECYCLE_SUSPENDED;
 	if (stateless_restart) {
@@ -648,7 +518,7 @@ static int open_state_dir(struct supervisor *s)
 		char *idpath = path_join(s->state_dir, "job-id");
 		unlink(idpath);
 		free(idpath);
-		s->launch.fresh_start = true;
+		sup_launch_fresh_start(s);
 		s->status.start_time_ms = 0;
 		status_set_string(&s->status.job_state, NULL);
 		snapshot_ref_free(&s->status.last_checkpoint);
@@ -693,10 +563,7 @@ static int setup_loop(struct supervisor *s)
 	free(url);
 	if (r < 0)
 		return r;
-	/* on time to the millisecond: sd-event's default lets a timer slip by up to 250 ms, more than a startup poll
-	 * interval */
-	return sd_event_add_time(s->event, &s->poll.timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
-	                         USEC_PER_MSEC, sup_on_poll, s);
+	return sup_poll_setup(s);
 }
 
 void sup_free(struct supervisor *s)
@@ -708,48 +575,23 @@ void sup_free(struct supervisor *s)
 	sup_observe_free(s);
 	sup_cds_free(s);
 	rest_free(s->rest);
-	sup_fetch_cancel(s);
-	free(s->launch.fetch.jar_problem);
-	for (size_t i = 0; i < s->poll.vertices.n; i++)
-		free(s->poll.vertices.v[i].name);
-	free(s->poll.vertices.v);
-	artifact_free(&s->launch.jar);
+	sup_launch_stop(s);
 	sup_reload_free(s);
-	sup_snapshot_cancel(s);
+	sup_snapshot_free(s);
 	/* what is recorded and not written yet goes to the volume now, before the lock is let go */
 	sup_journal_free(s);
-	sup_scratch_free(s);
-	sup_disarm(s->poll.timer);
-	sup_disarm(s->launch.startup_timer);
+	sup_poll_free(s);
+	sup_launch_free(s);
 	sup_disarm(s->backoff_timer);
 	sup_stop_free(s);
-	sup_disarm(s->snapshot.savepoint_timer);
-	sup_disarm(s->snapshot.savepoint_poll_timer);
-	sup_disarm(s->snapshot.periodic_savepoint_timer);
-	sup_disarm(s->snapshot.periodic_checkpoint_timer);
 	sd_event_unref(s->event);
 	status_free(&s->status);
-	strv_free(&s->launch.failed_restore_points);
-	strv_free(&s->launch.reported_skips);
-	strv_free(&s->snapshot.savepoints_before);
+	sup_restore_free(s);
 	strv_free(&s->pending_events);
 	free(s->volume_failed_file);
-	free(s->launch.restore_path);
-	free(s->launch.spawn.uri);
-	free(s->launch.restore_evidence);
-	free(s->launch.restore_fail_path);
-	free((char *)s->launch.restore_scan.job_ckpt_dir);
-	free(s->launch.demoted_note);
-	free(s->launch.start_cause);
-	jvmout_free(s->launch.jvm_out);
-	free(s->poll.last_rest_problem);
-	free(s->snapshot.savepoint_request);
-	free(s->launch.fingerprint);
 	free(s->last_written);
 	free(s->state_dir);
 	free(s->conf_dir);
-	free(s->launch.tmp_dir);
-	free(s->launch.scratch_dir);
 	free(s->lib_dir);
 	free(s->ckpt_dir);
 	free(s->sp_dir);
@@ -834,9 +676,8 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	} else {
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
 		status_set_string(&s.status.error, NULL);
-		s.launch.spawn.initial = true;
-		r = sup_launch(&s);
-		if (r < 0 && s.launch.launch_fatal) {
+		r = sup_launch_initial(&s);
+		if (r < 0 && s.restore.fatal) {
 			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch
 			 */
 			sup_set_job_state(&s, "FAILED");

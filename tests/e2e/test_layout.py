@@ -137,3 +137,84 @@ def test_no_part_declares_another_parts_function_itself():
                 for m in re.finditer(r"^(?!static)[a-z][\w \*]*\b(sup_\w+)\([^;{]*\);", fh.read(), re.M):
                     bad.append(f"{f}: {m.group(1)}")
     assert not bad, bad
+
+
+# the part -> the file that owns (alone writes) its sub-struct of struct supervisor (src/supervisor/sup_core.h)
+OWNER = {
+    "launch": "sup_launch.c",
+    "restore": "sup_restore.c",
+    "poll": "sup_poll.c",
+    "snapshot": "sup_snapshot.c",
+    "stop": "sup_stop.c",
+    "reload": "sup_reload.c",
+    "http": "sup_http.c",
+    "notify": "sup_notify.c",
+    "autoscaler": "sup_autoscaler.c",
+    "observe": "sup_observe.c",
+    "cds": "sup_cds.c",
+}
+# the core's fields are written by the table's driver and the records; the status document is the one record every
+# part fills in (its own fields of it)
+CORE_WRITERS = {"supervisor.c", "sup_core.c"}
+CORE_SHARED = {"status"}
+
+_PATH = r"\b(?:s|sup)->(\w+)((?:\.\w+|\[[^\]]*\])*)"
+_WRITES = [
+    re.compile(_PATH + r"\s*(?:=(?!=)|\+\+|--|[-+*/|&^]=|<<=|>>=)"),  # an assignment, ++, --
+    re.compile(r"(?:\+\+|--)\s*" + _PATH),  # ++s->x
+    re.compile(r"(?<![&\w)\]])&\s*" + _PATH),  # &s->x: handed to something that may change it
+    re.compile(r"\b\w*free\(\s*(?:\([\w ]+\*\)\s*)?" + _PATH),  # free(s->x), strv_free(&s->x) above
+]
+
+
+def _writes(text):
+    """(line, field of struct supervisor) for each write of text."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for rx in _WRITES:
+            out += [(n, m.group(1)) for m in rx.finditer(line)]
+    return out
+
+
+def test_the_write_finder_sees_writes():
+    found = {f for _, f in _writes("s->poll.timer = x; s->launch.gen++; strv_free(&s->restore.failed_points);\n"
+                                   "free(s->http.token); ++s->stop.signal; x = s->reload.upgrading == y;")}
+    assert found == {"poll", "launch", "restore", "http", "stop"}
+    assert not _writes("if (s->state == SUP_RUNNING && s->launch.jvm_pid > 0 || s->cds.helper <= 0) f(s->poll.n);")
+
+
+def test_each_part_alone_writes_its_state():
+    """A part's sub-struct is written only by its own file; the core only by the driver and the records."""
+    bad = []
+    for f in sorted(os.listdir(SUP)):
+        if not f.endswith(".c") or not (f.startswith("sup") or f in CORE_WRITERS):
+            continue
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            for n, field in _writes(fh.read()):
+                if field in OWNER:
+                    if OWNER[field] != f:
+                        bad.append(f"src/supervisor/{f}:{n} writes s->{field} ({OWNER[field]}'s)")
+                elif f not in CORE_WRITERS and field not in CORE_SHARED:
+                    bad.append(f"src/supervisor/{f}:{n} writes the core's s->{field}")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_part_of_the_context_has_an_owner():
+    with open(os.path.join(SUP, "sup_core.h")) as fh:
+        text = fh.read()
+    body = text[text.index("struct supervisor {"):]
+    body = body[: body.index("\n};")]
+    parts = set(re.findall(r"^\tstruct sup_\w+ (\w+);", body, re.M))
+    assert parts == set(OWNER), parts ^ set(OWNER)
+    for part, f in OWNER.items():
+        assert os.path.exists(os.path.join(SUP, f)), f
+
+
+def test_no_file_over_900_lines_in_the_supervisor():
+    long = {}
+    for f in os.listdir(SUP):
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            n = sum(1 for _ in fh)
+        if n > 900:
+            long[f] = n
+    assert not long, long

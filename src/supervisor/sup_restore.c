@@ -1,0 +1,290 @@
+/* sup_restore: the restore part: where a launch starts from (the newest complete checkpoint or savepoint that has
+ * not failed to restore; never empty while one exists), what the JVM's output says about it, and giving a restore
+ * point up only on evidence (a demotion: renamed aside, said with the next launch). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sup_restore.h"
+
+static bool strv_contains(const struct strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
+}
+
+void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
+{
+	size_t splen = strlen(s->sp_dir);
+	if (kind != RESTORE_CHECKPOINT &&
+	    !(!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/')))
+		return;
+	char *aside = xasprintf("%s.unreadable", point);
+	if (rename(point, aside) < 0)
+		log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
+	else
+		sup_sync_dir_of(s, aside); /* durable before the next launch's intent (the worker's order) */
+	free(aside);
+}
+
+/* A launch that must not happen: the restore point it would use is older than one that is damaged (with
+ * flinklet.restore.fallback: never), or every restore point of the job was given up (never start empty
+ * then: that is the furthest rewind of all). The status says why; the supervisor goes FAILED. */
+static int refuse_launch(struct supervisor *s, char *why)
+{
+	status_set_string(&s->status.error, why);
+	sup_alert(s, "RestoreFailed", "%s", why);
+	free(why);
+	s->restore.fatal = true;
+	return -ENOTRECOVERABLE;
+}
+
+/* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
+ * failed to restore, never empty while one exists. */
+static int choose(struct supervisor *s)
+{
+	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
+	size_t n = 0;
+	if (!s->launch.fresh_start) {
+		if (s->status.last_savepoint.location)
+			recorded[n++] = s->status.last_savepoint.location;
+		for (int i = 0; i < s->status.n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
+			recorded[n++] = s->status.savepoint_history[i].location;
+	}
+	struct restore_scan scan = {
+	    .checkpoint_dir = s->ckpt_dir,
+	    .savepoint_dir = s->sp_dir,
+	    .job_id = s->job_id,
+	    .recorded_savepoints = recorded,
+	    .initial_savepoint = s->spec->job.initial_savepoint_path,
+	    .first_start = s->launch.first_start,
+	};
+	struct restore_list list;
+	int r = restore_points_scan(&scan, &list);
+	for (size_t i = 0; i < list.skipped.n; i++)
+		if (!strv_contains(&s->restore.reported_skips, list.skipped.v[i])) {
+			strv_push(&s->restore.reported_skips, list.skipped.v[i]);
+			/* a checkpoint a crash interrupted (no _metadata yet) is normal and said at info; a damaged
+			 * or vanished one is an error */
+			if (strstr(list.skipped.v[i], "no _metadata (incomplete)"))
+				sup_event(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+			else
+				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
+		}
+	const struct restore_point *pick = NULL;
+	for (size_t i = 0; i < list.n && !pick; i++)
+		if (!strv_contains(&s->restore.failed_points, list.v[i].path))
+			pick = &list.v[i];
+	if (!pick && list.n > 0) {
+		sup_alert(s, "RestorePointsExhausted", "every restore point failed once; trying the newest again (%s)",
+		          list.v[0].path);
+		strv_free(&s->restore.failed_points);
+		pick = &list.v[0];
+	}
+	/* a damaged snapshot newer than the pick: skipping it is a rewind, said like a demotion */
+	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
+	bool never = fallback && !strcmp(fallback, "never");
+	for (size_t i = 0; r == 0 && i < list.ncorrupt; i++) {
+		const struct corrupt_point *c = &list.corrupt[i];
+		if (!corrupt_point_is_newer(c, pick))
+			continue;
+		if (never) {
+			char *why = xasprintf("%s %s is damaged (%s) and newer than %s; flinklet.restore.fallback is "
+			                      "never: not rewinding job %s to an older restore point",
+			                      restore_kind_to_string(c->kind), c->path, c->why,
+			                      pick ? pick->path : "any other restore point", s->job_id);
+			restore_list_free(&list);
+			return refuse_launch(s, why);
+		}
+		sup_put_aside(s, c->kind, c->path);
+		free(s->restore.demoted_note);
+		s->restore.demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
+		                                    restore_kind_to_string(c->kind), c->path, c->why);
+	}
+	if (r == 0 && !pick && (list.given_up > 0 || s->restore.failed_points.n > 0)) {
+		char *why = xasprintf("every restore point of job %s was given up (renamed *.unreadable in %s and %s): "
+		                      "not starting it empty, which would rewind it to nothing; look at them, then "
+		                      "rename one back or remove them to start the job empty",
+		                      s->job_id, s->ckpt_dir, s->sp_dir);
+		restore_list_free(&list);
+		return refuse_launch(s, why);
+	}
+	free(s->restore.path);
+	s->restore.path = pick ? xstrdup(pick->path) : NULL;
+	s->restore.kind = pick ? pick->kind : RESTORE_NONE;
+	s->restore.id = pick ? pick->id : -1;
+	restore_list_free(&list);
+	if (r < 0) {
+		sup_alert(s, "RestorePointsUnreadable",
+		          "unable to read the snapshot directories (%s): not starting until "
+		          "they can be read",
+		          strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int sup_restore_choose(struct supervisor *s)
+{
+	int r = choose(s);
+	if (r < 0)
+		return r;
+	s->restore.reached = false;
+	free(s->restore.evidence);
+	s->restore.evidence = NULL;
+	free((char *)s->restore.scan.job_ckpt_dir);
+	s->restore.scan = (struct restorelog){
+	    .restore_path = s->restore.path,
+	    .kind = s->restore.kind,
+	    .job_ckpt_dir = path_join(s->ckpt_dir, s->job_id),
+	};
+	return 0;
+}
+
+void sup_restore_line(struct supervisor *s, const char *line)
+{
+	if (!s->restore.path || (s->state != SUP_STARTING && s->state != SUP_STOP_PENDING))
+		return;
+	switch (restorelog_feed(&s->restore.scan, line)) {
+	case RESTORELOG_STARTED:
+		s->restore.reached = true;
+		break;
+	case RESTORELOG_UNREADABLE:
+		s->restore.reached = true;
+		if (s->restore.evidence)
+			break;
+		s->restore.evidence = xstrdup(s->restore.scan.evidence[0] ? s->restore.scan.evidence : line);
+		log_warn("Flink cannot read the restore point %s: %s", s->restore.path, s->restore.evidence);
+		sup_raise(s, EV_RESTORE_UNREADABLE);
+		break;
+	case RESTORELOG_NONE:
+		break;
+	}
+}
+
+/* Says, with the launch that follows it, which restore point was given up, why, and what it means. */
+void sup_restore_say_demotion(struct supervisor *s, const char *uri)
+{
+	if (!s->restore.demoted_note) {
+		if (s->restore.demotion_said) {
+			s->restore.demotion_said = false;
+			status_set_string(&s->status.error, NULL);
+		}
+		return;
+	}
+	char *msg = uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
+	                            "repeated",
+	                            s->restore.demoted_note, s->job_id, restore_kind_to_string(s->restore.kind), uri)
+	                : xasprintf("%s; no other restore point is left", s->restore.demoted_note);
+	status_set_string(&s->status.error, msg);
+	sup_alert(s, "RestorePointDemoted", "%s", msg);
+	free(msg);
+	free(s->restore.demoted_note);
+	s->restore.demoted_note = NULL;
+	s->restore.demotion_said = true;
+}
+
+void sup_restore_forget_failures(struct supervisor *s)
+{
+	strv_free(&s->restore.failed_points);
+}
+
+bool sup_restore_take_fatal(struct supervisor *s)
+{
+	bool fatal = s->restore.fatal;
+	s->restore.fatal = false;
+	return fatal;
+}
+
+void sup_restore_running(struct supervisor *s)
+{
+	s->restore.fail_count = 0;
+	free(s->restore.fail_path);
+	s->restore.fail_path = NULL;
+}
+
+/* The JVM is gone before the job was RUNNING. The restore point is given up only on evidence: Flink said it
+ * cannot read it, or flinklet.restore.max-failures launches in a row got as far as restoring it and failed
+ * on their own (an exit, or the startup timeout). Anything else (a port clash, a missing jar, a kill from
+ * outside) tries the same point again after the backoff. */
+bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
+{
+	const char *point = s->restore.path;
+	if (!point)
+		return false;
+	const char *kind = restore_kind_to_string(s->restore.kind);
+	const char *cause = s->launch.start_cause ? s->launch.start_cause : "no cause printed";
+	bool on_its_own = s->status.last_exit_signal < 0 || timed_out;
+	char *why = NULL;
+	if (s->restore.evidence) {
+		why = xasprintf("Flink cannot read it: %s", s->restore.evidence);
+	} else if (on_its_own && s->restore.reached) {
+		if (s->restore.fail_path && !strcmp(s->restore.fail_path, point)) {
+			s->restore.fail_count++;
+		} else {
+			free(s->restore.fail_path);
+			s->restore.fail_path = xstrdup(point);
+			s->restore.fail_count = 1;
+		}
+		int64_t max = spec_int(s->spec, "flinklet.restore.max-failures");
+		if (s->restore.fail_count >= (unsigned)max)
+			why = xasprintf(
+			    "%u launches in a row failed while restoring it (flinklet.restore.max-failures is "
+			    "%lld); the last one: %s",
+			    s->restore.fail_count, (long long)max, timed_out ? "startup timeout" : cause);
+		else
+			sup_event(s, "RestoreRetry",
+			          "the JVM %s while restoring job %s from %s %s (%s); restoring the same point again "
+			          "(%u of %lld failed launches before it is given up)",
+			          timed_out ? "was stopped by the startup timeout" : "failed", s->job_id, kind, point,
+			          timed_out ? "startup timeout" : cause, s->restore.fail_count, (long long)max);
+	} else {
+		sup_event(s, "RestoreRetry",
+		          "the JVM %s before job %s was RUNNING (%s); nothing says %s %s is unreadable: restoring the "
+		          "same point again",
+		          s->status.last_exit_signal >= 0 && !timed_out ? "was killed" : "failed", s->job_id,
+		          timed_out ? "startup timeout" : cause, kind, point);
+	}
+	if (!why)
+		return false;
+	s->restore.fail_count = 0;
+	free(s->restore.fail_path);
+	s->restore.fail_path = NULL;
+	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
+	if (fallback && !strcmp(fallback, "never")) {
+		char *err =
+		    xasprintf("%s %s cannot be restored (%s); flinklet.restore.fallback is never: not rewinding "
+		              "job %s to an older restore point",
+		              kind, point, why, s->job_id);
+		status_set_string(&s->status.error, err);
+		sup_set_job_state(s, "FAILED");
+		sup_alert(s, "RestoreFailed", "%s", err);
+		free(err);
+		free(why);
+		return true;
+	}
+	strv_push(&s->restore.failed_points, point);
+	sup_put_aside(s, s->restore.kind, point);
+	free(s->restore.demoted_note);
+	s->restore.demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
+	sup_alert(s, "RestoreFailed",
+	          "job %s cannot restore from %s %s: %s; the next start uses the next older "
+	          "restore point",
+	          s->job_id, kind, point, why);
+	free(why);
+	return false;
+}
+
+void sup_restore_free(struct supervisor *s)
+{
+	strv_free(&s->restore.failed_points);
+	strv_free(&s->restore.reported_skips);
+	free(s->restore.path);
+	free(s->restore.evidence);
+	free(s->restore.fail_path);
+	free((char *)s->restore.scan.job_ckpt_dir);
+	free(s->restore.demoted_note);
+}
