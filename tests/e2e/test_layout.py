@@ -218,3 +218,10 @@ def test_no_file_over_900_lines_in_the_supervisor():
         if n > 900:
             long[f] = n
     assert not long, long
+
+
+def test_the_architecture_document_draws_the_parts_as_they_are():
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as fh:
+        doc = fh.read()
+    for part, f in OWNER.items():
+        assert f"| {part} | `{f}` | `s->{part}`" in doc, part
