@@ -19,7 +19,7 @@
 #include "sup_stop.h"
 
 /* supervisor.c: the table's driver */
-/* Feeds one event to the lifecycle table (installed as the core's dispatcher, which sup_raise calls). Raised
+/* Feeds one event to the lifecycle table (registered as the core's dispatcher, which sup_raise calls). Raised
  * while an action runs, it waits until that transition is complete (actions never re-enter the dispatch). */
 void sup_dispatch(struct supervisor *s, enum sup_event ev);
 /* What must hold in every state (a JVM, a timer or a fetch pending...): NULL, or what does not. */

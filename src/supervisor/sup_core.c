@@ -470,6 +470,8 @@ bool sup_follows_job(const struct supervisor *s)
 	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
 }
 
+static sup_dispatch_fn dispatcher;
+
 void sup_raise(struct supervisor *s, enum sup_event ev)
 {
 	if (s->dispatching) {
@@ -478,7 +480,12 @@ void sup_raise(struct supervisor *s, enum sup_event ev)
 			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
 		return;
 	}
-	s->dispatcher(s, ev);
+	dispatcher(s, ev);
+}
+
+void sup_set_dispatcher(sup_dispatch_fn fn)
+{
+	dispatcher = fn;
 }
 
 void sup_adopt_spec(struct supervisor *s, struct spec *n)

@@ -269,8 +269,7 @@ struct supervisor {
 	enum sup_state state;
 	int exit_code;
 	bool dispatching;
-	void (*dispatcher)(struct supervisor *s, enum sup_event ev); /* sup_dispatch (supervisor.c) */
-	enum sup_event current_event;                                /* the event whose action runs */
+	enum sup_event current_event; /* the event whose action runs */
 	struct event_queue queue;
 	bool closing; /* the loop is over (sup_free): done callbacks that come now act on nothing */
 
@@ -351,10 +350,14 @@ void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
 int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
 enum lifecycle_state sup_lifecycle(const struct supervisor *s);
-/* A part asks for a transition: ev goes to the lifecycle table through the dispatcher supervisor.c installed.
+/* A part asks for a transition: ev goes to the lifecycle table through the dispatcher supervisor.c registered.
  * Raised while an action runs, it waits in the queue until that transition is complete: a part never calls into
  * the table's driver, and actions never re-enter the dispatch. */
 void sup_raise(struct supervisor *s, enum sup_event ev);
+/* The table's driver (sup_dispatch, supervisor.c) registers itself when the program is loaded: the core calls it
+ * without naming it, so no part's call reaches the driver's file. */
+typedef void (*sup_dispatch_fn)(struct supervisor *s, enum sup_event ev);
+void sup_set_dispatcher(sup_dispatch_fn fn);
 /* Replaces the desired spec (n: taken; or s->launched, to go back to it); the launched one stays alive while the JVM
  * runs it. */
 void sup_adopt_spec(struct supervisor *s, struct spec *n);

@@ -290,9 +290,15 @@ static void check_invariants(struct supervisor *s, enum sup_event ev)
 		abort(); /* test builds: fail loudly */
 }
 
+/* The core's sup_raise reaches the driver through this registration, made when the program is loaded (before any
+ * supervisor exists, also one a test builds by hand). */
+__attribute__((constructor)) static void register_dispatcher(void)
+{
+	sup_set_dispatcher(sup_dispatch);
+}
+
 void sup_dispatch(struct supervisor *s, enum sup_event ev)
 {
-	s->dispatcher = sup_dispatch;
 	if (s->dispatching) {
 		sup_raise(s, ev); /* raised by an action: queued */
 		return;
@@ -536,7 +542,6 @@ static int open_state_dir(struct supervisor *s)
 
 static int setup_loop(struct supervisor *s)
 {
-	s->dispatcher = sup_dispatch;
 	int r = sd_event_new(&s->event);
 	if (r < 0)
 		return r;
