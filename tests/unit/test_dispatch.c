@@ -326,6 +326,59 @@ static void test_launch_refused_backs_off(void **state)
 	remove_tree(dir);
 }
 
+/* A part asks for a transition with sup_raise, outside any action (a timer's callback, a REST reply, the API): it
+ * reaches the table through the dispatcher the driver registered, also on a supervisor built by hand that was never
+ * dispatched to before. */
+static void test_a_part_raises_an_event_outside_a_transition(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	char *dir;
+	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	s->state = SUP_SUSPENDED;
+	sup_raise(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_false(s->dispatching);
+	assert_int_equal(s->consecutive_failures, 1);
+	sup_raise(s, EV_STOP);
+	assert_int_equal(s->state, SUP_STOPPED);
+	assert_null(sup_invariant_violation(s));
+	sup_free(s);
+	free(s);
+	remove_tree(dir);
+}
+
+/* A stop that ends in a launch (a suspend, and a resume came in while the JVM stopped): the stop part returns
+ * SUP_STARTING and the driver launches the desired spec (here refused at once: BACKOFF), the stop part never calls
+ * the launch itself. */
+static void test_a_stop_that_ends_in_a_launch_goes_through_the_driver(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	char *dir;
+	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	s->state = SUP_STOPPING;
+	s->stop.purpose = STOP_SUSPEND;
+	s->spec->job.state = JOB_STATE_RUNNING;
+	unsigned restarts = s->status.jvm_restarts;
+	sup_dispatch(s, EV_JVM_EXITED_OK);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_int_equal(s->status.jvm_restarts, restarts + 1); /* the driver's launch ran */
+	assert_int_equal(s->consecutive_failures, 1);
+	assert_null(sup_invariant_violation(s));
+	/* the same stop with the job suspended meanwhile: SUSPENDED, nothing launched */
+	s->backoff_timer = sup_disarm(s->backoff_timer);
+	s->state = SUP_STOPPING;
+	s->spec->job.state = JOB_STATE_SUSPENDED;
+	sup_dispatch(s, EV_JVM_EXITED_OK);
+	assert_int_equal(s->state, SUP_SUSPENDED);
+	assert_int_equal(s->status.jvm_restarts, restarts + 1);
+	assert_null(sup_invariant_violation(s));
+	sup_free(s);
+	free(s);
+	remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +390,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invariants_at_rest, setup, teardown),
 	    cmocka_unit_test(test_event_raised_by_an_action_waits_its_turn),
 	    cmocka_unit_test(test_launch_refused_backs_off),
+	    cmocka_unit_test(test_a_part_raises_an_event_outside_a_transition),
+	    cmocka_unit_test(test_a_stop_that_ends_in_a_launch_goes_through_the_driver),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }
