@@ -62,8 +62,7 @@ int mkdir_p(const char *path)
 
 int fsync_parent(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");
+	char *dir = path_dirname(path);
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	free(dir);
 	if (fd < 0)

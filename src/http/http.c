@@ -76,6 +76,8 @@ struct pending {
 	struct strbuf body;
 	bool started, too_large;
 	bool deferred, answered;
+	bool in_handler; /* the handler is running: an answer given now is sent when it returns (no suspend, no resume)
+	                  */
 	struct http_response answer;
 	char *answer_type; /* answer.content_type, owned: the answerer's string may be gone by the time it is sent */
 	struct pending *prev, *next; /* in h->waiting while deferred and not answered */
@@ -290,7 +292,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	    .exchange = (struct http_exchange *)p,
 	};
 	struct http_response resp = {.code = 404, .content_type = "application/json"};
+	p->in_handler = true;
 	h->handler(h->userdata, &req, &resp);
+	p->in_handler = false;
+	if (p->deferred && p->answered) {
+		/* deferred, then answered before the handler returned (the answer's condition already held): sent now;
+		 * the connection was never suspended, so it must not be resumed */
+		response_free(&resp);
+		p->deferred = false;
+		return queue(c, &p->answer);
+	}
 	if (p->deferred) {
 		/* the answer comes later (http_answer); the connection waits without taking turns of the loop */
 		response_free(&resp);
@@ -342,6 +353,8 @@ void http_answer(struct http_exchange *x, struct http_response *resp)
 	p->answer.content_type = p->answer_type;
 	memset(resp, 0, sizeof(*resp));
 	p->answered = true;
+	if (p->in_handler)
+		return; /* on_request sends it when the handler returns */
 	unlink_waiting(p);
 	MHD_resume_connection(p->c);
 	/* MHD takes it up in its next run: at once */

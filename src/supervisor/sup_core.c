@@ -334,7 +334,7 @@ struct file_write {
 static void file_write_run(void *arg)
 {
 	struct file_write *w = arg;
-	char *dir = xstrndup(w->path, (size_t)(strrchr(w->path, '/') - w->path));
+	char *dir = path_dirname(w->path);
 	w->r = mkdir_p(dir);
 	if (w->r == 0)
 		w->r = write_file_atomic(w->path, w->text, strlen(w->text));

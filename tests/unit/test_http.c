@@ -23,7 +23,7 @@ struct seen {
 	int calls;
 	char method[16], path[128], target[128], auth[64], hdr[64], body[HTTP_MAX_BODY + 1];
 	struct http_exchange *deferred;
-	bool defer;
+	bool defer, answer_at_once;
 };
 
 static void copy(char *dst, size_t n, const char *src)
@@ -43,6 +43,13 @@ static void handler(void *userdata, const struct http_request *req, struct http_
 	snprintf(s->body, sizeof(s->body), "%.*s", (int)req->body_len, req->body);
 	if (s->defer) {
 		s->deferred = http_defer(req);
+		if (s->answer_at_once) {
+			/* what the supervisor does when the answer's condition already holds (a write done without a
+			 * worker thread): deferred, then answered before the handler returns */
+			struct http_response now = {
+			    .code = 202, .content_type = "application/json", .body = xstrdup("{}")};
+			http_answer(s->deferred, &now);
+		}
 		return;
 	}
 	resp->code = 200;
@@ -200,6 +207,28 @@ static void test_deferred_answer(void **state)
 	assert_contains(got, "HTTP/1.1 202 Accepted\r\n");
 	assert_contains(got, "\r\n\r\n{}");
 	free(got);
+	stop(f);
+}
+
+/* Deferred and answered before the handler returns: the answer is sent as an ordinary one; the connection is never
+ * suspended nor resumed (resuming one MHD never suspended freed the request under the handler: found by fuzz_http) */
+static void test_deferred_and_answered_at_once(void **state)
+{
+	(void)state;
+	struct fixture *f = start(8, 8, 1);
+	f->seen.defer = true;
+	f->seen.answer_at_once = true;
+	for (int i = 0; i < 3; i++) {
+		int fd = client(f);
+		send_all(
+		    fd, "POST /api/v1/suspend HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+		char *got = until_closed(f, fd);
+		assert_non_null(got);
+		assert_contains(got, "HTTP/1.1 202 Accepted\r\n");
+		assert_contains(got, "\r\n\r\n{}");
+		free(got);
+	}
+	assert_int_equal(f->seen.calls, 3);
 	stop(f);
 }
 
@@ -389,13 +418,10 @@ static void test_routes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_request_and_answer),
-	    cmocka_unit_test(test_body_too_large),
-	    cmocka_unit_test(test_deferred_answer),
-	    cmocka_unit_test(test_connection_limits),
-	    cmocka_unit_test(test_idle_timeout),
-	    cmocka_unit_test(test_bearer_token),
-	    cmocka_unit_test(test_routes),
+	    cmocka_unit_test(test_request_and_answer), cmocka_unit_test(test_body_too_large),
+	    cmocka_unit_test(test_deferred_answer),    cmocka_unit_test(test_deferred_and_answered_at_once),
+	    cmocka_unit_test(test_connection_limits),  cmocka_unit_test(test_idle_timeout),
+	    cmocka_unit_test(test_bearer_token),       cmocka_unit_test(test_routes),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }
