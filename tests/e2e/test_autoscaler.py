@@ -166,7 +166,7 @@ def test_scale_up_scale_down_and_survive_kill9(tmp_path, flinklets):
     assert f.status()["jvm"]["pid"] == jvm_pid
     assert len([e for e in f.events() if e["type"] == "JvmStarted"]) == 1, f.events()[-10:]
     # every one of them receives records (the 64 keys spread over their key groups): each one's count of records
-    # in grows (one reading, then another once all have grown; a subtask restarted meanwhile starts at 0 again)
+    # in grows between a first reading and a later one
     first = wait_for(lambda: (n := records_in(f, job_id, count_id)) and len(n) == up and n, 60,
                      "the counting subtasks' records in")
     wait_for(lambda: (n := records_in(f, job_id, count_id)) and len(n) == up and all(a > b for a, b in zip(n, first)),
