@@ -59,6 +59,9 @@ WEB_FILES = $(sort $(wildcard web/*))
 WEB_C     = $(BUILD)/gen/web_assets.c
 OBJS     = $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(SRCS))) $(BUILD)/obj/web_assets.o
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/obj/web_assets.o
+# tests/support/: helpers the unit tests and the fuzz targets share (compiled into each of their binaries)
+SUPPORT_SRCS = $(wildcard tests/support/*.c)
+SUPPORT_DEPS = $(SUPPORT_SRCS) $(wildcard tests/support/*.h)
 UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 ASAN_OBJS  = $(patsubst %.c,$(BUILD)/asan/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/asan/web_assets.o
@@ -96,11 +99,11 @@ $(BUILD)/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/obj
 $(BUILD)/asan/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
-$(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h $(CURL_A) | $(BUILD)/unit
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) -lcmocka
+$(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h $(SUPPORT_DEPS) $(CURL_A) | $(BUILD)/unit
+	$(CC) $(CFLAGS) -Itests/support -o $@ $< $(SUPPORT_SRCS) $(LIB_OBJS) $(LDLIBS) -lcmocka
 
-$(BUILD)/asan-unit/%: tests/unit/%.c $(ASAN_OBJS) tests/unit/unit.h $(CURL_A) | $(BUILD)/asan-unit
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJS) $(LDLIBS) -lcmocka
+$(BUILD)/asan-unit/%: tests/unit/%.c $(ASAN_OBJS) tests/unit/unit.h $(SUPPORT_DEPS) $(CURL_A) | $(BUILD)/asan-unit
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itests/support -o $@ $< $(SUPPORT_SRCS) $(ASAN_OBJS) $(LDLIBS) -lcmocka
 
 $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen:
 	mkdir -p $@
@@ -167,7 +170,7 @@ install: $(BUILD)/flinklet
 	install -D -m 0755 $(BUILD)/flinklet $(DESTDIR)$(PREFIX)/bin/flinklet
 
 format:
-	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
+	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/support/*.c tests/support/*.h
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen $(BUILD)/flinklet
@@ -224,8 +227,9 @@ $(BUILD)/fuzz/obj/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/fuzz/obj $(CURL_A)
 $(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS) $(CURL_A) | $(BUILD)/fuzz/obj
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Werror $(FUZZ_SANITIZE) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(SUPPORT_DEPS) $(FUZZ_OBJS) $(CURL_A) | $(BUILD)/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Werror $(FUZZ_SANITIZE) -fsanitize=fuzzer -Itests/support -o $@ $< $(SUPPORT_SRCS) \
+	  $(FUZZ_OBJS) $(LDLIBS)
 
 $(BUILD)/fuzz/obj:
 	mkdir -p $@

@@ -3,7 +3,7 @@
 # and the project's banned calls (system, popen, sprintf, strcpy, strcat, gets, strtok).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(ls src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h 2>/dev/null)
+files=$(ls src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/support/*.c tests/support/*.h 2>/dev/null)
 echo "lint: clang-format"
 clang-format --dry-run --Werror $files
 echo "lint: cppcheck"

@@ -135,6 +135,12 @@ int worker_new(sd_event *event, struct worker **ret)
 
 void worker_submit(struct worker *w, worker_fn fn, worker_done_fn done, void *arg)
 {
+	if (!w) {
+		fn(arg);
+		if (done)
+			done(arg);
+		return;
+	}
 	struct job *j = xcalloc(1, sizeof(*j));
 	j->fn = fn;
 	j->done = done;

@@ -21,7 +21,8 @@ struct worker;
 
 /* Starts the thread; event NULL: no loop (done callbacks run from worker_drain only). Returns 0 or -errno. */
 int worker_new(sd_event *event, struct worker **ret);
-/* Queues a job. fn runs on the worker thread, then done (may be NULL) on the loop. */
+/* Queues a job. fn runs on the worker thread, then done (may be NULL) on the loop. w NULL (no worker: before the
+ * loop is set up, in tools and tests): fn, then done, run at once on this thread. */
 void worker_submit(struct worker *w, worker_fn fn, worker_done_fn done, void *arg);
 /* Waits until every job queued so far has run, then runs the done callbacks still due, on this thread: for the
  * few places that must not go on before the volume has what was recorded (an intent before its action, the

@@ -534,12 +534,7 @@ int main(int argc, char **argv)
 	 * takes them (as PID 1 a TERM during the set-up would be lost otherwise, and the JVM started anyway).
 	 * Other commands take them back at once (a pending one then acts as usual). */
 	sigset_t handled;
-	sigemptyset(&handled);
-	sigaddset(&handled, SIGCHLD);
-	sigaddset(&handled, SIGTERM);
-	sigaddset(&handled, SIGINT);
-	sigaddset(&handled, SIGQUIT);
-	sigaddset(&handled, SIGHUP);
+	supervisor_handled_signals(&handled);
 	sigprocmask(SIG_BLOCK, &handled, NULL);
 	if (argc < 2 || strcmp(argv[1], "run"))
 		sigprocmask(SIG_UNBLOCK, &handled, NULL);

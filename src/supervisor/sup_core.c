@@ -358,12 +358,7 @@ void sup_write_file(struct supervisor *s, const char *path, char *text, const ch
 	w->path = xstrdup(path);
 	w->text = text;
 	w->what = xstrdup(what);
-	if (s->worker) {
-		worker_submit(s->worker, file_write_run, file_write_done, w);
-	} else {
-		file_write_run(w);
-		file_write_done(w);
-	}
+	worker_submit(s->worker, file_write_run, file_write_done, w);
 }
 
 /* ---- a rename or removal made durable off the loop ---- */
@@ -392,12 +387,7 @@ void sup_sync_dir_of(struct supervisor *s, const char *path)
 {
 	struct dir_sync *d = xcalloc(1, sizeof(*d));
 	d->path = xstrdup(path);
-	if (s->worker) {
-		worker_submit(s->worker, dir_sync_run, dir_sync_done, d);
-	} else {
-		dir_sync_run(d);
-		dir_sync_done(d);
-	}
+	worker_submit(s->worker, dir_sync_run, dir_sync_done, d);
 }
 
 int sup_journal_setup(struct supervisor *s)

@@ -69,12 +69,7 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	f->conf = flinkconf_render_config(s->spec, l);
 	f->log4j = flinkconf_render_log4j(s->spec);
 	s->launch.spawn.files_r = 0;
-	if (s->worker) {
-		worker_submit(s->worker, launch_files_run, launch_files_done, f);
-	} else {
-		launch_files_run(f);
-		launch_files_done(f);
-	}
+	worker_submit(s->worker, launch_files_run, launch_files_done, f);
 }
 
 /* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
@@ -185,12 +180,7 @@ static void rotate_job_id(struct supervisor *s)
 	w->path = path_join(s->state_dir, "job-id");
 	snprintf(w->line, sizeof(w->line), "%s\n", s->job_id);
 	s->launch.spawn.job_id_r = 0;
-	if (s->worker) {
-		worker_submit(s->worker, job_id_run, job_id_done, w);
-	} else {
-		job_id_run(w);
-		job_id_done(w);
-	}
+	worker_submit(s->worker, job_id_run, job_id_done, w);
 	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
 	s->launch.fresh_start = true;
 	s->status.start_time_ms = 0;
@@ -478,16 +468,6 @@ static bool jar_job_end(struct jar_job *j)
 	return current;
 }
 
-static void jar_job_submit(struct supervisor *s, worker_fn fn, worker_done_fn done, struct jar_job *j)
-{
-	if (s->worker) {
-		worker_submit(s->worker, fn, done, j);
-	} else {
-		fn(j);
-		done(j);
-	}
-}
-
 static void check_run(void *arg)
 {
 	struct jar_job *j = arg;
@@ -571,7 +551,7 @@ static void on_fetched(void *userdata, long code, const char *error)
 		return;
 	}
 	/* the checksum, the fsync and the rename: off the loop */
-	jar_job_submit(s, commit_run, commit_done, jar_job_new(s, tmp));
+	worker_submit(s->worker, commit_run, commit_done, jar_job_new(s, tmp));
 }
 
 static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata)
@@ -647,7 +627,7 @@ int sup_launch(struct supervisor *s)
 		} else if (s->launch.jar.sha256) {
 			/* a cached jar is read whole for its checksum: on the worker thread */
 			s->launch.fetch.active = true;
-			jar_job_submit(s, check_run, check_done, jar_job_new(s, NULL));
+			worker_submit(s->worker, check_run, check_done, jar_job_new(s, NULL));
 		} else {
 			return launch_jvm(s);
 		}

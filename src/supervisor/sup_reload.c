@@ -312,12 +312,7 @@ void sup_set_desired_state(struct supervisor *s, enum job_state state, const cha
 		w->line =
 		    xasprintf("%s %s\n", job_state_to_string(state), job_state_to_string(s->reload.file_job_state));
 	/* written off the loop; applied (and the request answered) from its done callback, once durable */
-	if (s->worker) {
-		worker_submit(s->worker, desired_run, desired_done, w);
-	} else {
-		desired_run(w);
-		desired_done(w);
-	}
+	worker_submit(s->worker, desired_run, desired_done, w);
 }
 
 void sup_apply_desired_state(struct supervisor *s, enum job_state state, const char *source)

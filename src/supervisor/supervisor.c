@@ -540,18 +540,23 @@ static int open_state_dir(struct supervisor *s)
 	return 0;
 }
 
+void supervisor_handled_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGQUIT);
+	sigaddset(set, SIGHUP);
+}
+
 static int setup_loop(struct supervisor *s)
 {
 	int r = sd_event_new(&s->event);
 	if (r < 0)
 		return r;
 	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGHUP);
+	supervisor_handled_signals(&mask);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if ((r = sd_event_add_signal(s->event, NULL, SIGCHLD, on_sigchld, s)) < 0 ||

@@ -5,6 +5,7 @@
 #ifndef FLINKLET_SUPERVISOR_H
 #define FLINKLET_SUPERVISOR_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "config.h"
@@ -19,6 +20,10 @@ struct run_options {
  * taken a savepoint (upgradeMode savepoint, a JVM running) and did not; a stop that had to SIGKILL the JVM. */
 #define SUP_EXIT_NO_SAVEPOINT 4
 #define SUP_EXIT_KILLED 5
+
+/* The signals `flinklet run`'s loop handles (TERM, INT, QUIT, HUP, CHLD), into *set: main() blocks them first thing,
+ * so that one sent during the set-up waits for the loop instead of being lost. */
+void supervisor_handled_signals(sigset_t *set);
 
 /* Runs the job of spec until told to stop; takes ownership of spec (allocated with malloc). Returns the
  * process exit code (contract section 1). */

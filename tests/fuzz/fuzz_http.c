@@ -18,13 +18,13 @@
  * that was full serves again once its connections are gone.
  *
  * The supervisor: set up once per process like supervisor_run's set-up, without a JVM, REST client, signals or
- * lock: a state directory in a temp dir (removed at exit; in $TMPDIR, else /dev/shm, else /tmp),
- * flinklet.http.address 127.0.0.1:0 and the API token in <state dir>/http.token (the token is in the seeds and
- * in fuzz_http.dict, so authorized requests are found). Each input starts in one of six states, picked by its
- * length (size % 6: RUNNING, STARTING, BACKOFF, SUSPENDED, FINISHED, FAILED), so every answer of /healthz,
- * /readyz and /api/v1/ is reachable; its requests may then move the state machine (suspend, resume) through
- * the real lifecycle table. Afterwards everything the input changed is put back, so that each input leaves the
- * heap as it found it (libFuzzer's leak check runs when an input allocates more than it frees).
+ * lock (tests/support/sup_fixture.c, as the unit tests' supervisors built by hand): a state directory in a temp
+ * dir (removed at exit; in $TMPDIR, else /dev/shm, else /tmp), flinklet.http.address 127.0.0.1:0 and the API token in
+ * <state dir>/http.token (the token is in the seeds and in fuzz_http.dict, so authorized requests are found). Each
+ * input starts in one of six states, picked by its length (size % 6: RUNNING, STARTING, BACKOFF, SUSPENDED, FINISHED,
+ * FAILED), so every answer of /healthz, /readyz and /api/v1/ is reachable; its requests may then move the state machine
+ * (suspend, resume) through the real lifecycle table. Afterwards everything the input changed is put back, so that each
+ * input leaves the heap as it found it (libFuzzer's leak check runs when an input allocates more than it frees).
  *
  * Nothing is launched and nothing goes to the network (the listening socket sup_http_start binds on 127.0.0.1
  * is never connected to): no JVM runs (jvm_pid 0), so a savepoint or checkpoint request is only noted
@@ -48,31 +48,17 @@
 #include "http.h"
 #include "store.h"
 #include "sup.h"
+#include "sup_fixture.h"
 
 /* the API token (at least 16 characters); also in the seeds and fuzz_http.dict */
 #define TOKEN "f1ac5e7f00d5eed0f1ac5e7f00d5eed0"
-#define JOB_ID "0000000000000000000000000000f022"
 #define MAX_ROUNDS 100000 /* event loop rounds per input */
 #define IDLE_ROUNDS 3     /* rounds without progress that count as "nothing more happens" */
-#define MAX_CONNECTIONS 3 /* flinklet.http.max-connections in SPEC */
+#define MAX_CONNECTIONS 3 /* flinklet.http.max-connections in CONF */
 
-static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
-                           "kind: FlinkMiniCluster\n"
-                           "metadata:\n"
-                           "  name: fuzz-http\n"
-                           "spec:\n"
-                           "  flinkConfiguration:\n"
-                           "    flinklet.state.dir: %s\n"
-                           "    flinklet.http.address: 127.0.0.1:0\n"
-                           "    flinklet.http.max-connections: \"3\"\n"
-                           "    flinklet.restart.max-attempts: \"0\"\n"
-                           "    flinklet.java.bin: /nonexistent/flinklet-fuzz-no-java\n"
-                           "  job:\n"
-                           "    jarURI: local:///opt/flink/usrlib/job.jar\n"
-                           "    entryClass: com.example.Job\n"
-                           "    parallelism: 1\n"
-                           "    upgradeMode: last-state\n"
-                           "    state: running\n";
+/* the spec's entries beyond those of every supervisor built by hand (tests/support/sup_fixture.c) */
+static const char CONF[] = "    flinklet.http.address: 127.0.0.1:0\n"
+                           "    flinklet.http.max-connections: \"3\"\n";
 
 static const struct {
 	enum sup_state state;
@@ -82,16 +68,14 @@ static const struct {
     {SUP_SUSPENDED, "SUSPENDED"}, {SUP_FINISHED, "FINISHED"}, {SUP_FAILED, "FAILED"},
 };
 
-static char dir[512];
 static struct supervisor sup;
-static struct run_options opts;
 static char *http_address, *token_file; /* what sup_http_start put into the status */
 static bool show;                       /* FLINKLET_FUZZ_SHOW=1: the responses go to stderr */
 
 static void remove_dir(void)
 {
-	if (dir[0])
-		rm_rf(dir);
+	if (sup.state_dir)
+		rm_rf(sup.state_dir);
 }
 
 /* The status as the set-up leaves it (every input starts from it again). */
@@ -109,53 +93,20 @@ static void status_baseline(struct supervisor *s)
 static void setup(void)
 {
 	struct supervisor *s = &sup;
-	unsetenv("NOTIFY_SOCKET"); /* sup_notify_state would talk to systemd */
 	show = getenv("FLINKLET_FUZZ_SHOW") != NULL;
 	log_set_level(show ? LOG_LEVEL_DEBUG : LOG_LEVEL_FATAL);
 	signal(SIGPIPE, SIG_IGN); /* as supervisor_run: a client that went away is an EPIPE */
 
-	/* the state directory: in $TMPDIR, else on tmpfs when there is one (the supervisor fsyncs every event and
-	 * status), else in /tmp */
-	const char *base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	int n = snprintf(dir, sizeof(dir), "%s/flinklet-fuzz-http-XXXXXX", base);
-	if (n < 0 || (size_t)n >= sizeof(dir) || !mkdtemp(dir))
+	/* the seam (see the top): a jarURI artifact_plan refuses, so that no launch gets anywhere */
+	if (sup_fixture_init(
+	        s, &(struct sup_fixture){.name = "fuzz-http", .conf = CONF, .jar = "fuzz-no-launch:job.jar"}) < 0)
 		abort();
 	atexit(remove_dir);
-	char *path = path_join(dir, "http.token");
+	char *path = path_join(s->state_dir, "http.token");
 	if (write_file_atomic_mode(path, TOKEN "\n", strlen(TOKEN) + 1, 0600) < 0)
 		abort();
 	free(path);
-
-	char *yaml = xasprintf(SPEC, dir);
-	struct spec *spec = xcalloc(1, sizeof(*spec));
-	struct diags d = {0};
-	if (config_parse("fuzz_http.yaml", yaml, strlen(yaml), spec, &d) < 0 || config_finalize(spec, &d) < 0) {
-		for (size_t i = 0; i < d.msgs.n; i++)
-			fprintf(stderr, "fuzz_http: %s\n", d.msgs.v[i]);
-		abort();
-	}
-	diags_free(&d);
-	free(yaml);
-	/* the seam (see the top): a jarURI artifact_plan refuses, so that no launch gets anywhere */
-	free(spec->job.jar_uri);
-	spec->job.jar_uri = xstrdup("fuzz-no-launch:job.jar");
-
-	s->spec = s->launched = spec;
-	s->opts = &opts;
-	s->lock_fd = s->reload.inotify_fd = -1;
-	s->state_dir = xstrdup(dir);
-	s->conf_dir = path_join(dir, "conf");
-	s->launch.tmp_dir = path_join(dir, "tmp");
-	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
-	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
-	s->flink_version = xstrdup("2.2.0");
-	memcpy(s->job_id, JOB_ID, sizeof(s->job_id));
-	if (!s->ckpt_dir || !s->sp_dir || sd_event_new(&s->event) < 0)
-		abort();
-	status_init(&s->status);
-	sup_apply_state_override(s, spec);
+	sup_apply_state_override(s, s->spec);
 	if (sup_http_start(s) < 0 || !s->http.server || !s->http.token || strcmp(s->http.token, TOKEN))
 		abort();
 	http_address = xstrdup(s->status.http_address);

@@ -10,15 +10,6 @@
 
 #include "autoscaler.h"
 
-static void assert_double_at(double got, double want, const char *file, int line)
-{
-	if ((isnan(got) && isnan(want)) || got == want)
-		return;
-	print_error("expected %.17g, got %.17g\n", want, got);
-	_fail(file, line);
-}
-#define assert_double(got, want) assert_double_at((got), (want), __FILE__, __LINE__)
-
 static void test_jround(void **state)
 {
 	(void)state;

@@ -2,9 +2,9 @@
  * raised while a transition runs (in order, bounded, nothing lost below its bound), and the invariants checked
  * after every dispatch (sup_invariant_violation): for each state, what must be pending (a JVM, a pending launch, a
  * fetch, which timer) and what must not, with real sd-event timers armed and disarmed; and the dispatcher itself on a
- * real supervisor that launches nothing (as tests/fuzz/fuzz_http.c): an event raised by an action (a jar download that
- * cannot begin) is queued and dispatched after the transition in progress is complete, so the state ends where the
- * table's two rows say, and every invariant holds. */
+ * real supervisor that launches nothing (built by tests/support/sup_fixture.c, as tests/fuzz/fuzz_http.c's): an event
+ * raised by an action (a jar download that cannot begin) is queued and dispatched after the transition in progress is
+ * complete, so the state ends where the table's two rows say, and every invariant holds. */
 #include "unit.h"
 
 #include <systemd/sd-event.h>
@@ -14,6 +14,7 @@
 #include "log.h"
 #include "store.h"
 #include "sup.h"
+#include "sup_fixture.h"
 
 static void test_queue_in_order(void **state)
 {
@@ -214,51 +215,19 @@ static void test_invariants_at_rest(void **state)
 	BAD("an unknown state");
 }
 
-static const char SPEC[] = "apiVersion: flink.apache.org/v1beta1\n"
-                           "kind: FlinkMiniCluster\n"
-                           "metadata:\n"
-                           "  name: test-dispatch\n"
-                           "spec:\n"
-                           "  flinkConfiguration:\n"
-                           "    flinklet.state.dir: %s\n"
-                           "    flinklet.restart.max-attempts: \"0\"\n"
-                           "    flinklet.java.bin: /nonexistent/flinklet-test-no-java\n"
-                           "  job:\n"
-                           "    jarURI: local:///opt/flink/usrlib/job.jar\n"
-                           "    entryClass: com.example.Job\n"
-                           "    parallelism: 1\n"
-                           "    upgradeMode: last-state\n"
-                           "    state: running\n";
-
-static struct run_options run_opts;
-
-static struct supervisor *supervisor_at_rest(char **ret_dir, const char *jar)
+/* A real supervisor at rest (tests/support/sup_fixture.h) whose launches get nowhere: jar is one artifact_plan
+ * refuses or cannot fetch. */
+static struct supervisor *supervisor_at_rest(const char *jar)
 {
-	char *dir = make_tempdir();
-	char *yaml = xasprintf(SPEC, dir);
-	struct spec *spec = xcalloc(1, sizeof(*spec));
-	struct diags d = {0};
-	assert_int_equal(config_parse("t.yaml", yaml, strlen(yaml), spec, &d), 0);
-	assert_int_equal(config_finalize(spec, &d), 0);
-	diags_free(&d);
-	free(yaml);
-	free(spec->job.jar_uri);
-	spec->job.jar_uri = xstrdup(jar); /* one that never gets as far as a JVM */
 	struct supervisor *s = xcalloc(1, sizeof(*s));
-	s->spec = s->launched = spec;
-	s->opts = &run_opts;
-	s->lock_fd = s->reload.inotify_fd = -1;
-	s->state_dir = xstrdup(dir);
-	s->conf_dir = path_join(dir, "conf");
-	s->launch.tmp_dir = path_join(dir, "tmp");
-	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
-	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
-	s->flink_version = xstrdup("2.2.0");
-	memcpy(s->job_id, "0000000000000000000000000000d15a", 33);
-	assert_int_equal(sd_event_new(&s->event), 0);
-	status_init(&s->status);
-	*ret_dir = dir;
+	assert_int_equal(sup_fixture_init(s, &(struct sup_fixture){.name = "test-dispatch", .jar = jar}), 0);
 	return s;
+}
+
+static void supervisor_done(struct supervisor *s)
+{
+	sup_fixture_free(s);
+	free(s);
 }
 
 /* An event raised inside an action: a remote jar whose download cannot even begin (its temp file cannot be
@@ -266,11 +235,9 @@ static struct supervisor *supervisor_at_rest(char **ret_dir, const char *jar)
 static void test_event_raised_by_an_action_waits_its_turn(void **state)
 {
 	(void)state;
-	unsetenv("NOTIFY_SOCKET");
 	log_set_level(LOG_LEVEL_FATAL);
-	char *dir;
-	struct supervisor *s = supervisor_at_rest(&dir, "https://flinklet.invalid/job.jar");
-	free(write_text(dir, "artifacts", "not a directory"));
+	struct supervisor *s = supervisor_at_rest("https://flinklet.invalid/job.jar");
+	free(write_text(s->state_dir, "artifacts", "not a directory"));
 	s->state = SUP_SUSPENDED;
 	s->status.lifecycle = sup_lifecycle(s);
 	/* taken at once, LAUNCH_FAILED would meet SUSPENDED (ignored there) and LAUNCH's STARTING would follow with
@@ -292,7 +259,7 @@ static void test_event_raised_by_an_action_waits_its_turn(void **state)
 	assert_int_equal(s->state, SUP_SUSPENDED);
 	assert_null(sup_invariant_violation(s));
 	/* the event log: the two failed fetches, each followed by its restart */
-	char *path = path_join(dir, "events.jsonl"), *log = NULL;
+	char *path = path_join(s->state_dir, "events.jsonl"), *log = NULL;
 	size_t len = 0;
 	assert_int_equal(read_file(path, 1 << 20, &log, &len), 0);
 	const char *fail1 = strstr(log, "ArtifactFetchFailed");
@@ -302,9 +269,7 @@ static void test_event_raised_by_an_action_waits_its_turn(void **state)
 	assert_null(strstr(fail2 + 1, "ArtifactFetchFailed"));
 	free(log);
 	free(path);
-	sup_free(s);
-	free(s);
-	remove_tree(dir); /* frees dir */
+	supervisor_done(s);
 }
 
 /* A launch refused at once by the artifact planner (no event raised: LAUNCH chooses BACKOFF itself). */
@@ -312,8 +277,7 @@ static void test_launch_refused_backs_off(void **state)
 {
 	(void)state;
 	log_set_level(LOG_LEVEL_FATAL);
-	char *dir;
-	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	struct supervisor *s = supervisor_at_rest("test-no-launch:job.jar");
 	s->state = SUP_SUSPENDED;
 	sup_dispatch(s, EV_RESUME);
 	assert_int_equal(s->state, SUP_BACKOFF);
@@ -321,9 +285,7 @@ static void test_launch_refused_backs_off(void **state)
 	sup_dispatch(s, EV_STOP);
 	assert_int_equal(s->state, SUP_STOPPED);
 	assert_null(sup_invariant_violation(s));
-	sup_free(s);
-	free(s);
-	remove_tree(dir);
+	supervisor_done(s);
 }
 
 /* A part asks for a transition with sup_raise, outside any action (a timer's callback, a REST reply, the API): it
@@ -333,8 +295,7 @@ static void test_a_part_raises_an_event_outside_a_transition(void **state)
 {
 	(void)state;
 	log_set_level(LOG_LEVEL_FATAL);
-	char *dir;
-	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	struct supervisor *s = supervisor_at_rest("test-no-launch:job.jar");
 	s->state = SUP_SUSPENDED;
 	sup_raise(s, EV_RESUME);
 	assert_int_equal(s->state, SUP_BACKOFF);
@@ -343,9 +304,7 @@ static void test_a_part_raises_an_event_outside_a_transition(void **state)
 	sup_raise(s, EV_STOP);
 	assert_int_equal(s->state, SUP_STOPPED);
 	assert_null(sup_invariant_violation(s));
-	sup_free(s);
-	free(s);
-	remove_tree(dir);
+	supervisor_done(s);
 }
 
 /* A stop that ends in a launch (a suspend, and a resume came in while the JVM stopped): the stop part returns
@@ -355,8 +314,7 @@ static void test_a_stop_that_ends_in_a_launch_goes_through_the_driver(void **sta
 {
 	(void)state;
 	log_set_level(LOG_LEVEL_FATAL);
-	char *dir;
-	struct supervisor *s = supervisor_at_rest(&dir, "test-no-launch:job.jar");
+	struct supervisor *s = supervisor_at_rest("test-no-launch:job.jar");
 	s->state = SUP_STOPPING;
 	s->stop.purpose = STOP_SUSPEND;
 	s->spec->job.state = JOB_STATE_RUNNING;
@@ -374,9 +332,7 @@ static void test_a_stop_that_ends_in_a_launch_goes_through_the_driver(void **sta
 	assert_int_equal(s->state, SUP_SUSPENDED);
 	assert_int_equal(s->status.jvm_restarts, restarts + 1);
 	assert_null(sup_invariant_violation(s));
-	sup_free(s);
-	free(s);
-	remove_tree(dir);
+	supervisor_done(s);
 }
 
 int main(void)

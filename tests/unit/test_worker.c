@@ -115,6 +115,24 @@ static void test_drain_waits_for_a_slow_job(void **state)
 	pthread_mutex_destroy(&o.lock);
 }
 
+/* Without a worker (before the loop is set up, in tools): the job and then its done callback run at once, here. */
+static void test_no_worker_runs_at_once(void **state)
+{
+	(void)state;
+	struct order o = {.loop = pthread_self(), .off_loop = true};
+	pthread_mutex_init(&o.lock, NULL);
+	struct one a = {.o = &o, .id = 1}, b = {.o = &o, .id = 2};
+	worker_submit(NULL, job_fn, job_done, &a);
+	assert_int_equal(o.n_ran, 1);
+	assert_int_equal(o.n_done, 1);
+	assert_false(o.off_loop);              /* on this thread */
+	worker_submit(NULL, job_fn, NULL, &b); /* no done callback */
+	assert_int_equal(o.n_ran, 2);
+	assert_int_equal(o.ran[1], 2);
+	assert_int_equal(o.n_done, 1);
+	pthread_mutex_destroy(&o.lock);
+}
+
 /* ---- store_append_events ---- */
 
 static size_t count_lines(const char *path)
@@ -443,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_jobs_run_off_the_loop_in_order),
 	    cmocka_unit_test(test_drain_waits_for_a_slow_job),
+	    cmocka_unit_test(test_no_worker_runs_at_once),
 	    cmocka_unit_test(test_a_batch_of_events_is_one_fdatasync),
 	    cmocka_unit_test(test_a_burst_of_events_costs_one_flush),
 	    cmocka_unit_test(test_events_the_volume_refused_go_first_later),

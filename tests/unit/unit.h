@@ -5,6 +5,7 @@
  * them still compiles under -Werror:
  *   - parse_and_finalize(): config_parse + config_finalize of a YAML string, diagnostics joined by '\n';
  *   - assert_contains() / assert_not_contains() / assert_diag(): substring checks that print the text;
+ *   - assert_double(): the same double, NaN included, printed to the last digit when not;
  *   - diag_count(): the number of diagnostic lines in a joined string;
  *   - make_tempdir() / remove_tree() / write_text(): scratch directories for file-based tests.
  * No helper touches anything outside the temporary directories it creates.
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +117,16 @@ static inline void assert_diag_at(const char *joined, const char *line_text, con
 	_fail(file, line);
 }
 
+/* Two doubles are the same number, NaN included (the exact value: the expected one is worked out to the bit). */
+static inline void assert_double_at(double got, double want, const char *file, int line)
+{
+	if ((isnan(got) && isnan(want)) || got == want)
+		return;
+	print_error("expected %.17g, got %.17g\n", want, got);
+	_fail(file, line);
+}
+
+#define assert_double(got, want) assert_double_at((got), (want), __FILE__, __LINE__)
 #define assert_contains(hay, needle) assert_contains_at((hay), (needle), __FILE__, __LINE__)
 #define assert_not_contains(hay, needle) assert_not_contains_at((hay), (needle), __FILE__, __LINE__)
 #define assert_diag(joined, text) assert_diag_at((joined), (text), __FILE__, __LINE__)
