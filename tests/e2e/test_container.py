@@ -47,7 +47,7 @@ SHUTDOWN_BUDGET = 25  # flinklet.shutdown.timeout, seconds
 TAG_SUFFIX = os.environ.get("FLINKLET_E2E_TAG_SUFFIX", "")
 # what Debian's libcurl (libcurl3-gnutls, libcurl4) loads and flinklet's own static one (scripts/curl.sh) does
 # without: none of it may be in the image, nor mapped by flinklet (docs/performance.md, "The supervisor's footprint")
-CURL_BAGGAGE = re.compile(r"\blib(curl|ssh2?|ldap|lber|sasl2|krb5|krb5support|k5crypto|gssapi_krb5|com_err|rtmp|psl"
+CURL_BAGGAGE = re.compile(r"\blib(curl|ssh2?|ldap|lber|sasl2|krb5|krb5support|k5crypto|gssapi_krb5|rtmp|psl"
                           r"|nghttp2|brotli(common|dec|enc))[-.\w]*\.so")
 
 pytestmark = [
