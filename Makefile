@@ -20,8 +20,8 @@ PKGS     = libcjson yaml-0.1 libsystemd libmicrohttpd nettle zlib
 # its GnuTLS flavour (libcurl3-gnutls: TLS is libmicrohttpd's GnuTLS), with the headers of whichever libcurl -dev
 # package is installed (the same for every flavour); rest.c then initialises libssh2 without crypto before
 # curl_global_init. CURL_SYSTEM_LIBS=-lcurl builds against the -dev package's own flavour instead.
-# A source tree without scripts/curl.sh (container/Containerfile's build stage copies only what it compiles, and
-# installs Debian's libcurl) builds with CURL=system.
+# A source tree without scripts/curl.sh builds with CURL=system. container/Containerfile's build stage has it and
+# asks for CURL=bundled (the image has no libcurl of Debian's: docs/deployment.md, "The image").
 CURL     ?= $(if $(wildcard scripts/curl.sh),bundled,system)
 CURL_DIR  = $(BUILD)/curl/current
 ifeq ($(CURL),bundled)
