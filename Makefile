@@ -188,6 +188,7 @@ container-base: flink-lib
 	  scripts/container-base.sh
 
 container-image: $(BUILD)/flinklet flink-lib
+	@[ "$(CURL)" = bundled ] || { echo "container-image: the image has no libcurl: build flinklet with CURL=bundled" >&2; exit 2; }
 	base=$$(PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh) && \
 	$(PODMAN) build --format docker $(CONTAINER_OPTS) -f container/Containerfile --target runtime-prebuilt \
 	  --build-arg FLINK_IMAGE=$$base --build-arg FLINKLET_BINARY=$(BUILD)/flinklet -t $(IMAGE) .
