@@ -184,7 +184,8 @@ httpd.serve_forever()
 def run_https_jar(image, tmp_path, capsys):
     """A job whose jar is https://127.0.0.1:8443/jobs/job.jar, served inside the container's own network namespace
     (still no network: an https server of the host's python, moved there by nsenter) with a certificate of a test
-    CA handed to flinklet the documented way (flinklet.artifacts.ca-file): the job must reach RUNNING from it."""
+    CA. Without that CA the image's trust store refuses it (nothing is requested); with the CA handed to flinklet
+    the documented way (flinklet.artifacts.ca-file) the job reaches RUNNING from it."""
     if not shutil.which("openssl") or not shutil.which("nsenter"):
         pytest.skip("openssl and nsenter are needed for the https case")
     from test_artifacts import make_ca
@@ -197,6 +198,9 @@ def run_https_jar(image, tmp_path, capsys):
     shutil.copy(JOBS_JAR, www / "jobs" / "job.jar")
     suffix = uuid.uuid4().hex[:8]
     netns, name, volume = f"flinklet-netns-{suffix}", f"flinklet-https-{suffix}", f"flinklet-https-{suffix}"
+    untrusted, volume2 = f"flinklet-untrusted-{suffix}", f"flinklet-untrusted-{suffix}"
+    job = ["--jar", "https://127.0.0.1:8443/jobs/job.jar", "--class", "dev.flinklet.jobs.StatefulCounter",
+           "--", "--output", f"{STATE}/output"]
     server = None
     try:
         # the network namespace: a container that only sleeps, with loopback alone
@@ -205,13 +209,24 @@ def run_https_jar(image, tmp_path, capsys):
         server = subprocess.Popen(["nsenter", "-t", pid, "-n", sys.executable, "-c", HTTPS_SERVER, str(www), cert,
                                    key, "8443"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert server.stdout.readline().strip() == "ready"
-        podman("volume", "create", volume)
         opts = [o for o in RUN_OPTS if o not in ("--network", "none")]
+        # the system's CAs only (/etc/ssl/certs): the test CA is not one of them, one attempt, then flinklet exits 1
+        podman("volume", "create", volume2)
+        r = podman("run", "--name", untrusted, "--network", f"container:{netns}", *opts, *POD_SECURITY,
+                   "-v", f"{volume2}:{STATE}", image, "-D", "flinklet.restart.max-attempts=1",
+                   "-D", "flinklet.restart.backoff.initial=100 ms", "-D", "flinklet.artifacts.retries=0", *job,
+                   check=False, timeout=120)
+        assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-3000:]
+        with open(volume_path(volume2, f"file://{STATE}/events.jsonl")) as f:
+            events = [json.loads(line) for line in f]
+        failed = [e for e in events if e["type"] == "ArtifactFetchFailed"]
+        assert failed and "certificate" in failed[0]["message"].lower(), events
+        assert "JvmStarted" not in [e["type"] for e in events]
+
+        podman("volume", "create", volume)
         podman("run", "-d", "--name", name, "--network", f"container:{netns}", *opts, *POD_SECURITY,
                "-v", f"{volume}:{STATE}", "-v", f"{ca}:/etc/flinklet-ca/ca.pem:ro", image,
-               "-D", "flinklet.artifacts.ca-file=/etc/flinklet-ca/ca.pem",
-               "--jar", "https://127.0.0.1:8443/jobs/job.jar", "--class", "dev.flinklet.jobs.StatefulCounter",
-               "--", "--output", f"{STATE}/output")
+               "-D", "flinklet.artifacts.ca-file=/etc/flinklet-ca/ca.pem", *job)
 
         def running():
             if not json.loads(podman("inspect", name).stdout)[0]["State"]["Running"]:
@@ -224,7 +239,8 @@ def run_https_jar(image, tmp_path, capsys):
         assert json.loads(podman("inspect", name).stdout)[0]["State"]["ExitCode"] == 0
         server.terminate()
         log = server.communicate(timeout=30)[0]
-        assert "request GET /jobs/job.jar 200" in log, log
+        # one request: the one over the verified connection (the refused handshake sent none)
+        assert log.count("request GET /jobs/job.jar") == 1 and "request GET /jobs/job.jar 200" in log, log
         say(capsys, f"{image}: the job's jar came over https from inside the container")
     except BaseException:
         print(podman("logs", name, check=False).stderr[-4000:])
@@ -233,8 +249,10 @@ def run_https_jar(image, tmp_path, capsys):
         if server and server.poll() is None:
             server.kill()
         podman("rm", "-f", "-t", "0", name, check=False)
+        podman("rm", "-f", "-t", "0", untrusted, check=False)
         podman("rm", "-f", "-t", "0", netns, check=False)
         podman("volume", "rm", "-f", volume, check=False)
+        podman("volume", "rm", "-f", volume2, check=False)
 
 
 def test_prebuilt_image_has_no_debian_libcurl(capsys):
