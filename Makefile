@@ -20,8 +20,8 @@ PKGS     = libcjson yaml-0.1 libsystemd libmicrohttpd nettle zlib
 # its GnuTLS flavour (libcurl3-gnutls: TLS is libmicrohttpd's GnuTLS), with the headers of whichever libcurl -dev
 # package is installed (the same for every flavour); rest.c then initialises libssh2 without crypto before
 # curl_global_init. CURL_SYSTEM_LIBS=-lcurl builds against the -dev package's own flavour instead.
-# A source tree without scripts/curl.sh (container/Containerfile's build stage copies only what it compiles, and
-# installs Debian's libcurl) builds with CURL=system.
+# A source tree without scripts/curl.sh builds with CURL=system. container/Containerfile's build stage has it and
+# asks for CURL=bundled (the image has no libcurl of Debian's: docs/deployment.md, "The image").
 CURL     ?= $(if $(wildcard scripts/curl.sh),bundled,system)
 CURL_DIR  = $(BUILD)/curl/current
 ifeq ($(CURL),bundled)
@@ -191,6 +191,7 @@ container-base: flink-lib
 	  scripts/container-base.sh
 
 container-image: $(BUILD)/flinklet flink-lib
+	@[ "$(CURL)" = bundled ] || { echo "container-image: the image has no libcurl: build flinklet with CURL=bundled" >&2; exit 2; }
 	base=$$(PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) scripts/container-base.sh) && \
 	$(PODMAN) build --format docker $(CONTAINER_OPTS) -f container/Containerfile --target runtime-prebuilt \
 	  --build-arg FLINK_IMAGE=$$base --build-arg FLINKLET_BINARY=$(BUILD)/flinklet -t $(IMAGE) .

@@ -19,7 +19,9 @@
 # `podman --runtime runc --cgroup-manager cgroupfs` where runc is installed, else `podman`), JDK (a Java 17 JDK
 # with jmods/, Debian's openjdk-17-jdk-headless; default: the one javac belongs to), BASE_NAME (the image name,
 # default localhost/flinklet-base), VARIANT (empty, or `systemd`: the same with systemd as /sbin/init, for
-# tests/e2e/test_systemd.py; named BASE_NAME-systemd).
+# tests/e2e/test_systemd.py; named BASE_NAME-systemd; or `builder`: no Java and no jars, but the C toolchain and
+# flinklet's -dev packages, a stand-in for the Containerfile's BUILDER debian:bookworm, for its build stage without
+# a registry; named BASE_NAME-builder:bookworm-<12 hex>).
 # Needs root (debootstrap), which is also what the podman that runs the image needs here.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,8 +36,9 @@ fi
 read -r -a podman <<<"$PODMAN"
 suite=bookworm
 # the TLS roots for https jars, the C++ runtime of the JVM and RocksDB, and the runtime side of flinklet's -dev
-# packages (scripts/deps.sh)
-packages=(ca-certificates libstdc++6 libcurl3-gnutls libcjson1 libyaml-0-2 libsystemd0 libmicrohttpd12 libnettle8)
+# packages (scripts/deps.sh). No libcurl: flinklet links its own (scripts/curl.sh), and Debian's libcurl3-gnutls
+# would bring libssh2, OpenLDAP, SASL, Kerberos, rtmp, psl, nghttp2 and brotli that nothing here loads.
+packages=(ca-certificates libstdc++6 libgnutls30 libcjson1 libyaml-0-2 libsystemd0 libmicrohttpd12 libnettle8 zlib1g)
 name=${BASE_NAME:-localhost/flinklet-base}
 VARIANT=${VARIANT:-}
 case "$VARIANT" in
@@ -44,8 +47,16 @@ systemd)
 	packages+=(systemd systemd-sysv)
 	name=$name-systemd
 	;;
+builder)
+	# what the Containerfile's build stage installs in a BUILDER that lacks it: the toolchain, the -dev
+	# packages, and what scripts/curl.sh needs to unpack Debian's curl source (dpkg-source) and fetch it (apt's
+	# keyring, a minbase has it)
+	packages=(gcc make pkg-config libc6-dev binutils libcjson-dev libyaml-dev libsystemd-dev libmicrohttpd-dev
+		nettle-dev libgnutls28-dev zlib1g-dev dpkg-dev debian-archive-keyring ca-certificates)
+	name=$name-builder
+	;;
 *)
-	echo "container-base: unknown VARIANT=$VARIANT (empty or systemd)" >&2
+	echo "container-base: unknown VARIANT=$VARIANT (empty, systemd or builder)" >&2
 	exit 2
 	;;
 esac
@@ -63,7 +74,7 @@ DROP_JARS=('async-profiler-*.jar')
 
 say() { echo "container-base: $*" >&2; }
 
-if ! ls "$FLINK_LIB"/flink-core-*.jar >/dev/null 2>&1; then
+if [ "$VARIANT" != builder ] && ! ls "$FLINK_LIB"/flink-core-*.jar >/dev/null 2>&1; then
 	say "no Flink jars in $FLINK_LIB (run: make flink-lib FLINK_VERSION=$FLINK_VERSION)"
 	exit 3
 fi
@@ -76,23 +87,32 @@ ppc64el) rocksdb_native=librocksdbjni-linux-ppc64le.so ;;
 s390x) rocksdb_native=librocksdbjni-linux-s390x.so ;;
 *) rocksdb_native= ;;
 esac
-if [ -z "${JDK:-}" ]; then
+if [ "$VARIANT" = builder ]; then
+	JDK=none
+elif [ -z "${JDK:-}" ]; then
 	javac=$(command -v javac || true)
 	JDK=$([ -n "$javac" ] && dirname "$(dirname "$(readlink -f "$javac")")" || true)
 fi
-if [ -z "$JDK" ] || [ ! -f "$JDK/jmods/java.base.jmod" ] || ! "$JDK/bin/java" -version 2>&1 | grep -q 'version "17'; then
+if [ "$VARIANT" = builder ]; then
+	jdk_version=none
+elif [ -z "$JDK" ] || [ ! -f "$JDK/jmods/java.base.jmod" ] || ! "$JDK/bin/java" -version 2>&1 | grep -q 'version "17'; then
 	say "no Java 17 JDK with jmods/ (JDK=${JDK:-unset}): install openjdk-17-jdk-headless (make deps)"
 	exit 3
+else
+	jdk_version=$("$JDK/bin/java" -version 2>&1 | head -n 2 | tr '\n' ' ')
 fi
-jdk_version=$("$JDK/bin/java" -version 2>&1 | head -n 2 | tr '\n' ' ')
 
 inputs=$(
 	sha256sum <"$self"
 	echo "suite=$suite arch=$arch packages=${packages[*]} jdk=$jdk_version"
-	cd "$FLINK_LIB" && find . -maxdepth 1 -name '*.jar' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+	if [ "$VARIANT" != builder ]; then
+		cd "$FLINK_LIB" && find . -maxdepth 1 -name '*.jar' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+	fi
 )
 hash=$(printf '%s\n' "$inputs" | sha256sum | cut -c1-12)
-tag="$name:$FLINK_VERSION-$hash"
+# the builder has no Flink in it: it is named after its Debian release
+release=$([ "$VARIANT" = builder ] && echo "$suite" || echo "$FLINK_VERSION")
+tag="$name:$release-$hash"
 
 if "${podman[@]}" image exists "$tag"; then
 	say "$tag exists (cached)"
@@ -137,30 +157,31 @@ debootstrap --variant=minbase --arch="$arch" --include="$include" "$suite" "$roo
 	exit 1
 }
 
-say "the Java runtime: jlink of $JDK ($JAVA_MODULES)"
 java_home=/opt/java
-"$JDK/bin/jlink" --add-modules "$JAVA_MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \
-	--exclude-files="${JLINK_EXCLUDE%,}" --output "$root$java_home" >&2
-# found through JAVA_HOME, PATH, and /usr/bin/java as Debian's JRE has it (what a systemd unit's PATH finds).
-# Run here, not in the chroot: the launcher finds its libraries through /proc/self/exe, which a chroot without
-# /proc lacks. The default class-data archive of the JDK's classes (lib/server/classes.jsa) does not depend on
-# where the runtime is installed.
-ln -s "$java_home/bin/java" "$root/usr/bin/java"
-"$root$java_home/bin/java" -Xshare:dump >/dev/null 2>&1 || say "no default class-data archive (java -Xshare:dump failed)"
-"$root$java_home/bin/java" -version >&2
+if [ "$VARIANT" != builder ]; then
+	say "the Java runtime: jlink of $JDK ($JAVA_MODULES)"
+	"$JDK/bin/jlink" --add-modules "$JAVA_MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \
+		--exclude-files="${JLINK_EXCLUDE%,}" --output "$root$java_home" >&2
+	# found through JAVA_HOME, PATH, and /usr/bin/java as Debian's JRE has it (what a systemd unit's PATH finds).
+	# Run here, not in the chroot: the launcher finds its libraries through /proc/self/exe, which a chroot without
+	# /proc lacks. The default class-data archive of the JDK's classes (lib/server/classes.jsa) does not depend on
+	# where the runtime is installed.
+	ln -s "$java_home/bin/java" "$root/usr/bin/java"
+	"$root$java_home/bin/java" -Xshare:dump >/dev/null 2>&1 || say "no default class-data archive (java -Xshare:dump failed)"
+	"$root$java_home/bin/java" -version >&2
 
-say "adding the user flink (9999) and the Flink jars"
-chroot "$root" groupadd --system --gid 9999 flink
-chroot "$root" useradd --system --home-dir /opt/flink --no-create-home --uid 9999 --gid flink --shell /bin/bash flink
-mkdir -p "$root/opt/flink/lib" "$root/opt/flink/usrlib" "$root/opt/flink/conf"
-cp "$FLINK_LIB"/*.jar "$root/opt/flink/lib/"
-for pattern in "${DROP_JARS[@]}"; do
-	# shellcheck disable=SC2086 # the pattern is a glob
-	rm -f "$root"/opt/flink/lib/$pattern
-done
-for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar; do
-	[ -f "$jar" ] && [ -n "$rocksdb_native" ] || continue
-	python3 - "$jar" "$rocksdb_native" <<'PY'
+	say "adding the user flink (9999) and the Flink jars"
+	chroot "$root" groupadd --system --gid 9999 flink
+	chroot "$root" useradd --system --home-dir /opt/flink --no-create-home --uid 9999 --gid flink --shell /bin/bash flink
+	mkdir -p "$root/opt/flink/lib" "$root/opt/flink/usrlib" "$root/opt/flink/conf"
+	cp "$FLINK_LIB"/*.jar "$root/opt/flink/lib/"
+	for pattern in "${DROP_JARS[@]}"; do
+		# shellcheck disable=SC2086 # the pattern is a glob
+		rm -f "$root"/opt/flink/lib/$pattern
+	done
+	for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar; do
+		[ -f "$jar" ] && [ -n "$rocksdb_native" ] || continue
+		python3 - "$jar" "$rocksdb_native" <<'PY'
 import os, sys, zipfile
 path, keep = sys.argv[1], sys.argv[2]
 tmp = path + ".tmp"
@@ -174,8 +195,9 @@ with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATE
         dst.writestr(info, src.read(name))
 os.replace(tmp, path)
 PY
-done
-chown -R 9999:9999 "$root/opt/flink"
+	done
+	chown -R 9999:9999 "$root/opt/flink"
+fi
 
 # what an image does not need: package caches and lists, documentation, man pages
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* \
@@ -186,7 +208,9 @@ rm -f "$root/etc/hostname"
 
 say "importing into podman"
 variant_changes=(--change "USER flink")
-if [ "$VARIANT" = systemd ]; then
+if [ "$VARIANT" = builder ]; then
+	variant_changes=(--change "USER root" --change "WORKDIR /")
+elif [ "$VARIANT" = systemd ]; then
 	# systemd is PID 1 as root; it stops on SIGRTMIN+3
 	variant_changes=(--change "USER root" --change 'CMD ["/sbin/init"]' --change "STOPSIGNAL SIGRTMIN+3")
 fi
@@ -201,13 +225,13 @@ tar --numeric-owner --xattrs -C "$root" -cf "$work/rootfs.tar" .
 	--change "LABEL dev.flinklet.base.inputs=$hash" \
 	--change "LABEL dev.flinklet.base.flink-version=$FLINK_VERSION" \
 	"$work/rootfs.tar" "$tag" >/dev/null
-"${podman[@]}" tag "$tag" "$name:$FLINK_VERSION"
+"${podman[@]}" tag "$tag" "$name:$release"
 # the bases of earlier inputs of this Flink version are superseded: untag them (an image still in use by a
 # container stays until that is removed)
 "${podman[@]}" images --format '{{.Repository}}:{{.Tag}}' "$name" | while read -r old; do
 	case "$old" in
-	"$tag" | "$name:$FLINK_VERSION") ;;
-	"$name:$FLINK_VERSION-"*) if "${podman[@]}" rmi "$old" >/dev/null 2>&1; then say "removed the superseded $old"; fi ;;
+	"$tag" | "$name:$release") ;;
+	"$name:$release-"*) if "${podman[@]}" rmi "$old" >/dev/null 2>&1; then say "removed the superseded $old"; fi ;;
 	esac
 done
 say "built $tag in $(($(date +%s) - start)) s"

@@ -13,7 +13,10 @@
 #   OUTDIR/current       a symlink to the newest VERSION, which the Makefile uses
 # The newest version in bookworm, bookworm-updates and bookworm-security wins; a version built before is not built
 # again (the Makefile calls this only when OUTDIR/current/lib/libcurl.a is missing; `make curl-refresh` asks for a
-# newer source). Without the network, a version built before is kept. CURL_SUITE picks another Debian release.
+# newer source). Without the network, a version built before is kept, else the newest source package downloaded
+# before (OUTDIR/src/VERSION/curl_*.dsc, checked against the signed index when apt-get fetched it) is unpacked
+# with dpkg-source and built: the container image's build stage runs with no network and gets the host's
+# build/curl/src (container/Containerfile). CURL_SUITE picks another Debian release.
 set -euo pipefail
 
 out=${1:?usage: curl.sh OUTDIR}
@@ -41,6 +44,7 @@ aptopts=(-q -o Dir::Etc::sourcelist=/dev/null -o "Dir::Etc::sourceparts=$apt/sou
 
 # the newest source version, or the one built before when the mirror cannot be reached
 version=""
+offline_dsc=""
 if apt-get "${aptopts[@]}" update >"$apt/update.log" 2>&1; then
 	for v in $(apt-cache "${aptopts[@]}" showsrc curl 2>/dev/null | sed -n 's/^Version: //p'); do
 		if [ -z "$version" ] || dpkg --compare-versions "$v" gt "$version"; then
@@ -54,8 +58,19 @@ if [ -z "$version" ]; then
 		echo "curl.sh: the Debian mirror answered no curl source ($apt/update.log); keeping $(readlink "$out/current")" >&2
 		exit 0
 	fi
-	echo "curl.sh: no curl source package from the Debian mirror (see $apt/update.log)" >&2
-	exit 1
+	for dsc in "$out"/src/*/curl_*.dsc; do
+		[ -e "$dsc" ] || continue
+		v=$(basename "$(dirname "$dsc")")
+		if [ -z "$version" ] || dpkg --compare-versions "$v" gt "$version"; then
+			version=$v
+			offline_dsc=$dsc
+		fi
+	done
+	if [ -z "$version" ]; then
+		echo "curl.sh: no curl source package from the Debian mirror (see $apt/update.log)" >&2
+		exit 1
+	fi
+	echo "curl.sh: the Debian mirror answered no curl source ($apt/update.log); building the one downloaded before, $version" >&2
 fi
 
 # Debian's CA setting (its libcurl3-gnutls is configured with the same: the directory, no bundle file); everything flinklet does not use is left out. AWS SigV4
@@ -84,13 +99,22 @@ src="$out/src/$version"
 # a tree unpacked before is unpacked again (its objects may be of other options); the downloaded files are kept
 rm -rf "$dest" "$src"/curl-*/
 mkdir -p "$src"
-echo "curl.sh: fetching Debian's curl $version source"
-# apt-get source checks each file against the signed Sources index, then dpkg-source unpacks it with the
-# Debian patches applied
-(cd "$src" && apt-get "${aptopts[@]}" -o APT::Sandbox::User=root source "curl=$version" >fetch.log 2>&1) || {
-	cat "$src/fetch.log" >&2
-	exit 1
-}
+if [ -n "$offline_dsc" ]; then
+	# the files apt-get source downloaded before; dpkg-source checks them against the .dsc's checksums
+	echo "curl.sh: unpacking Debian's curl $version source (downloaded before)"
+	(cd "$src" && dpkg-source -x "$(basename "$offline_dsc")" >unpack.log 2>&1) || {
+		cat "$src/unpack.log" >&2
+		exit 1
+	}
+else
+	echo "curl.sh: fetching Debian's curl $version source"
+	# apt-get source checks each file against the signed Sources index, then dpkg-source unpacks it with the
+	# Debian patches applied
+	(cd "$src" && apt-get "${aptopts[@]}" -o APT::Sandbox::User=root source "curl=$version" >fetch.log 2>&1) || {
+		cat "$src/fetch.log" >&2
+		exit 1
+	}
+fi
 tree=$(find "$src" -mindepth 1 -maxdepth 1 -type d -name 'curl-*' | head -n 1)
 [ -n "$tree" ] || {
 	echo "curl.sh: no unpacked source tree in $src" >&2

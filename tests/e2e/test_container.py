@@ -7,7 +7,10 @@ job through the life of a container on a named volume: flinklet is PID 1, a `kil
 a checkpoint, `podman stop` leaves a savepoint on the volume, and a fresh container on the same volume resumes
 from exactly that savepoint, with the job's exactly-once output intact across all of it. Another runs the job
 under two arbitrary uids of group 0 one after the other on one volume (OpenShift's restricted policy), with a
-read-only root and RocksDB state.
+read-only root and RocksDB state. Others check that neither image (runtime-prebuilt with the host's flinklet,
+and the default target `runtime`, compiled in the build stage with no network on a local stand-in for its
+BUILDER) has Debian's libcurl or what it brings along, and that the latter fetches a job's jar over https from
+inside the container.
 
 FLINKLET_E2E_TAG_SUFFIX (default empty) is appended to the names of the images this builds, so that two
 checkouts on one machine do not replace each other's images."""
@@ -18,6 +21,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -41,6 +45,10 @@ TOKEN_FILE = "/var/run/secrets/flinklet/token"
 JAR_IN_IMAGE = "/opt/flink/usrlib/flinklet-test-jobs.jar"
 SHUTDOWN_BUDGET = 25  # flinklet.shutdown.timeout, seconds
 TAG_SUFFIX = os.environ.get("FLINKLET_E2E_TAG_SUFFIX", "")
+# what Debian's libcurl (libcurl3-gnutls, libcurl4) loads and flinklet's own static one (scripts/curl.sh) does
+# without: none of it may be in the image, nor mapped by flinklet (docs/performance.md, "The supervisor's footprint")
+CURL_BAGGAGE = re.compile(r"\blib(curl|ssh2?|ldap|lber|sasl2|krb5|krb5support|k5crypto|gssapi_krb5|rtmp|psl"
+                          r"|nghttp2|brotli(common|dec|enc))[-.\w]*\.so")
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("podman") is None,
@@ -122,6 +130,150 @@ def build_image(capsys, base):
     health = cfg.get("Healthcheck") or cfg.get("HealthCheck") or cfg["Config"].get("Healthcheck") or {}
     assert health.get("Test") == ["CMD", "/usr/local/bin/flinklet", "status", "--live"]
     return tag
+
+
+def build_full_image(capsys, base, builder):
+    """The Containerfile's default target (runtime): flinklet compiled in the build stage on builder, from the
+    checkout as the context (.containerignore's selection), with no network: the build stage gets Debian's curl
+    source package from the context's build/curl/src, as scripts/curl.sh downloaded it on this machine."""
+    assert any(name.startswith("curl_") and name.endswith(".dsc")
+               for _, _, files in os.walk(os.path.join(ROOT, "build", "curl", "src")) for name in files), \
+        "no Debian curl source package under build/curl/src: run make (CURL=bundled) first"
+    t0 = time.monotonic()
+    tag = f"localhost/flinklet:e2e-full-{flink_version()}{TAG_SUFFIX}"
+    before = podman("image", "inspect", "--format", "{{.Id}}", tag, check=False).stdout.strip()
+    podman("build", "--format", "docker", *RUN_OPTS, "-f", CONTAINERFILE, "--build-arg", f"FLINK_IMAGE={base}",
+           "--build-arg", f"BUILDER={builder}", "-t", tag, ROOT, timeout=1800)
+    after = podman("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
+    if before and before != after:
+        podman("rmi", before, check=False)
+    say(capsys, f"image {tag} (target runtime) built in {time.monotonic() - t0:.1f} s")
+    return tag
+
+
+def assert_no_debian_libcurl(image):
+    """flinklet in image maps no libcurl and none of what Debian's brings along, and the image has none of them."""
+    ldd = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "ldd", image, "/usr/local/bin/flinklet").stdout
+    assert "libgnutls.so.30" in ldd and "libmicrohttpd.so.12" in ldd, ldd  # the dynamic part is there
+    assert "not found" not in ldd, ldd
+    linked = [line.strip() for line in ldd.splitlines() if CURL_BAGGAGE.search(line)]
+    assert not linked, f"flinklet in {image} links Debian's libcurl or its libraries: {linked}"
+    cache = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "ldconfig", image, "-p").stdout
+    assert "libgnutls.so.30" in cache, cache[:2000]
+    shipped = sorted({m.group(0) for m in CURL_BAGGAGE.finditer(cache)})
+    assert not shipped, f"{image} still ships Debian's libcurl or what only it pulls in: {shipped}"
+
+
+HTTPS_SERVER = r"""
+import http.server, ssl, sys
+root, cert, key, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, directory=root, **kw)
+    def log_message(self, fmt, *args):
+        print("request", self.command, self.path, args[1] if len(args) > 1 else "", flush=True)
+httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+print("ready", flush=True)
+httpd.serve_forever()
+"""
+
+
+def run_https_jar(image, tmp_path, capsys):
+    """A job whose jar is https://127.0.0.1:8443/jobs/job.jar, served inside the container's own network namespace
+    (still no network: an https server of the host's python, moved there by nsenter) with a certificate of a test
+    CA. Without that CA the image's trust store refuses it (nothing is requested); with the CA handed to flinklet
+    the documented way (flinklet.artifacts.ca-file) the job reaches RUNNING from it."""
+    if not shutil.which("openssl") or not shutil.which("nsenter"):
+        pytest.skip("openssl and nsenter are needed for the https case")
+    from test_artifacts import make_ca
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    ca, cert, key = make_ca(certs)
+    os.chmod(ca, 0o644)
+    www = tmp_path / "www"
+    (www / "jobs").mkdir(parents=True)
+    shutil.copy(JOBS_JAR, www / "jobs" / "job.jar")
+    suffix = uuid.uuid4().hex[:8]
+    netns, name, volume = f"flinklet-netns-{suffix}", f"flinklet-https-{suffix}", f"flinklet-https-{suffix}"
+    untrusted, volume2 = f"flinklet-untrusted-{suffix}", f"flinklet-untrusted-{suffix}"
+    job = ["--jar", "https://127.0.0.1:8443/jobs/job.jar", "--class", "dev.flinklet.jobs.StatefulCounter",
+           "--", "--output", f"{STATE}/output"]
+    server = None
+    try:
+        # the network namespace: a container that only sleeps, with loopback alone
+        podman("run", "-d", "--name", netns, *RUN_OPTS, "--entrypoint", "sleep", image, "infinity")
+        pid = podman("inspect", "--format", "{{.State.Pid}}", netns).stdout.strip()
+        server = subprocess.Popen(["nsenter", "-t", pid, "-n", sys.executable, "-c", HTTPS_SERVER, str(www), cert,
+                                   key, "8443"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert server.stdout.readline().strip() == "ready"
+        opts = [o for o in RUN_OPTS if o not in ("--network", "none")]
+        # the system's CAs only (/etc/ssl/certs): the test CA is not one of them, one attempt, then flinklet exits 1
+        podman("volume", "create", volume2)
+        r = podman("run", "--name", untrusted, "--network", f"container:{netns}", *opts, *POD_SECURITY,
+                   "-v", f"{volume2}:{STATE}", image, "-D", "flinklet.restart.max-attempts=1",
+                   "-D", "flinklet.restart.backoff.initial=100 ms", "-D", "flinklet.artifacts.retries=0", *job,
+                   check=False, timeout=120)
+        assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-3000:]
+        with open(volume_path(volume2, f"file://{STATE}/events.jsonl")) as f:
+            events = [json.loads(line) for line in f]
+        failed = [e for e in events if e["type"] == "ArtifactFetchFailed"]
+        assert failed and "certificate" in failed[0]["message"].lower(), events
+        assert "JvmStarted" not in [e["type"] for e in events]
+
+        podman("volume", "create", volume)
+        podman("run", "-d", "--name", name, "--network", f"container:{netns}", *opts, *POD_SECURITY,
+               "-v", f"{volume}:{STATE}", "-v", f"{ca}:/etc/flinklet-ca/ca.pem:ro", image,
+               "-D", "flinklet.artifacts.ca-file=/etc/flinklet-ca/ca.pem", *job)
+
+        def running():
+            if not json.loads(podman("inspect", name).stdout)[0]["State"]["Running"]:
+                raise AssertionError("the container stopped:\n" + podman("logs", name, check=False).stderr[-3000:])
+            r = podman("exec", name, "flinklet", "status", "--json", check=False, timeout=60)
+            st = json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+            return st if st and st["jobStatus"]["state"] == "RUNNING" else None
+        wait_for(running, 150, "the job of the https jar RUNNING", interval=1)
+        podman("stop", "-t", "40", name, timeout=90)
+        assert json.loads(podman("inspect", name).stdout)[0]["State"]["ExitCode"] == 0
+        server.terminate()
+        log = server.communicate(timeout=30)[0]
+        # one request: the one over the verified connection (the refused handshake sent none)
+        assert log.count("request GET /jobs/job.jar") == 1 and "request GET /jobs/job.jar 200" in log, log
+        say(capsys, f"{image}: the job's jar came over https from inside the container")
+    except BaseException:
+        print(podman("logs", name, check=False).stderr[-4000:])
+        raise
+    finally:
+        if server and server.poll() is None:
+            server.kill()
+        podman("rm", "-f", "-t", "0", name, check=False)
+        podman("rm", "-f", "-t", "0", untrusted, check=False)
+        podman("rm", "-f", "-t", "0", netns, check=False)
+        podman("volume", "rm", "-f", volume, check=False)
+        podman("volume", "rm", "-f", volume2, check=False)
+
+
+def test_prebuilt_image_has_no_debian_libcurl(capsys):
+    """runtime-prebuilt (what make container-image builds) with the host's flinklet (CURL=bundled, the default):
+    neither flinklet nor the image has Debian's libcurl, libssh2, OpenLDAP, Kerberos & co."""
+    base = build_base(capsys)
+    image = build_image(capsys, base)
+    assert_no_debian_libcurl(image)
+
+
+def test_default_target_links_the_bundled_libcurl_offline_and_fetches_an_https_jar(tmp_path, capsys):
+    """The Containerfile's default target, as a user builds it: the build stage compiles scripts/curl.sh's static
+    libcurl (here from the context's Debian source package, with no network), the runtime stage has no libcurl,
+    and a remote jar still comes over https, verified against the CA of flinklet.artifacts.ca-file."""
+    base = build_base(capsys)
+    builder = build_base(capsys, variant="builder")
+    image = build_full_image(capsys, base, builder)
+    assert_no_debian_libcurl(image)
+    version = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "/usr/local/bin/flinklet", image, "version").stdout
+    assert open(os.path.join(ROOT, "VERSION")).read().strip() in version, version
+    run_https_jar(image, tmp_path, capsys)
 
 
 def config_dir(tmp_path, conf=None, drop=()):
