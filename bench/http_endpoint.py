@@ -204,8 +204,9 @@ def retention_round(binary=None):
         f.wait_stable()
         t0 = now_ms()
         post(f, "savepoint")
-        wait_for(lambda: f.first_event(t0, "SavepointCompleted"), 120, "the first savepoint", interval=0.2)
-        first = f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"]
+        first = wait_for(lambda: ((f.status() or {}).get("jobStatus", {}).get("savepointInfo", {})
+                                  .get("lastSavepoint") or {}).get("location"), 120, "the first savepoint",
+                         interval=0.2)
         path = re.sub(r"^file:(//)?", "", first)
         for i in range(RETENTION_FILES):
             with open(os.path.join(path, f"bench-sst-{i:05d}"), "wb") as fh:
