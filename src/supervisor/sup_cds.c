@@ -2,10 +2,10 @@
  * Flink jar set when there is a whole one (-XX:SharedArchiveFile), else -XX:+RecordDynamicDumpInfo. Once the
  * job of a recording JVM has run for flinklet.jvm.class-data-sharing.dump-delay, that JVM is asked (over the
  * attach protocol, src/flink/jattach.c) to dump the classes it loaded into a temporary file, which is fsynced (by the
- * helper) and renamed into place (the directory's fsync, like a removal's, on the worker thread: never on the loop). An
- * archive the JVM did not use (its warning, or not in its memory map once the job runs), one that is not whole, or one
- * the JVM crashed with before RUNNING is said once and removed; the next recording JVM makes a new one. Nothing here
- * ever holds a launch back. */
+ * helper) and renamed into place, the older archives removed (on the worker thread, like a removal: never on the loop).
+ * An archive the JVM did not use (its warning, or not in its memory map once the job runs), one that is not whole, or
+ * one the JVM crashed with before RUNNING is said once and removed; the next recording JVM makes a new one. Nothing
+ * here ever holds a launch back. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
