@@ -5,7 +5,11 @@ JvmExited event (noticed), to RestartScheduled (decided) and to JvmStarted (hand
 Then the same kills on a state volume whose every fsync takes 200 ms (tests/faults/volshim.c preloaded into flinklet
 only, not into the JVM): the restart decision next to the one on the plain volume (issue 15: <= 10 ms), and the
 longest /healthz answer while the new launch waits for its intent to reach the volume (the loop must not wait with
-it); with FLINKLET_BASELINE_BIN the same slow-volume kills with another build, side by side."""
+it); with FLINKLET_BASELINE_BIN the same slow-volume kills with another build, side by side. Last, retention on a
+volume whose every metadata call (rename, unlink, rmdir) takes BENCH_SLOW_META_MS (20 ms): a savepoint given
+BENCH_RETENTION_FILES (200) more files (RocksDB's) is disposed of when the next one completes, and the slowest /healthz
+answer meanwhile is measured (the loop must not remove it itself), side by side with FLINKLET_BASELINE_BIN.
+BENCH_HTTP_PARTS=retention runs that part only."""
 import http.client
 import os
 import re
@@ -26,6 +30,9 @@ SLOW_FSYNC_MS = int(os.environ.get("BENCH_SLOW_FSYNC_MS", "200"))
 # another build of flinklet whose restart decision on the slow volume is measured too (e.g. main's, before issue 15)
 BASELINE_BIN = os.environ.get("FLINKLET_BASELINE_BIN")
 LOAD_S = int(os.environ.get("BENCH_HTTP_SECONDS", "10"))
+SLOW_META_MS = int(os.environ.get("BENCH_SLOW_META_MS", "20"))
+RETENTION_FILES = int(os.environ.get("BENCH_RETENTION_FILES", "200"))
+PARTS = os.environ.get("BENCH_HTTP_PARTS", "all")
 CONNS = 8
 WRK = shutil.which("wrk")
 
@@ -171,7 +178,75 @@ def slow_volume_rounds(binary=None):
     return rounds
 
 
+def post(f, what):
+    st = f.status()
+    with open(st["supervisor"]["tokenFile"]) as fh:
+        token = fh.read().strip()
+    c = http.client.HTTPConnection("127.0.0.1", f.http_port, timeout=30)
+    c.request("POST", f"/api/v1/{what}", headers={"Authorization": f"Bearer {token}"})
+    r = c.getresponse()
+    r.read()
+    c.close()
+    return r.status
+
+
+def retention_round(binary=None):
+    """A savepoint with RETENTION_FILES more files, then the next one: retention disposes of the first. Returns the
+    longest /healthz answer from the second request to SavepointDisposed, and that span, in ms."""
+    if not os.path.exists(VOLSHIM):
+        log(f"http: {VOLSHIM} is missing (make build/volshim.so): no retention round")
+        return None
+    f = Flinklet("http-retention", conf={"kubernetes.operator.savepoint.history.max.count": "1"},
+                 job={"upgradeMode": "last-state"}, binary=binary)
+    try:
+        f.start(env={"LD_PRELOAD": VOLSHIM, "VOLSHIM_DIR": f.state, "VOLSHIM_AT": "0",
+                     "VOLSHIM_META_DELAY_MS": str(SLOW_META_MS)})
+        f.wait_stable()
+        t0 = now_ms()
+        post(f, "savepoint")
+        first = wait_for(lambda: ((f.status() or {}).get("jobStatus", {}).get("savepointInfo", {})
+                                  .get("lastSavepoint") or {}).get("location"), 120, "the first savepoint",
+                         interval=0.2)
+        path = re.sub(r"^file:(//)?", "", first)
+        for i in range(RETENTION_FILES):
+            with open(os.path.join(path, f"bench-sst-{i:05d}"), "wb") as fh:
+                fh.write(b"x" * 4096)
+        hp = HealthProbe(f.http_port)
+        t1 = now_ms()
+        post(f, "savepoint")
+        wait_for(lambda: f.first_event(t1, "SavepointDisposed"), 120 + RETENTION_FILES * SLOW_META_MS / 250,
+                 "the disposal", interval=0.2)
+        t2 = f.first_event(t1, "SavepointDisposed")
+        r = {"healthz": hp.worst(t1, now_ms()), "disposed": t2 - t1}
+        log(f"http: retention of {RETENTION_FILES} files, {SLOW_META_MS} ms per metadata call "
+            f"({binary or 'this build'}): {r}")
+        return r
+    finally:
+        f.stop()
+
+
+def retention_rows():
+    mine = retention_round()
+    if not mine:
+        return []
+    base = retention_round(BASELINE_BIN) if BASELINE_BIN else None
+    what = (f"slowest /healthz while retention removes a savepoint ({RETENTION_FILES + 1}+ files), {SLOW_META_MS} ms "
+            "per metadata call")
+    how = (f"the longest answer to GET /healthz (one keep-alive connection, one request after the other) from the "
+           f"request of the savepoint whose completion disposes of the older one to a moment after SavepointDisposed; "
+           f"volshim VOLSHIM_META_DELAY_MS={SLOW_META_MS} in flinklet (and its children) only")
+    if base:
+        return [row(what + ", this build / baseline", f"{mine['healthz']:.1f} ms / {base['healthz']:.1f} ms",
+                    how + f"; baseline {BASELINE_BIN}, one run after the other"),
+                row("savepoint requested -> SavepointDisposed, this build / baseline",
+                    f"{mine['disposed']:.0f} ms / {base['disposed']:.0f} ms",
+                    "event timeMs - the POST; both remove the same number of files")]
+    return [row(what, f"{mine['healthz']:.1f} ms", how)]
+
+
 def run():
+    if PARTS == "retention":
+        return retention_rows()
     f = Flinklet("http", conf={"flinklet.restart.stable-period": "5 s"}, job={"upgradeMode": "last-state"})
     rps = {}
     idle, loaded = [], []
@@ -246,7 +321,7 @@ def run():
                 "baseline", f"{med(slow, 'healthz')} / {med(base, 'healthz')}",
                 "the longest /healthz answer between the JVM gone and JvmStarted, per kill, median of the kills"),
         ]
-    return rows
+    return rows + retention_rows()
 
 
 if __name__ == "__main__":

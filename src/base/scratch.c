@@ -102,27 +102,5 @@ void scratch_leftovers(const char *dir, struct strv *out)
 
 pid_t scratch_remove(const struct strv *paths)
 {
-	if (paths->n == 0)
-		return 0;
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid > 0)
-		return pid;
-	/* the child: default signals, dies with the supervisor, removes, exits */
-	sigset_t none;
-	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(1);
-	close_range(3, ~0U, 0);
-	int failed = 0;
-	for (size_t i = 0; i < paths->n; i++)
-		failed |= rm_rf(paths->v[i]) < 0;
-	_exit(failed);
+	return rm_rf_child(paths);
 }

@@ -7,6 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
 
 /* mkdir -p with mode FSMODE_DIR (0770, less the umask) for the missing parts. Returns 0 or -errno. */
 int mkdir_p(const char *path);
@@ -24,6 +27,10 @@ int store_clean_temps(const char *dir);
 int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
 /* Removes a directory tree (no symlinks followed). Returns 0 or -errno. */
 int rm_rf(const char *path);
+/* rm -rf of each path in a child process, so that the caller never waits for a tree to be removed: returns its pid
+ * (the caller's reaper reaps it: exit 0 when everything was removed), 0 when paths is empty, or -errno. The child
+ * has default signals, dies with its parent (what it did not finish is left), and touches nothing but the paths. */
+pid_t rm_rf_child(const struct strv *paths);
 
 /* Takes the exclusive lock of a state directory (the file "lock", holding the owner's pid).
  * Returns the lock fd (kept open for the life of the process), -EBUSY with *ret_owner set when another

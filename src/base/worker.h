@@ -1,5 +1,6 @@
 /* worker: one thread for the work the event loop must not wait for: the volume's writes and fsyncs (the event
- * log and status.json, grouped: src/supervisor/sup_core.c), removing old scratch files (src/supervisor/sup_launch.c).
+ * log and status.json, grouped: src/supervisor/sup_core.c), its metadata work (a rename aside, an unlink, with the
+ * directory's fsync: sup_volume_rename), the jar's sha256. Unbounded work (removing a tree) is a child's instead.
  * Jobs run one at a time in the order they were given; each job's done callback runs afterwards on the loop (an eventfd
  * is the loop's I/O source), in the same order. A job's function runs on the worker thread and must touch nothing but
  * its argument and the file system; the loop does not touch the argument until done runs.

@@ -139,6 +139,8 @@ static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind,
 			list->given_up++; /* given up by an earlier start (Flink could not read it): kept for a look */
 			continue;
 		}
+		if (ends_with(de->d_name, SAVEPOINT_DISPOSING_SUFFIX))
+			continue; /* being removed by retention, or half removed by a crash: never a restore point */
 		if (kind == RESTORE_CHECKPOINT) {
 			const char *n = de->d_name + strlen(prefix);
 			char *end;
@@ -242,6 +244,18 @@ static void scan_savepoints(const char *dir, const char *job_id, struct restore_
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", job_id);
 	if (scan_dir(dir, prefix, RESTORE_SAVEPOINT, list) == 0 && list->n > 1)
 		qsort(list->v, list->n, sizeof(*list->v), cmp_newest_first);
+}
+
+void savepoints_disposing(const char *dir, struct strv *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "savepoint-", 10) && ends_with(de->d_name, SAVEPOINT_DISPOSING_SUFFIX))
+			strv_push_take(out, path_join(dir, de->d_name));
+	closedir(d);
 }
 
 void savepoints_present(const char *dir, const char *job_id, struct strv *out)

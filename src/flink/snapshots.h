@@ -67,6 +67,12 @@ void restore_list_free(struct restore_list *list);
  * with *ret_id (the checkpoint id in the header), or -errno / -EBADMSG with a reason in why. */
 int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **why);
 
+/* What retention renames a savepoint it disposes of before removing it (src/supervisor/sup_snapshot.c): a name no
+ * scan takes for a restore point, so a directory half removed (a crash meanwhile) is never restored from. */
+#define SAVEPOINT_DISPOSING_SUFFIX ".disposing"
+/* Appends the savepoint-*.disposing directories in dir (of any job) to out: what a disposal left unfinished. */
+void savepoints_disposing(const char *dir, struct strv *out);
+
 /* Appends the complete savepoint-<jobId6>-X directories in dir to out (paths as the scan gives them). */
 void savepoints_present(const char *dir, const char *job_id, struct strv *out);
 

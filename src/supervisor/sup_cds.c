@@ -2,12 +2,13 @@
  * Flink jar set when there is a whole one (-XX:SharedArchiveFile), else -XX:+RecordDynamicDumpInfo. Once the
  * job of a recording JVM has run for flinklet.jvm.class-data-sharing.dump-delay, that JVM is asked (over the
  * attach protocol, src/flink/jattach.c) to dump the classes it loaded into a temporary file, which is fsynced (by the
- * helper) and renamed into place (the directory's fsync, like a removal's, on the worker thread: never on the loop). An
- * archive the JVM did not use (its warning, or not in its memory map once the job runs), one that is not whole, or one
- * the JVM crashed with before RUNNING is said once and removed; the next recording JVM makes a new one. Nothing here
- * ever holds a launch back. */
+ * helper) and renamed into place, the older archives removed (on the worker thread, like a removal: never on the loop).
+ * An archive the JVM did not use (its warning, or not in its memory map once the job runs), one that is not whole, or
+ * one the JVM crashed with before RUNNING is said once and removed; the next recording JVM makes a new one. Nothing
+ * here ever holds a launch back. */
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,10 @@ static void reject(struct supervisor *s, const char *path, const char *why)
 		            "class-data-sharing archive %s: %s; removed: the JVM starts without it, and a later one "
 		            "makes a new archive",
 		            p, why);
-	if (unlink(p) == 0)
-		sup_sync_dir_of(s, p); /* gone at once for the next launch's choice; durable off the loop */
+	/* on the worker (a network volume's round trip is not the loop's); until it is gone, a launch's choice passes
+	 * it over (sup_cds_prepare) */
+	if (!sup_volume_busy(s, p))
+		sup_volume_unlink(s, p, NULL, NULL);
 	if (s->cds.archive && !strcmp(s->cds.archive, p)) {
 		free(s->cds.archive);
 		s->cds.archive = NULL;
@@ -116,6 +119,12 @@ void sup_cds_prepare(struct supervisor *s, struct launch *l)
 	char *path = NULL;
 	const char *bad = NULL;
 	enum cds_choice c = cds_choose(s->cds.dir, s->cds.prefix, s->cds.dumps < CDS_MAX_DUMPS, &path, &bad);
+	if (c == CDS_USE && sup_volume_busy(s, path)) {
+		/* rejected, its removal still on the worker: not used; a later recording makes a new one */
+		free(path);
+		path = NULL;
+		c = s->cds.dumps < CDS_MAX_DUMPS ? CDS_RECORD : CDS_NONE;
+	}
 	if (c == CDS_USE) {
 		s->cds.archive = path;
 		l->cds_archive = path;
@@ -137,19 +146,25 @@ void sup_cds_line(struct supervisor *s, const char *line)
 		s->cds.warning = xstrdup(line);
 }
 
-static void start_dump(struct supervisor *s)
+/* The dump's temporary file of an earlier JVM of the same pid is removed (on the worker) before the JVM is asked:
+ * what the helper finds there afterwards is this JVM's. */
+static void dump_tmp_cleared(struct supervisor *s, int r, void *arg)
 {
-	s->cds.dumps++;
-	free(s->cds.tmp);
-	s->cds.tmp = xasprintf("%s/.%sdump-%d.tmp", s->cds.dir, s->cds.prefix, (int)s->launch.jvm_pid);
-	unlink(s->cds.tmp);
+	unsigned gen = (unsigned)(uintptr_t)arg;
+	if (s->closing || s->state != SUP_RUNNING || s->launch.jvm_pid <= 0 || s->launch.gen != gen || !s->cds.record ||
+	    s->cds.helper > 0)
+		return;
+	if (r < 0 && r != -ENOENT) {
+		log_warn("unable to remove %s: %s; no class-data-sharing dump", s->cds.tmp, strerror(-r));
+		return;
+	}
 	char *cmd = xasprintf("VM.cds dynamic_dump %s", s->cds.tmp);
 	pid_t pid;
 	int fd;
-	int r = jattach_spawn(s->launch.jvm_pid, cmd, s->cds.tmp, CDS_DUMP_TIMEOUT_SEC, &pid, &fd);
+	int q = jattach_spawn(s->launch.jvm_pid, cmd, s->cds.tmp, CDS_DUMP_TIMEOUT_SEC, &pid, &fd);
 	free(cmd);
-	if (r < 0) {
-		log_warn("unable to start the class-data-sharing dump: %s", strerror(-r));
+	if (q < 0) {
+		log_warn("unable to start the class-data-sharing dump: %s", strerror(-q));
 		return;
 	}
 	s->cds.helper = pid;
@@ -160,6 +175,14 @@ static void start_dump(struct supervisor *s)
 	          "asking the JVM (pid %d) to write the classes it loaded into a class-data-sharing archive for the "
 	          "next launches (the job pauses while it does)",
 	          (int)s->launch.jvm_pid);
+}
+
+static void start_dump(struct supervisor *s)
+{
+	s->cds.dumps++;
+	free(s->cds.tmp);
+	s->cds.tmp = xasprintf("%s/.%sdump-%d.tmp", s->cds.dir, s->cds.prefix, (int)s->launch.jvm_pid);
+	sup_volume_unlink(s, s->cds.tmp, dump_tmp_cleared, (void *)(uintptr_t)s->launch.gen);
 }
 
 static int on_dump_timer(sd_event_source *src, uint64_t usec, void *userdata)
@@ -221,6 +244,63 @@ void sup_cds_jvm_exited(struct supervisor *s, const struct reaped *r)
 	}
 }
 
+static void dump_failed(struct supervisor *s, char *why, double secs)
+{
+	for (char *c = why; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	sup_warning(s, "ClassDataSharingDumpFailed", "no class-data-sharing archive after %.1f s: %s; %s", secs, why,
+	            s->cds.dumps < CDS_MAX_DUMPS ? "a later JVM tries again" : "no more tries until flinklet restarts");
+	free(why);
+}
+
+/* A dump's archive put into place, on the worker thread. */
+struct install {
+	struct supervisor *s;
+	char *tmp, *final, *dir;
+	off_t size;
+	double secs;
+	int r, sync_r, removed;
+};
+
+static void install_run(void *arg)
+{
+	struct install *in = arg;
+	if (rename(in->tmp, in->final) < 0) {
+		in->r = -errno;
+		unlink(in->tmp);
+		return;
+	}
+	in->sync_r = fsync_parent(in->final);
+	in->removed = cds_remove_others(in->dir, in->final);
+	if (in->removed > 0 && in->sync_r == 0)
+		in->sync_r = fsync_parent(in->final);
+}
+
+static void install_done(void *arg)
+{
+	struct install *in = arg;
+	struct supervisor *s = in->s;
+	if (in->sync_r < 0)
+		log_warn("unable to sync the directory of %s: %s", in->final, strerror(-in->sync_r));
+	if (in->r < 0 && !s->closing) {
+		dump_failed(s, xasprintf("unable to rename %s to %s: %s", in->tmp, in->final, strerror(-in->r)),
+		            in->secs);
+	} else if (in->r == 0 && !s->closing) {
+		s->cds.record = false;
+		sup_event(
+		    s, "ClassDataSharingArchived",
+		    "wrote the class-data-sharing archive %s (%.1f MiB) in %.1f s: the next JVMs of this JDK and these "
+		    "Flink jars start from it%s",
+		    in->final, (double)in->size / (1 << 20), in->secs,
+		    in->removed > 0 ? " (older archives removed)" : "");
+	}
+	free(in->tmp);
+	free(in->final);
+	free(in->dir);
+	free(in);
+}
+
 /* The dump helper exited: the archive is renamed into place, or the dump is said to have failed. */
 static void dump_done(struct supervisor *s, const struct reaped *r)
 {
@@ -249,35 +329,23 @@ static void dump_done(struct supervisor *s, const struct reaped *r)
 		why = xstrdup("the JVM ended during the dump");
 	else if (stat(s->cds.tmp, &st) < 0 || st.st_size == 0 || !cds_is_dynamic_archive(s->cds.tmp))
 		why = xstrdup("the JVM wrote no archive");
-	char *final = NULL;
-	if (!why) {
-		char *name = cds_archive_name(s->cds.prefix, (uint64_t)st.st_size);
-		final = path_join(s->cds.dir, name);
-		free(name);
-		if (rename(s->cds.tmp, final) < 0)
-			why = xasprintf("unable to rename %s to %s: %s", s->cds.tmp, final, strerror(errno));
-	}
 	if (why) {
-		unlink(s->cds.tmp);
-		for (char *c = why; *c; c++)
-			if (*c == '\n')
-				*c = ' ';
-		sup_warning(
-		    s, "ClassDataSharingDumpFailed", "no class-data-sharing archive after %.1f s: %s; %s", secs, why,
-		    s->cds.dumps < CDS_MAX_DUMPS ? "a later JVM tries again" : "no more tries until flinklet restarts");
-		free(why);
-		free(final);
+		sup_volume_unlink(s, s->cds.tmp, NULL, NULL);
+		dump_failed(s, why, secs);
 		return;
 	}
-	sup_sync_dir_of(s,
-	                final); /* the rename is durable off the loop (the archive itself was fsynced by the helper) */
-	int removed = cds_remove_others(s->cds.dir, final);
-	s->cds.record = false;
-	sup_event(s, "ClassDataSharingArchived",
-	          "wrote the class-data-sharing archive %s (%.1f MiB) in %.1f s: the next JVMs of this JDK and these "
-	          "Flink jars start from it%s",
-	          final, (double)st.st_size / (1 << 20), secs, removed > 0 ? " (older archives removed)" : "");
-	free(final);
+	/* the rename into place and the removal of the others, on the worker (the archive itself was fsynced by the
+	 * helper) */
+	struct install *in = xcalloc(1, sizeof(*in));
+	in->s = s;
+	in->tmp = xstrdup(s->cds.tmp);
+	in->dir = xstrdup(s->cds.dir);
+	char *name = cds_archive_name(s->cds.prefix, (uint64_t)st.st_size);
+	in->final = path_join(s->cds.dir, name);
+	free(name);
+	in->size = st.st_size;
+	in->secs = secs;
+	worker_submit(s->worker, install_run, install_done, in);
 }
 
 bool sup_cds_reaped(struct supervisor *s, const struct reaped *r)

@@ -1,9 +1,12 @@
 /* sup_core: the supervisor's record keeping: events (log line + events.jsonl), the status document
  * (rewritten atomically, only when it changed), both written off the loop in grouped flushes on the worker
  * thread (a burst of events costs one fsync), the lifecycle state it shows, and timers. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -361,33 +364,79 @@ void sup_write_file(struct supervisor *s, const char *path, char *text, const ch
 	worker_submit(s->worker, file_write_run, file_write_done, w);
 }
 
-/* ---- a rename or removal made durable off the loop ---- */
+/* ---- a rename or removal on the volume, off the loop ---- */
 
-struct dir_sync {
-	char *path;
+/* The metadata work itself (a rename, an unlink) waits on the volume as an fsync does: on a network volume it is a
+ * round trip, held as long as the server holds it. So it runs on the worker, in the order it was asked for, and the
+ * path stays "busy" (sup_volume_busy) until its done callback: whoever chooses among the directory's entries
+ * meanwhile (a launch's restore point, its class-data-sharing archive) passes it over. */
+struct volume_op {
+	struct supervisor *s;
+	char *from, *to; /* to NULL: unlink */
+	char *busy;      /* the entry in s->volume_busy */
+	sup_volume_done_fn done;
+	void *arg;
 	int r;
 };
 
-static void dir_sync_run(void *arg)
+static void volume_op_run(void *arg)
 {
-	struct dir_sync *d = arg;
-	d->r = fsync_parent(d->path);
+	struct volume_op *o = arg;
+	int q = o->to ? rename(o->from, o->to) : unlink(o->from);
+	o->r = q < 0 ? -errno : fsync_parent(o->to ? o->to : o->from);
 }
 
-static void dir_sync_done(void *arg)
+static void volume_op_done(void *arg)
 {
-	struct dir_sync *d = arg;
-	if (d->r < 0)
-		log_warn("unable to sync the directory of %s: %s", d->path, strerror(-d->r));
-	free(d->path);
-	free(d);
+	struct volume_op *o = arg;
+	struct supervisor *s = o->s;
+	for (size_t i = 0; i < s->volume_busy.n; i++)
+		if (!strcmp(s->volume_busy.v[i], o->busy)) {
+			free(s->volume_busy.v[i]);
+			s->volume_busy.v[i] = s->volume_busy.v[--s->volume_busy.n];
+			s->volume_busy.v[s->volume_busy.n] = NULL;
+			break;
+		}
+	if (o->done)
+		o->done(s, o->r, o->arg);
+	else if (o->r < 0 && o->r != -ENOENT)
+		log_warn("unable to %s %s%s%s: %s", o->to ? "rename" : "remove", o->from, o->to ? " to " : "",
+		         o->to ? o->to : "", strerror(-o->r));
+	free(o->from);
+	free(o->to);
+	free(o->busy);
+	free(o);
 }
 
-void sup_sync_dir_of(struct supervisor *s, const char *path)
+void sup_volume_rename(struct supervisor *s, const char *from, const char *to, sup_volume_done_fn done, void *arg)
 {
-	struct dir_sync *d = xcalloc(1, sizeof(*d));
-	d->path = xstrdup(path);
-	worker_submit(s->worker, dir_sync_run, dir_sync_done, d);
+	struct volume_op *o = xcalloc(1, sizeof(*o));
+	o->s = s;
+	o->from = xstrdup(from);
+	o->to = to ? xstrdup(to) : NULL;
+	char *real = realpath(from, NULL);
+	o->busy = real ? real : xstrdup(from);
+	strv_push(&s->volume_busy, o->busy);
+	o->done = done;
+	o->arg = arg;
+	worker_submit(s->worker, volume_op_run, volume_op_done, o);
+}
+
+void sup_volume_unlink(struct supervisor *s, const char *path, sup_volume_done_fn done, void *arg)
+{
+	sup_volume_rename(s, path, NULL, done, arg);
+}
+
+bool sup_volume_busy(const struct supervisor *s, const char *path)
+{
+	if (!path || s->volume_busy.n == 0)
+		return false;
+	char *real = realpath(path, NULL);
+	bool busy = false;
+	for (size_t i = 0; i < s->volume_busy.n && !busy; i++)
+		busy = !strcmp(s->volume_busy.v[i], path) || (real && !strcmp(s->volume_busy.v[i], real));
+	free(real);
+	return busy;
 }
 
 int sup_journal_setup(struct supervisor *s)
@@ -414,6 +463,7 @@ void sup_journal_free(struct supervisor *s)
 	sup_sync(s);
 	worker_free(s->worker);
 	s->worker = NULL;
+	strv_free(&s->volume_busy);
 }
 
 void sup_exit(struct supervisor *s, int code)

@@ -174,6 +174,14 @@ struct sup_snapshot {
 	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
 	bool volume_low;
 	uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures; /* /metrics */
+	/* savepoints retention disposes of: renamed *.disposing on the worker, then removed by a child process */
+	struct disposal {
+		struct disposal *next;
+		char *location; /* as the history had it (or the leftover's path) */
+		char *aside;    /* <savepoint>.disposing */
+		const char *why;
+		pid_t pid; /* the child that removes it; 0 while the rename is on its way */
+	} * disposals;
 };
 
 /* stop (sup_stop.c): when it was asked (a second signal within a second is the same stop), whether a JVM ran
@@ -296,6 +304,7 @@ struct supervisor {
 	bool flushing, status_dirty;
 	uint64_t flush_started;           /* flushes handed to the worker so far */
 	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
+	struct strv volume_busy;          /* paths a rename or unlink on the worker is on its way for */
 
 	struct sup_launch launch;
 	struct sup_restore restore;
@@ -335,9 +344,16 @@ void sup_after_sync(struct supervisor *s, sup_sync_fn fn, uintptr_t arg);
 /* Replaces path (its directory created when missing) with text (taken) on the worker thread; what names it in a
  * VolumeWriteFailed message. For files nothing waits on: the loop goes on at once. */
 void sup_write_file(struct supervisor *s, const char *path, char *text, const char *what);
-/* The directory of path (renamed or removed on the loop: at once for everyone who looks) fsynced on the worker
- * thread, before anything handed to it later: a demotion's rename is durable before the next launch's intent. */
-void sup_sync_dir_of(struct supervisor *s, const char *path);
+/* A rename of from to `to` (to NULL: an unlink of from) and the fsync of the directory, on the worker thread, after
+ * everything handed to it before and before everything handed to it later (a demotion's rename is on the volume
+ * before the next launch's intent); done(s, r, arg) runs on the loop afterwards with 0 or -errno (done NULL: a
+ * failure other than ENOENT is logged). Until then sup_volume_busy(s, from) is true: a choice among the directory's
+ * entries made meanwhile passes from over. Never waits on the volume. */
+typedef void (*sup_volume_done_fn)(struct supervisor *s, int r, void *arg);
+void sup_volume_rename(struct supervisor *s, const char *from, const char *to, sup_volume_done_fn done, void *arg);
+void sup_volume_unlink(struct supervisor *s, const char *path, sup_volume_done_fn done, void *arg);
+/* Whether a rename or unlink of path (any spelling of it) is on its way (sup_volume_rename). */
+bool sup_volume_busy(const struct supervisor *s, const char *path);
 /* The worker thread and the flush source; sup_journal_free writes what is left and stops the thread. */
 int sup_journal_setup(struct supervisor *s);
 void sup_journal_free(struct supervisor *s);

@@ -538,12 +538,12 @@ static void on_fetched(void *userdata, long code, const char *error)
 	bool current = t->gen == s->launch.fetch.gen && s->launch.fetch.active;
 	free(t);
 	if (!current) {
-		unlink(tmp);
+		sup_volume_unlink(s, tmp, NULL, NULL);
 		free(tmp);
 		return;
 	}
 	if (!ok) {
-		unlink(tmp);
+		sup_volume_unlink(s, tmp, NULL, NULL);
 		free(tmp);
 		char *why = error ? xstrdup(error) : xasprintf("HTTP status %ld", code);
 		fetch_failed(s, why, true);
@@ -573,7 +573,9 @@ static void start_fetch(struct supervisor *s)
 	struct fetch_ticket *t = xcalloc(1, sizeof(*t));
 	t->s = s;
 	t->gen = s->launch.fetch.gen;
-	t->tmp = xasprintf("%s.part.%ld", s->launch.jar.local_path, (long)getpid());
+	/* a name of its own per attempt: the removal of a failed attempt's file is on the worker, maybe still queued */
+	t->tmp = xasprintf("%s.part.%ld.%u.%d", s->launch.jar.local_path, (long)getpid(), s->launch.fetch.gen,
+	                   s->launch.fetch.attempts);
 	t->out = fopen(t->tmp, "we");
 	if (!t->out) {
 		char *why = xasprintf("unable to create %s: %s", t->tmp, strerror(errno));
@@ -596,7 +598,7 @@ static void start_fetch(struct supervisor *s)
 	free(shown);
 	if (rest_download(s->rest, &d, t->out, on_fetched, t) < 0) {
 		fclose(t->out);
-		unlink(t->tmp);
+		sup_volume_unlink(s, t->tmp, NULL, NULL);
 		free(t->tmp);
 		free(t);
 		fetch_failed(s, "unable to start the download", true);

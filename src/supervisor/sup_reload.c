@@ -240,7 +240,8 @@ void sup_apply_state_override(struct supervisor *s, struct spec *spec)
 		if (sscanf(text, "%31s %31s", want, then) == 2 && !strcmp(then, job_state_to_string(spec->job.state))) {
 			spec->job.state = !strcmp(want, "suspended") ? JOB_STATE_SUSPENDED : JOB_STATE_RUNNING;
 		} else {
-			unlink(path); /* the file's job.state changed since: the file decides again */
+			/* the file's job.state changed since: the file decides again (removed on the worker) */
+			sup_volume_unlink(s, path, NULL, NULL);
 		}
 		free(text);
 	}

@@ -16,18 +16,28 @@ static bool strv_contains(const struct strv *v, const char *s)
 	return false;
 }
 
+/* The demotion's rename is done (or failed: then the point keeps its name, and failed_points still passes it over
+ * for this supervisor's launches). */
+static void put_aside_done(struct supervisor *s, int r, void *arg)
+{
+	char *aside = arg;
+	if (r < 0 && r != -ENOENT)
+		log_warn("unable to rename a restore point to %s: %s", aside, strerror(-r));
+	free(aside);
+}
+
 void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
 {
 	size_t splen = strlen(s->sp_dir);
 	if (kind != RESTORE_CHECKPOINT &&
 	    !(!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/')))
 		return;
+	if (sup_volume_busy(s, point))
+		return; /* already on its way aside */
+	/* on the worker, before the next launch's intent (the worker's order); until it is done, the next launch's
+	 * choice passes the point over (sup_volume_busy) */
 	char *aside = xasprintf("%s.unreadable", point);
-	if (rename(point, aside) < 0)
-		log_warn("unable to rename %s to %s: %s", point, aside, strerror(errno));
-	else
-		sup_sync_dir_of(s, aside); /* durable before the next launch's intent (the worker's order) */
-	free(aside);
+	sup_volume_rename(s, point, aside, put_aside_done, aside);
 }
 
 /* A launch that must not happen: the restore point it would use is older than one that is damaged (with
@@ -74,22 +84,29 @@ static int choose(struct supervisor *s)
 			else
 				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
 		}
-	const struct restore_point *pick = NULL;
-	for (size_t i = 0; i < list.n && !pick; i++)
+	/* a point on its way aside (a demotion's rename, a disposal's, still on the worker) is never chosen: it is
+	 * renamed, or removed, under the JVM */
+	const struct restore_point *pick = NULL, *again = NULL;
+	for (size_t i = 0; i < list.n && !pick; i++) {
+		if (sup_volume_busy(s, list.v[i].path))
+			continue;
+		if (!again)
+			again = &list.v[i];
 		if (!strv_contains(&s->restore.failed_points, list.v[i].path))
 			pick = &list.v[i];
-	if (!pick && list.n > 0) {
+	}
+	if (!pick && again) {
 		sup_alert(s, "RestorePointsExhausted", "every restore point failed once; trying the newest again (%s)",
-		          list.v[0].path);
+		          again->path);
 		strv_free(&s->restore.failed_points);
-		pick = &list.v[0];
+		pick = again;
 	}
 	/* a damaged snapshot newer than the pick: skipping it is a rewind, said like a demotion */
 	const char *fallback = spec_get(s->spec, "flinklet.restore.fallback");
 	bool never = fallback && !strcmp(fallback, "never");
 	for (size_t i = 0; r == 0 && i < list.ncorrupt; i++) {
 		const struct corrupt_point *c = &list.corrupt[i];
-		if (!corrupt_point_is_newer(c, pick))
+		if (!corrupt_point_is_newer(c, pick) || sup_volume_busy(s, c->path))
 			continue;
 		if (never) {
 			char *why = xasprintf("%s %s is damaged (%s) and newer than %s; flinklet.restore.fallback is "

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "jvm.h"
 #include "store.h"
 #include "sup_snapshot.h"
 
@@ -551,6 +552,113 @@ static char *newest_restore_point(struct supervisor *s)
 	return best;
 }
 
+/* ---- disposal: a savepoint retention gives up is renamed <savepoint>.disposing on the worker thread (one rename:
+ * no scan takes it for a restore point any more, src/flink/snapshots.c), then removed by a child process (a RocksDB
+ * savepoint can be thousands of files, each unlink a round trip on a network volume). The loop waits for neither;
+ * the events say the outcome when the child is reaped. A crash meanwhile leaves a *.disposing directory, which the
+ * next start removes (sup_snapshot_clean_leftovers). */
+
+static struct disposal *disposal_new(struct supervisor *s, const char *location, const char *aside, const char *why)
+{
+	struct disposal *d = xcalloc(1, sizeof(*d));
+	d->location = xstrdup(location);
+	d->aside = xstrdup(aside);
+	d->why = why;
+	d->next = s->snapshot.disposals;
+	s->snapshot.disposals = d;
+	return d;
+}
+
+static void disposal_free(struct supervisor *s, struct disposal *d)
+{
+	for (struct disposal **p = &s->snapshot.disposals; *p; p = &(*p)->next)
+		if (*p == d) {
+			*p = d->next;
+			break;
+		}
+	free(d->location);
+	free(d->aside);
+	free(d);
+}
+
+/* The removal of d->aside in a child (reaped: sup_snapshot_reaped). */
+static void disposal_remove(struct supervisor *s, struct disposal *d)
+{
+	struct strv v = {0};
+	strv_push(&v, d->aside);
+	pid_t pid = rm_rf_child(&v);
+	strv_free(&v);
+	if (pid <= 0) {
+		sup_alert(
+		    s, "SavepointDisposeFailed",
+		    "unable to dispose of savepoint %s: unable to start its removal: %s; the next start removes %s",
+		    d->location, strerror((int)-pid), d->aside);
+		disposal_free(s, d);
+		return;
+	}
+	d->pid = pid;
+}
+
+/* The rename aside is on the volume (or failed): the removal starts. */
+static void disposal_renamed(struct supervisor *s, int r, void *arg)
+{
+	struct disposal *d = arg;
+	if (s->closing) { /* the loop is over: a *.disposing left is removed by the next start */
+		disposal_free(s, d);
+		return;
+	}
+	if (r == -ENOENT) {
+		sup_event(s, "SavepointDisposed", "disposed of savepoint %s (%s; it was gone already)", d->location,
+		          d->why);
+		disposal_free(s, d);
+	} else if (r < 0) {
+		sup_alert(s, "SavepointDisposeFailed",
+		          "unable to dispose of savepoint %s: unable to rename it to %s: %s", d->location, d->aside,
+		          strerror(-r));
+		disposal_free(s, d);
+	} else {
+		disposal_remove(s, d);
+	}
+}
+
+static void dispose(struct supervisor *s, const char *location, const char *path, const char *why)
+{
+	char *aside = xasprintf("%s" SAVEPOINT_DISPOSING_SUFFIX, path);
+	struct disposal *d = disposal_new(s, location, aside, why);
+	free(aside);
+	sup_volume_rename(s, path, d->aside, disposal_renamed, d);
+}
+
+bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r)
+{
+	struct disposal *d = s->snapshot.disposals;
+	while (d && (d->pid <= 0 || d->pid != r->pid))
+		d = d->next;
+	if (!d)
+		return false;
+	if (r->exit_code == 0)
+		sup_event(s, "SavepointDisposed", "disposed of savepoint %s (%s)", d->location, d->why);
+	else
+		sup_alert(
+		    s, "SavepointDisposeFailed",
+		    "unable to remove all of savepoint %s (%s): the removal %s; the next start removes what is left",
+		    d->aside, d->location,
+		    r->exit_signal >= 0 ? "was killed" : "failed (a file it could not remove, said above)");
+	disposal_free(s, d);
+	return true;
+}
+
+void sup_snapshot_clean_leftovers(struct supervisor *s)
+{
+	struct strv left = {0};
+	savepoints_disposing(s->sp_dir, &left);
+	for (size_t i = 0; i < left.n; i++) {
+		log_info("removing %s: a savepoint whose disposal an earlier run did not finish", left.v[i]);
+		disposal_remove(s, disposal_new(s, left.v[i], left.v[i], "its disposal was left unfinished"));
+	}
+	strv_free(&left);
+}
+
 void sup_retention(struct supervisor *s)
 {
 	if (!spec_bool(s->spec, "kubernetes.operator.savepoint.cleanup.enabled"))
@@ -582,14 +690,8 @@ void sup_retention(struct supervisor *s)
 		char *dir = path ? path_dirname(path) : NULL;
 		char *real_dir = dir ? realpath(dir, NULL) : NULL, *real_sp = realpath(s->sp_dir, NULL);
 		if (real_dir && real_sp && !strcmp(real_dir, real_sp)) {
-			int q = rm_rf(path);
-			if (q < 0)
-				sup_alert(s, "SavepointDisposeFailed", "unable to dispose of savepoint %s: %s",
-				          r->location, strerror(-q));
-			else
-				sup_event(s, "SavepointDisposed", "disposed of savepoint %s (%s)", r->location,
-				          too_many ? "beyond the history's max count"
-				                   : "older than the history's max age");
+			dispose(s, r->location, path,
+			        too_many ? "beyond the history's max count" : "older than the history's max age");
 		} else {
 			sup_event(s, "SavepointForgotten",
 			          "savepoint %s left the history; it is outside %s, so it is kept", r->location,
@@ -682,6 +784,13 @@ void sup_snapshot_free(struct supervisor *s)
 	s->snapshot.periodic_savepoint_timer = sup_disarm(s->snapshot.periodic_savepoint_timer);
 	s->snapshot.periodic_checkpoint_timer = sup_disarm(s->snapshot.periodic_checkpoint_timer);
 	strv_free(&s->snapshot.savepoints_before);
+	/* a removal still running dies with flinklet (its parent-death signal): the next start finishes it; a rename
+	 * still on the worker frees its own when the worker is drained (disposal_renamed) */
+	for (struct disposal *d = s->snapshot.disposals, *next; d; d = next) {
+		next = d->next;
+		if (d->pid > 0)
+			disposal_free(s, d);
+	}
 	free(s->snapshot.savepoint_request);
 	s->snapshot.savepoint_request = NULL;
 }

@@ -6,6 +6,8 @@
 
 #include "sup_core.h"
 
+struct reaped;
+
 int sup_start_stop_with_savepoint(struct supervisor *s);
 char *sup_find_stop_savepoint(struct supervisor *s);
 void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger);
@@ -15,6 +17,10 @@ void sup_snapshot_kick(struct supervisor *s); /* starts a pending one when the j
 void sup_snapshot_cancel(struct supervisor *s);
 void sup_arm_periodic(struct supervisor *s);
 void sup_retention(struct supervisor *s);
+/* The savepoints an earlier run's retention renamed *.disposing and did not finish removing: removed (a child). */
+void sup_snapshot_clean_leftovers(struct supervisor *s);
+/* A child retention started to remove a savepoint exited: its outcome said. false: not one of them. */
+bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r);
 void sup_check_volume(struct supervisor *s);
 void sup_check_nonces(struct supervisor *s);
 

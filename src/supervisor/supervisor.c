@@ -318,7 +318,7 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
-	if (sup_cds_reaped(s, r))
+	if (sup_cds_reaped(s, r) || sup_snapshot_reaped(s, r))
 		return;
 	if (r->pid != s->launch.jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
@@ -664,6 +664,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		          s.job_id);
 	sup_check_nonces(&s);
 	sup_arm_periodic(&s);
+	sup_snapshot_clean_leftovers(&s);
 	sup_retention(&s);
 
 	if (s.status.job_state && !strcmp(s.status.job_state, "FINISHED")) {

@@ -123,12 +123,16 @@ def test_periodic_savepoints_are_kept_to_the_history_limit(flinklets):
     st = f.status()
     hist = st["jobStatus"]["savepointInfo"]["savepointHistory"]
     assert 1 <= len(hist) <= 2 and all(h["triggerType"] == "PERIODIC" for h in hist)
-    on_disk = [d for d in os.listdir(os.path.join(f.state, "savepoints")) if d.startswith("savepoint-")]
+    # (a savepoint being disposed of right now is renamed *.disposing first: not a savepoint any more)
+    on_disk = [d for d in os.listdir(os.path.join(f.state, "savepoints"))
+               if d.startswith("savepoint-") and not d.endswith(".disposing")]
     kept = {os.path.basename(norm(h["location"])) for h in hist}
     # at most one more than the history: a savepoint being written right now
     assert kept <= set(on_disk) and len(on_disk) <= len(kept) + 1, (on_disk, kept)
-    disposed = events_of(f, "SavepointDisposed")[0]["message"]
-    assert not os.path.exists(norm(disposed.split()[4]))
+    # "disposed of savepoint <location> (<why>)": gone, under either name, once the event says so
+    disposed = norm(events_of(f, "SavepointDisposed")[0]["message"].split()[3])
+    assert os.path.basename(disposed).startswith("savepoint-"), disposed
+    assert not os.path.exists(disposed) and not os.path.exists(disposed + ".disposing")
 
 
 def test_broken_config_leaves_the_job_running(flinklets):

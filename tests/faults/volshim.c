@@ -13,6 +13,10 @@
  * With $VOLSHIM_SYNC_BLOCK_FILE every such sync waits while that file exists (a test holds the volume, looks at
  * what flinklet does meanwhile, then removes the file: deterministic, no timing); a sync that waits creates
  * "<that file>.held" first, so the test knows one is held.
+ * The metadata calls (rename, renameat, unlink, unlinkat, rmdir) of a path under $VOLSHIM_DIR are slowed and held
+ * the same way by $VOLSHIM_META_DELAY_MS and $VOLSHIM_META_BLOCK_FILE ("<that file>.held" when one waits); with
+ * $VOLSHIM_META_BLOCK_MATCH only those whose path contains that string are held (one file of a tree being removed:
+ * the tree is then half removed). Forked children (a removal in a child process) inherit the library.
  * Steps are counted atomically
  * (flinklet writes from its worker thread and its loop). The library unsets LD_PRELOAD at load, so the JVM
  * flinklet starts does not inherit it. Test code only: never shipped. */
@@ -37,6 +41,8 @@ static int log_fd = -1;
 static long step;
 static long sync_delay_ms;
 static const char *block_file;
+static long meta_delay_ms;
+static const char *meta_block_file, *meta_block_match;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -47,6 +53,9 @@ static int (*real_fdatasync)(int);
 static int (*real_rename)(const char *, const char *);
 static int (*real_unlink)(const char *);
 static int (*real_mkdir)(const char *, mode_t);
+static int (*real_renameat)(int, const char *, int, const char *);
+static int (*real_unlinkat)(int, const char *, int);
+static int (*real_rmdir)(const char *);
 
 __attribute__((constructor)) static void volshim_init(void)
 {
@@ -59,6 +68,9 @@ __attribute__((constructor)) static void volshim_init(void)
 	real_rename = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
 	real_unlink = (int (*)(const char *))dlsym(RTLD_NEXT, "unlink");
 	real_mkdir = (int (*)(const char *, mode_t))dlsym(RTLD_NEXT, "mkdir");
+	real_renameat = (int (*)(int, const char *, int, const char *))dlsym(RTLD_NEXT, "renameat");
+	real_unlinkat = (int (*)(int, const char *, int))dlsym(RTLD_NEXT, "unlinkat");
+	real_rmdir = (int (*)(const char *))dlsym(RTLD_NEXT, "rmdir");
 	unsetenv("LD_PRELOAD");
 	dir = getenv("VOLSHIM_DIR");
 	dir_len = dir ? strlen(dir) : 0;
@@ -73,6 +85,10 @@ __attribute__((constructor)) static void volshim_init(void)
 	const char *delay = getenv("VOLSHIM_SYNC_DELAY_MS");
 	sync_delay_ms = delay ? strtol(delay, NULL, 10) : 0;
 	block_file = getenv("VOLSHIM_SYNC_BLOCK_FILE");
+	const char *mdelay = getenv("VOLSHIM_META_DELAY_MS");
+	meta_delay_ms = mdelay ? strtol(mdelay, NULL, 10) : 0;
+	meta_block_file = getenv("VOLSHIM_META_BLOCK_FILE");
+	meta_block_match = getenv("VOLSHIM_META_BLOCK_MATCH");
 	const char *lp = getenv("VOLSHIM_LOG");
 	if (lp)
 		log_fd = real_open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -167,25 +183,57 @@ int ftruncate(int fd, off_t len)
 	return real_ftruncate(fd, len);
 }
 
-/* A slow volume: the sync waits first (while the block file exists, then the delay). */
-static void slow_sync(void)
+/* A slow volume: the call waits first (while the block file exists, then the delay). */
+static void slow_call(const char *block, long delay_ms)
 {
 	struct stat st;
-	if (block_file && stat(block_file, &st) == 0) {
+	if (block && stat(block, &st) == 0) {
 		char held[4200];
-		snprintf(held, sizeof(held), "%s.held", block_file);
+		snprintf(held, sizeof(held), "%s.held", block);
 		int fd = real_open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			close(fd);
 		struct timespec tick = {0, 5 * 1000000L};
-		while (stat(block_file, &st) == 0)
+		while (stat(block, &st) == 0)
 			nanosleep(&tick, NULL);
 	}
-	if (sync_delay_ms <= 0)
+	if (delay_ms <= 0)
 		return;
-	struct timespec ts = {sync_delay_ms / 1000, (sync_delay_ms % 1000) * 1000000L};
+	struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+static void slow_sync(void)
+{
+	slow_call(block_file, sync_delay_ms);
+}
+
+/* A metadata call on the volume: slowed and held like a sync (the hold only for paths with the match in them). */
+static void slow_meta(const char *path)
+{
+	int errno_saved = errno;
+	const char *block = meta_block_file;
+	if (block && meta_block_match && (!path || !strstr(path, meta_block_match)))
+		block = NULL;
+	slow_call(block, meta_delay_ms);
+	errno = errno_saved;
+}
+
+/* The path a *at call names: relative ones through /proc/self/fd of the directory. */
+static const char *at_path(int dirfd, const char *path, char *buf, size_t size)
+{
+	if (!path || path[0] == '/' || dirfd == AT_FDCWD)
+		return path;
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0)
+		return path;
+	buf[n] = '\0';
+	size_t len = strlen(buf);
+	snprintf(buf + len, size - len, "/%s", path);
+	return buf;
 }
 
 int fsync(int fd)
@@ -210,16 +258,56 @@ int fdatasync(int fd)
 
 int rename(const char *from, const char *to)
 {
-	if ((under_dir(from) || under_dir(to)) && fault("rename", to, -1, -1, NULL, 0))
-		return -1;
+	if (under_dir(from) || under_dir(to)) {
+		if (fault("rename", to, -1, -1, NULL, 0))
+			return -1;
+		slow_meta(from);
+	}
 	return real_rename(from, to);
+}
+
+int renameat(int fromfd, const char *from, int tofd, const char *to)
+{
+	char a[4200], b[4200];
+	const char *pf = at_path(fromfd, from, a, sizeof(a)), *pt = at_path(tofd, to, b, sizeof(b));
+	if (under_dir(pf) || under_dir(pt)) {
+		if (fault("renameat", pt, -1, -1, NULL, 0))
+			return -1;
+		slow_meta(pf);
+	}
+	return real_renameat(fromfd, from, tofd, to);
 }
 
 int unlink(const char *path)
 {
-	if (under_dir(path) && fault("unlink", path, -1, -1, NULL, 0))
-		return -1;
+	if (under_dir(path)) {
+		if (fault("unlink", path, -1, -1, NULL, 0))
+			return -1;
+		slow_meta(path);
+	}
 	return real_unlink(path);
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+	char a[4200];
+	const char *p = at_path(dirfd, path, a, sizeof(a));
+	if (under_dir(p)) {
+		if (fault("unlinkat", p, -1, -1, NULL, 0))
+			return -1;
+		slow_meta(p);
+	}
+	return real_unlinkat(dirfd, path, flags);
+}
+
+int rmdir(const char *path)
+{
+	if (under_dir(path)) {
+		if (fault("rmdir", path, -1, -1, NULL, 0))
+			return -1;
+		slow_meta(path);
+	}
+	return real_rmdir(path);
 }
 
 int mkdir(const char *path, mode_t mode)

@@ -942,6 +942,53 @@ static void test_snapshot_check(void **state)
 	remove_tree(root);
 }
 
+/* A savepoint retention is disposing of (renamed *.disposing, then removed by a child) is never a restore point, even
+ * with its _metadata still whole (a crash in the middle of the removal): the older complete one is restored; the
+ * leftovers are listed (of any job) for the next start to remove, and nothing else is. */
+static void test_scan_disposing_savepoint_is_never_a_restore_point(void **state)
+{
+	(void)state;
+	struct tree t;
+	tree_init(&t);
+	char *older = make_savepoint(t.sp, "savepoint-" JOB6 "-000000000001", 5, T0 + 50);
+	char *half = make_savepoint(t.sp, "savepoint-" JOB6 "-000000000002" SAVEPOINT_DISPOSING_SUFFIX, 9, T0 + 90);
+	char *other = make_savepoint(t.sp, "savepoint-ffffff-000000000003" SAVEPOINT_DISPOSING_SUFFIX, 12, T0 + 120);
+	char *given_up = make_savepoint(t.sp, "savepoint-" JOB6 "-000000000004.unreadable", 11, T0 + 110);
+	struct restore_list list;
+	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
+	assert_int_equal(list.n, 1);
+	assert_string_equal(list.v[0].path, older);
+	assert_int_equal(list.v[0].id, 5);
+	assert_int_equal(list.given_up, 1);
+	assert_int_equal(list.ncorrupt, 0);
+	restore_list_free(&list);
+	/* nor the newest savepoint of a stop (found on disk), nor a present one */
+	char *found = savepoint_find_newest(t.sp, JOB, NULL);
+	assert_string_equal(found, older);
+	free(found);
+	struct strv present = {0}, left = {0};
+	savepoints_present(t.sp, JOB, &present);
+	assert_int_equal(present.n, 1);
+	savepoints_disposing(t.sp, &left);
+	assert_int_equal(left.n, 2);
+	bool saw_half = false, saw_other = false;
+	for (size_t i = 0; i < left.n; i++) {
+		saw_half |= !strcmp(left.v[i], half);
+		saw_other |= !strcmp(left.v[i], other);
+	}
+	assert_true(saw_half && saw_other);
+	strv_free(&present);
+	strv_free(&left);
+	/* a missing directory has no leftovers */
+	savepoints_disposing(t.ck, &left);
+	assert_int_equal(left.n, 0);
+	free(older);
+	free(half);
+	free(other);
+	free(given_up);
+	tree_free(&t);
+}
+
 static void test_restore_kind_to_string(void **state)
 {
 	(void)state;
@@ -956,6 +1003,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_scan_missing_and_empty),
 	    cmocka_unit_test(test_scan_unreadable_dir),
+	    cmocka_unit_test(test_scan_disposing_savepoint_is_never_a_restore_point),
 	    cmocka_unit_test(test_scan_incomplete_checkpoint_is_skipped_and_said),
 	    cmocka_unit_test(test_scan_corrupt_metadata_is_skipped),
 	    cmocka_unit_test(test_scan_newest_first_by_id_not_mtime),

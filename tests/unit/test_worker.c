@@ -3,12 +3,14 @@
  * volume's records (store_append_events, and sup_core.c's flush): a burst of events costs one fdatasync and one
  * status.json replacement whatever its size, nothing is written on the loop, sup_sync makes what was recorded
  * durable at once, and events the volume did not take are appended later, first and in order; an action waiting
- * for its record (sup_after_sync) runs after it is on the volume, in order, never at once nor at exit; the JVM's
+ * for its record (sup_after_sync) runs after it is on the volume, in order, never at once nor at exit; a rename aside
+ * (sup_volume_rename) runs on the worker, busy until done, ahead of the next intent; the JVM's
  * scratch directory (src/base/scratch.c): emptied per launch by renaming aside, the old one removed by a child process.
  */
 #include "unit.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <sys/wait.h>
 
 #include <cjson/cJSON.h>
@@ -382,6 +384,102 @@ static void test_an_action_waits_for_its_record_not_the_loop(void **state)
 	remove_tree(dir);
 }
 
+/* ---- the volume's metadata work off the loop (sup_volume_rename, sup_volume_unlink) ---- */
+
+static sem_t gate;
+
+static void gate_fn(void *arg)
+{
+	(void)arg;
+	sem_wait(&gate);
+}
+
+static struct {
+	int r[4];
+	int n;
+	bool busy_in_done;
+	int n_waited_then; /* how many sup_after_sync actions had run when the rename's done came */
+} renamed;
+
+static void on_renamed(struct supervisor *s, int r, void *arg)
+{
+	renamed.busy_in_done = sup_volume_busy(s, arg);
+	renamed.r[renamed.n++] = r;
+	renamed.n_waited_then = waited.n;
+}
+
+static void test_a_rename_aside_runs_on_the_worker_before_the_next_intent(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_ERROR);
+	char *dir = make_tempdir();
+	sd_event *e = NULL;
+	assert_int_equal(sd_event_new(&e), 0);
+	struct supervisor s;
+	sup_init(&s, dir, e);
+	memset(&renamed, 0, sizeof(renamed));
+	memset(&waited, 0, sizeof(waited));
+	char *events = path_join(dir, "events.jsonl");
+	waited.events = events;
+	char *point = path_join(dir, "savepoint-012345-aaaaaaaaaaaa");
+	assert_int_equal(mkdir(point, 0700), 0);
+	free(write_text(point, "_metadata", "x"));
+	char *aside = xasprintf("%s.disposing", point);
+	waited.file = aside;
+	/* the worker is busy with something slow (a flush on a slow volume): the rename waits behind it, the loop does
+	 * not; meanwhile the point is busy, under any spelling, and still has its name */
+	assert_int_equal(sem_init(&gate, 0, 0), 0);
+	worker_submit(s.worker, gate_fn, NULL, NULL);
+	sup_volume_rename(&s, point, aside, on_renamed, point);
+	char *slash = xasprintf("%s/", point);
+	assert_true(sup_volume_busy(&s, point));
+	assert_true(sup_volume_busy(&s, slash));
+	assert_false(sup_volume_busy(&s, aside));
+	assert_false(sup_volume_busy(&s, NULL));
+	assert_int_equal(access(point, F_OK), 0);
+	/* a launch's intent recorded after it, and its action */
+	sup_event(&s, "Restoring", "the next launch's intent");
+	sup_after_sync(&s, note, 1);
+	assert_true(sd_event_run(s.event, 0) >= 0);
+	assert_int_equal(renamed.n, 0);
+	assert_int_equal(waited.n, 0);
+	sem_post(&gate);
+	run_until_idle(&s);
+	/* the rename's done ran first (the worker's order), the point no longer busy in it; the action after, with the
+	 * rename on the volume */
+	assert_int_equal(renamed.n, 1);
+	assert_int_equal(renamed.r[0], 0);
+	assert_false(renamed.busy_in_done);
+	assert_int_equal(renamed.n_waited_then, 0);
+	assert_int_equal(waited.n, 1);
+	assert_int_equal(waited.file_then[0], 1);
+	assert_int_equal(access(point, F_OK), -1);
+	assert_false(sup_volume_busy(&s, point));
+	/* an unlink of what is not there: its done says so */
+	char *missing = path_join(dir, "missing");
+	sup_volume_unlink(&s, missing, on_renamed, missing);
+	run_until_idle(&s);
+	assert_int_equal(renamed.n, 2);
+	assert_int_equal(renamed.r[1], -ENOENT);
+	/* without a loop (before it runs, after it): at once */
+	sup_done(&s);
+	sup_init(&s, dir, NULL);
+	sup_volume_rename(&s, aside, point, on_renamed, aside);
+	assert_int_equal(renamed.n, 3);
+	assert_int_equal(renamed.r[2], 0);
+	assert_int_equal(access(point, F_OK), 0);
+	sup_done(&s);
+	strv_free(&s.volume_busy);
+	sem_destroy(&gate);
+	sd_event_unref(e);
+	free(missing);
+	free(slash);
+	free(aside);
+	free(point);
+	free(events);
+	remove_tree(dir);
+}
+
 /* ---- the JVM's scratch directory (src/base/scratch.c) ---- */
 
 static void test_scratch_rotation_and_removal_off_the_loop(void **state)
@@ -467,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(test_events_the_volume_refused_go_first_later),
 	    cmocka_unit_test(test_without_a_loop_records_are_written_at_once),
 	    cmocka_unit_test(test_an_action_waits_for_its_record_not_the_loop),
+	    cmocka_unit_test(test_a_rename_aside_runs_on_the_worker_before_the_next_intent),
 	    cmocka_unit_test(test_scratch_rotation_and_removal_off_the_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
