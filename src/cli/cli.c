@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,8 +22,23 @@ static size_t collect(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return size * nmemb;
 }
 
-/* One request; returns the HTTP status (0 when there was no answer) and the body in *body. */
-static long request(const char *method, const char *url, const char *token, char **body)
+/* Notes whether the answer said its status document is on the volume already (Flinklet-Status-Recorded). */
+static size_t note_recorded(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	static const char name[] = "flinklet-status-recorded:";
+	size_t n = size * nmemb;
+	if (n > sizeof(name) - 1 && !strncasecmp(ptr, name, sizeof(name) - 1)) {
+		const char *v = ptr + sizeof(name) - 1;
+		while (v < ptr + n && (*v == ' ' || *v == '\t'))
+			v++;
+		*(bool *)userdata = (size_t)(ptr + n - v) >= 4 && !strncmp(v, "true", 4);
+	}
+	return n;
+}
+
+/* One request; returns the HTTP status (0 when there was no answer) and the body in *body; *recorded (when not
+ * NULL) says whether the supervisor's status.json already holds the status document answered. */
+static long request_ex(const char *method, const char *url, const char *token, char **body, bool *recorded)
 {
 	CURL *c = curl_easy_init();
 	if (!c)
@@ -46,6 +62,11 @@ static long request(const char *method, const char *url, const char *token, char
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	if (recorded) {
+		*recorded = false;
+		curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, note_recorded);
+		curl_easy_setopt(c, CURLOPT_HEADERDATA, recorded);
+	}
 	long code = 0;
 	if (curl_easy_perform(c) == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -54,6 +75,11 @@ static long request(const char *method, const char *url, const char *token, char
 	free(auth);
 	*body = strbuf_steal(&b);
 	return code;
+}
+
+static long request(const char *method, const char *url, const char *token, char **body)
+{
+	return request_ex(method, url, token, body, NULL);
 }
 
 int cli_fetch_status(const char *url, char **ret_json)
@@ -83,12 +109,13 @@ static char *read_token(const char *path)
 	return text;
 }
 
-static bool fetch(const char *url, struct status *st)
+/* The status document (and whether status.json already holds it, when recorded is not NULL). */
+static bool fetch(const char *url, struct status *st, bool *recorded)
 {
-	char *json = NULL;
-	if (cli_fetch_status(url, &json) != 0)
-		return false;
-	bool ok = status_parse(json, st) == 0;
+	char *full = xasprintf("%s/status", url), *json = NULL;
+	long code = request_ex("GET", full, NULL, &json, recorded);
+	free(full);
+	bool ok = code == 200 && status_parse(json, st) == 0;
 	free(json);
 	return ok;
 }
@@ -165,7 +192,8 @@ int cli_control(const struct control_args *a)
 	}
 	struct status before;
 	status_init(&before);
-	if (a->wait && !fetch(url, &before)) {
+	if (a->wait && !fetch(url, &before, NULL)) {
+		fprintf(stderr, "flinklet: no status from %s\n", url);
 		free(url);
 		free(token);
 		return 1;
@@ -184,8 +212,10 @@ int cli_control(const struct control_args *a)
 		exit_code = 1;
 		for (int i = 0; i < 600; i++) {
 			struct status now;
-			if (fetch(url, &now)) {
-				bool ok = done(a->action, &before, &now);
+			bool recorded = false;
+			if (fetch(url, &now, &recorded)) {
+				/* done once the change shows, in status.json too: the answer comes before the file */
+				bool ok = done(a->action, &before, &now) && recorded;
 				if (ok && !strcmp(a->action, "savepoint"))
 					printf("%s\n", now.last_savepoint.location);
 				status_free(&now);

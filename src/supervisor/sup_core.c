@@ -243,6 +243,11 @@ static void flush_done(void *arg)
 		schedule_flush(s);
 }
 
+bool sup_status_recorded(const struct supervisor *s, const char *text)
+{
+	return !s->status_dirty && s->last_written && !strcmp(text, s->last_written);
+}
+
 /* What the next flush writes, taken from the supervisor (NULL: nothing to write). */
 static struct flush *flush_take(struct supervisor *s)
 {

@@ -333,6 +333,9 @@ void sup_alert(struct supervisor *s, const char *type, const char *fmt, ...) __a
 void sup_warning(struct supervisor *s, const char *type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Records the status document: rewritten by the next flush when its text changed. */
 void sup_write_status(struct supervisor *s);
+/* Whether text (a rendering of the status document) is what status.json holds now: written, and nothing newer
+ * waiting to be (GET /status says so in its Flinklet-Status-Recorded header, for `--wait`). */
+bool sup_status_recorded(const struct supervisor *s, const char *text);
 /* Returns once every event and the status recorded so far are on the volume (or failed to get there). Waits on the
  * disk: only at the end (and before the loop runs); while it runs, sup_after_sync. */
 void sup_sync(struct supervisor *s);

@@ -478,3 +478,44 @@ def test_suspend_over_http_is_answered_once_durable(server, supervisors, tmp_pat
     server.on_stop = None
     types = [e["type"] for e in sup.events()]
     assert types.index("DesiredStateChanged") < types.index("SavepointTriggered"), types
+
+
+def test_suspend_wait_returns_once_status_json_says_suspended(server, supervisors, tmp_path):
+    """`flinklet suspend --wait` returns when the job is suspended, and a reader of status.json right after sees
+    it so: the endpoint answers from memory before the flush reaches the volume, so the client must not stop at
+    the first SUSPENDED it reads (a CI run saw UPGRADING in status.json after `suspend --wait` returned 0)."""
+    from conftest import BIN
+    sup, st, block = held_run(supervisors, server, tmp_path)
+    addr = st["supervisor"]["httpAddress"]
+    asked = []
+    server.on_stop = lambda: asked.append(True)  # flinklet asked for the stop: the JVM ends when the test says
+    cli = subprocess.Popen([BIN, "suspend", "--wait", "--url", f"http://{addr}", "--token-file",
+                            st["supervisor"]["tokenFile"]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: asked, 60, "the stop-with-savepoint request (the suspend was answered)")
+        open(block, "w").close()  # from now on the volume holds every sync
+        server.savepoint_location = "file:" + make_savepoint(sup.state, st["jobStatus"]["jobId"])
+        open(sup.stop_file, "w").close()
+        wait_for(lambda: os.path.exists(block + ".held"), 30, "a sync of the volume held")
+        # the endpoint says SUSPENDED (from memory), status.json does not yet, and the header says so
+        wait_for(lambda: get(addr, "/status")[1]["lifecycleState"] == "SUSPENDED", 30, "SUSPENDED in memory")
+        with urllib.request.urlopen(f"http://{addr}/status", timeout=10) as r:
+            assert r.headers["Flinklet-Status-Recorded"] == "false", dict(r.headers)
+        assert sup.status()["lifecycleState"] != "SUSPENDED"
+        # the client keeps waiting while the volume holds the document (three of its polls)
+        with pytest.raises(subprocess.TimeoutExpired):
+            cli.wait(1.6)
+        os.unlink(block)
+        out, err = cli.communicate(timeout=60)
+        assert cli.returncode == 0, err
+        # right after it returned, status.json says what it waited for
+        assert sup.status()["lifecycleState"] == "SUSPENDED" and sup.status()["jvm"]["pid"] == 0, sup.status()
+        with urllib.request.urlopen(f"http://{addr}/status", timeout=10) as r:
+            assert r.headers["Flinklet-Status-Recorded"] == "true", dict(r.headers)
+    finally:
+        server.on_stop = None
+        if os.path.exists(block):
+            os.unlink(block)
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
