@@ -178,7 +178,7 @@ void sup_http_route(struct supervisor *s, const struct http_request *req, struct
 		/* whether status.json already says the same: a client waiting for a change (`suspend --wait`) is
 		 * done only once the document on the volume shows it too */
 		strv_push(&resp->headers, sup_status_recorded(s, resp->body) ? "Flinklet-Status-Recorded: true"
-		                                                              : "Flinklet-Status-Recorded: false");
+		                                                             : "Flinklet-Status-Recorded: false");
 	} else if (!strcmp(req->path, "/metrics")) {
 		resp->code = 200;
 		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
