@@ -288,3 +288,71 @@ def test_sighup_with_a_new_spec_while_a_launch_is_held_spawns_one_jvm(server, su
         lines = [line for line in f if line.strip()][n:]
     assert len(lines) == 1, f"{len(lines)} JVMs spawned for one launch: {lines}"
     assert s.stop() == 0
+
+
+# contract §3: "No crash of the supervisor ... at any instant, may leave a file here that the next start cannot
+# read". flinklet is killed -9 while a suspend's job-state.override is held on its way to the volume (no 202 yet):
+# the next flinklet starts on the volume (suspended or running: the suspend was never acknowledged).
+def test_kill9_while_a_suspend_is_held(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold)
+    s.start()
+    stable(s)
+    hold.hold()
+    sus = Call(s, "/api/v1/suspend", token=token(s))
+    wait_for(hold.held, 30, "a held sync")
+    assert not sus.done()
+    os.killpg(s.proc.pid, signal.SIGKILL)
+    s.proc.wait(10)
+    hold.release()
+    r = sus.wait()
+    assert not (isinstance(r, tuple) and r[0] == 202), f"a suspend was acknowledged by a flinklet killed first: {r}"
+    s2, spawns2 = next_sup(server, supervisors)
+    s2.start()
+    wait_for(lambda: (s2.status() or {}).get("supervisor", {}).get("pid") == s2.proc.pid
+             and s2.status()["lifecycleState"] in ("STABLE", "SUSPENDED"), 30, "the next flinklet up")
+    assert s2.alive()
+
+
+# operations.md: a suspend is "Answered 202 ... only once that file is on the volume"; "A suspended job stays
+# suspended across restarts of flinklet". SIGTERM while the suspend's write is held: flinklet "exits once what it
+# recorded is on the volume"; if the client got its 202, the next start keeps the job suspended.
+def test_sigterm_while_a_suspend_is_held(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold)
+    s.start()
+    stable(s)
+    hold.hold()
+    sus = Call(s, "/api/v1/suspend", token=token(s))
+    wait_for(hold.held, 30, "a held sync")
+    s.proc.send_signal(signal.SIGTERM)
+    hold.release()
+    rc = s.proc.wait(30)
+    r = sus.wait()
+    assert rc == 0, s.logs()[-3000:]
+    s2, spawns2 = next_sup(server, supervisors)
+    s2.start()
+    st = wait_for(lambda: (s2.status() or {}).get("supervisor", {}).get("pid") == s2.proc.pid
+                  and s2.status()["lifecycleState"] in ("STABLE", "SUSPENDED") and s2.status(), 30, "up")
+    if isinstance(r, tuple) and r[0] == 202:
+        assert st["lifecycleState"] == "SUSPENDED" and spawn_count(spawns2) == 0, \
+            "the suspend was acknowledged (202) but the next start ran the job"
+
+
+# operations.md: "when the volume refuses the write the change is still made, and the answer has a `warning` that it
+# holds only until flinklet restarts". The volume refuses job-state.override: a non-empty directory stands where
+# the file would be renamed to.
+def test_a_suspend_the_volume_refuses_is_made_with_a_warning(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    s, spawns = next_sup(server, supervisors)
+    s.start()
+    stable(s)
+    blocker = os.path.join(s.state, "job-state.override")
+    os.makedirs(os.path.join(blocker, "in-the-way"))
+    code, body = http(s, "/api/v1/suspend", "POST", token(s), timeout=60)
+    assert code == 202, body
+    assert "warning" in body, f"no warning although job-state.override could not be written: {body}"
+    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
+    assert s.stop() == 0
