@@ -211,3 +211,19 @@ def test_a_new_flinklet_restarts_its_first_crash_at_once(server, supervisors):
     running(s2, spawns2, 1)
     msg = kill_jvm_and_wait_schedule(s2)
     assert msg.startswith(NOW), msg
+
+
+# operations.md: "Any end of the JVM that was not asked for (a crash, `kill -9`, ..., a non-zero exit ...)"; "the
+# first failure of a job that was RUNNING with every task running ... is restarted **at once**". The JVM of a
+# running job exits 1 by itself (not a signal).
+def test_a_running_jvm_that_exits_1_is_restarted_at_once(server, supervisors, tmp_path):
+    s = supervisors(server, conf=LONG)
+    spawns = install_fake_java(s, end_code=1)
+    s.start()
+    running(s, spawns, 1)
+    before = len(scheduled(s))
+    open(s.stop_file, "w").close()  # the fake JVM ends by itself, with exit code 1
+    wait_for(lambda: scheduled(s)[before:] or None, 30, "a RestartScheduled event")
+    msg = scheduled(s)[before]
+    assert msg.startswith(NOW), msg
+    running(s, spawns, 2)

@@ -367,3 +367,15 @@ def test_scratch_dir_of_the_previous_uid_does_not_stop_the_next(server, base, ma
     b.start()
     assert_fell_back(b, scratch)
     assert b.stop() == 0
+
+
+def test_a_regular_file_at_the_default_scratch_path_falls_back(server, base, made):
+    scratch = default_scratch(server, base, made)
+    shutil.rmtree(scratch, ignore_errors=True)
+    with open(scratch, "w") as f:
+        f.write("someone's file")
+    s = made(base, server, "s")
+    s.start()
+    assert_fell_back(s, scratch)
+    assert open(scratch).read() == "someone's file"
+    assert s.stop() == 0
