@@ -356,3 +356,54 @@ def test_a_suspend_the_volume_refuses_is_made_with_a_warning(server, supervisors
     assert "warning" in body, f"no warning although job-state.override could not be written: {body}"
     wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
     assert s.stop() == 0
+
+
+# architecture.md: "Only the exit waits (`sup_sync`): what is recorded is written before the lock is let go";
+# contract §3: "A second supervisor on the same directory must refuse to start (exit 3)". While a stopping flinklet
+# waits for the held volume, it still holds the lock: a second one exits 3; after the release the first exits 0
+# and a third starts from the restore point with the stop on record.
+def test_the_lock_is_kept_until_the_exits_records_are_on_the_volume(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold)
+    s.start()
+    stable(s)
+    hold.hold()
+    s.proc.send_signal(signal.SIGTERM)
+    wait_for(hold.held, 30, "a held sync")
+    second, _ = next_sup(server, supervisors)
+    second.start()
+    rc2 = second.proc.wait(30)
+    assert s.alive(), "the first flinklet exited before its records were on the volume"
+    assert rc2 == 3, f"a second flinklet ran beside one still writing its records (exit {rc2})"
+    hold.release()
+    assert s.proc.wait(30) == 0
+    third, _ = next_sup(server, supervisors)
+    third.start()
+    st = stable(third)
+    assert st["restoredFrom"]["id"] == 7, st["restoredFrom"]
+
+
+# savepoint mode, SIGTERM, and flinklet is killed -9 while the stop-with-savepoint's intent is held: the JVM dies
+# with it (operations.md: "If flinklet itself is killed, the JVM dies with it ..., and the next flinklet on the volume
+# carries on from the newest restore point"). No savepoint was asked for; the checkpoint stays the restore point.
+def test_kill9_while_the_stop_with_savepoint_intent_is_held(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold, upgrade_mode="savepoint")
+    s.start()
+    stable(s)
+    jvm = s.jvm_pid()
+    hold.hold()
+    s.proc.send_signal(signal.SIGTERM)
+    wait_for(hold.held, 30, "a held sync")
+    os.kill(s.proc.pid, signal.SIGKILL)
+    s.proc.wait(10)
+    wait_for(lambda: not os.path.exists(f"/proc/{jvm}") or open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0]
+             == "Z", 10, "the JVM gone with flinklet")
+    hold.release()
+    assert not [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]
+    s2, _ = next_sup(server, supervisors, upgrade_mode="savepoint")
+    s2.start()
+    st = stable(s2)
+    assert st["restoredFrom"]["kind"] == "checkpoint" and st["restoredFrom"]["id"] == 7, st["restoredFrom"]
