@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, JOBS_JAR, wait_for
+from conftest import BIN, JOBS_JAR
 from testkit import MemoryLimit
 
 
@@ -133,8 +133,12 @@ def start_at(flinklets, tmp_path, memory, conf, parallelism):
 # cannot run would be a lie: the smallest accepted budget of 8 slots (hashmap) and of 4 slots with RocksDB runs the
 # real job to RUNNING and through checkpoints without a JVM restart (inside a memory cgroup of that size when the
 # machine allows one).
-@pytest.mark.parametrize("case", ["hashmap-p8", "rocksdb-p4"])
+STARTS = {"hashmap-p8": ({}, 8), "rocksdb-p4": ({"state.backend.type": "rocksdb"}, 4),
+          "autoscaler-p1": ({"job.autoscaler.enabled": "true"}, 1)}
+
+
+@pytest.mark.parametrize("case", sorted(STARTS))
 def test_the_smallest_accepted_budget_starts(flinklets, tmp_path, case):
-    conf, par = {"hashmap-p8": ({}, 8), "rocksdb-p4": ({"state.backend.type": "rocksdb"}, 4)}[case]
+    conf, par = STARTS[case]
     least = smallest(tmp_path, conf, par)
     start_at(flinklets, tmp_path, least, conf, par)

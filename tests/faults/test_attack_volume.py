@@ -5,7 +5,6 @@ VOLSHIM_SYNC_BLOCK_FILE (no timing), the JVM is the fault suite's fake java (whi
 fakeflink's REST API. Run: make faults FAULTS_ARGS='-k attack'."""
 import os
 import signal
-import time
 
 import pytest
 
