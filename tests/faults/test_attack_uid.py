@@ -192,7 +192,8 @@ def test_a_0600_token_of_another_uid_is_replaced(server, base, made):
 # 0 can read none of them. contract §1: exit 3 "the environment is unusable (state directory ... not writable)";
 # §6 "never from empty state while a checkpoint or savepoint exists". B must either refuse (exit 3, naming the
 # file) or carry on from the checkpoint: never start the job empty under a new job id.
-def test_leftover_0600_files_of_another_uid_never_start_empty(server, base, made):
+@pytest.mark.parametrize("which", ["all", "job-id", "status.json", "lock", "spec.stable.yaml"])
+def test_leftover_0600_files_of_another_uid_never_start_empty(server, base, made, which):
     state_dir(base)
     a = made(base, server, "a", uid=UID_A, gid=0, groups=(0,))
     a.start()
@@ -203,7 +204,8 @@ def test_leftover_0600_files_of_another_uid_never_start_empty(server, base, made
     for p in [os.path.dirname(d), d, os.path.join(d, "_metadata")]:
         os.chown(p, UID_A, 0)
     for p in walk(a.state):
-        if os.path.isfile(p) and not p.startswith(os.path.join(a.state, "checkpoints")):
+        if os.path.isfile(p) and not p.startswith(os.path.join(a.state, "checkpoints")) and \
+                which in ("all", os.path.basename(p)):
             os.chmod(p, 0o600)
     b = made(base, server, "b", uid=UID_B, gid=0, groups=(0,))
     b.start()
@@ -217,7 +219,7 @@ def test_leftover_0600_files_of_another_uid_never_start_empty(server, base, made
     what = wait_for(outcome, 30, "an exit or a launch")
     if what == "exited":
         assert b.proc.returncode == 3, b.logs()[-3000:]
-        assert any(n in b.logs() for n in ("job-id", "events.jsonl", "status.json", "lock")), b.logs()[-2000:]
+        assert any(n in b.logs() for n in ("job-id", "job id", "events.jsonl", "status.json", "lock")), b.logs()[-2000:]
     else:
         st = stable(b)
         assert job_id(b.state) == jid, "started under a new job id"
