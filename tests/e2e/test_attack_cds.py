@@ -198,3 +198,25 @@ def test_an_unreadable_archive_never_stops_a_launch(good_archive, volume):
         if f:
             f.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+# The hostile cases of a shared archive directory: a FIFO with the archive's name (a reader that opens it blocks until
+# a writer comes), and a symlink to someone else's file of exactly the archive's size. operations.md: "Never a
+# condition of a launch"; "the archive is removed" (the link, never what it points to).
+@pytest.mark.parametrize("how", ["fifo", "symlink"])
+def test_a_hostile_entry_in_place_of_the_archive(tmp_path, flinklets, good_archive, volume, how):
+    d = tmp_path / "cds"
+    d.mkdir()
+    planted = d / os.path.basename(good_archive)
+    victim = tmp_path / "victim.bin"
+    if how == "fifo":
+        os.mkfifo(planted)
+    else:
+        victim.write_bytes(b"\x5a" * os.path.getsize(good_archive))
+        os.symlink(victim, planted)
+    f = run_on_copy(tmp_path, volume, d, flinklets)
+    assert_state_kept(f, volume)
+    assert len(unusable(f)) <= 1, [e["message"] for e in unusable(f)]
+    assert f.http("/healthz")[0] == 200
+    if how == "symlink":
+        assert victim.exists() and victim.read_bytes()[:4] == b"\x5a" * 4, "the symlink's target was changed"

@@ -40,7 +40,7 @@ def job_id(state):
         return f.read().strip()
 
 
-def install_fake_java(sup, crash_file=None, touch_state=False, end_code=0):
+def install_fake_java(sup, crash_file=None, touch_state=False, end_code=0, consume_stop=False):
     """Replaces the Supervisor's fake java with one that appends "<pid> <argv>" to <tmp>/spawns.<name> at every
     spawn, exits 1 at once while crash_file exists, and (touch_state) creates a file and a directory on the state
     volume as Flink would (inheriting flinklet's umask). It ends with end_code once the stop file exists.
@@ -57,7 +57,8 @@ def install_fake_java(sup, crash_file=None, touch_state=False, end_code=0):
                 f"if [ -e '{crash}' ]; then exit 1; fi\n"
                 f"{extra}"
                 f"while [ ! -e '{sup.stop_file}' ]; do sleep 0.1; done\n"
-                + (f"rm -f '{sup.stop_file}'\n" if end_code else "")  # a crash is one JVM's, not the next's
+                # a crash (or with consume_stop, an end) is one JVM's, not the next one's
+                + (f"rm -f '{sup.stop_file}'\n" if end_code or consume_stop else "")
                 + f"exit {end_code}\n")
     os.chmod(sup.java, 0o755)
     return spawns

@@ -406,3 +406,37 @@ def test_kill9_while_the_stop_with_savepoint_intent_is_held(server, supervisors,
     s2.start()
     st = stable(s2)
     assert st["restoredFrom"]["kind"] == "checkpoint" and st["restoredFrom"]["id"] == 7, st["restoredFrom"]
+
+
+# operations.md: suspend "stop-with-savepoint (by upgradeMode ...)"; "spec.job.state: running again | the job resumes
+# from the savepoint the suspend took (the newest restore point)"; resume "the same as setting spec.job.state". A
+# resume that arrives while the suspend's savepoint is still in flight: once the savepoint completes the job runs
+# again from it, and stays running across a restart of flinklet.
+def test_resume_while_the_suspends_savepoint_is_in_flight(server, supervisors, tmp_path):
+    _, jid = prepared(server, supervisors, tmp_path)
+    s = supervisors(server, upgrade_mode="savepoint")
+    dedupe(server)
+    spawns = install_fake_java(s, consume_stop=True)
+    s.start()
+    stable(s)
+    tok = token(s)
+    n = spawn_count(spawns)
+    code, body = http(s, "/api/v1/suspend", "POST", tok, timeout=60)
+    assert code == 202, body
+    wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 30,
+             "the stop-with-savepoint request")
+    code, body = http(s, "/api/v1/resume", "POST", tok, timeout=60)
+    assert code == 202, body
+    sp = write_savepoint(s.state, jid, 9, "bbbbbbbbbbbb")
+    server.savepoint_location = "file:" + sp
+    end_soon(s.stop_file)
+
+    def back():
+        assert s.alive(), s.logs()[-3000:]
+        st = s.status()
+        return st if spawn_count(spawns) > n and st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0 else None
+    st = wait_for(back, 30, "running again after the resume")
+    assert st["restoredFrom"]["kind"] == "savepoint" and st["restoredFrom"]["location"].rstrip("/").endswith(sp), \
+        st["restoredFrom"]
+    server.on_stop = lambda: end_soon(s.stop_file)
+    assert s.stop() == 0
