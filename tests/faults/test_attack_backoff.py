@@ -227,3 +227,21 @@ def test_a_running_jvm_that_exits_1_is_restarted_at_once(server, supervisors, tm
     msg = scheduled(s)[before]
     assert msg.startswith(NOW), msg
     running(s, spawns, 2)
+
+
+# operations.md: "Any end of the JVM that was not asked for (..., a hang found by the health check) is followed by a
+# new JVM" and the first failure of a job that was RUNNING "is restarted **at once**". The REST API stops answering
+# (flinklet.health.rest-timeout 2 s): flinklet kills the hung JVM and starts the next one without a backoff.
+def test_a_hang_found_by_the_health_check_restarts_at_once(server, supervisors):
+    s = supervisors(server, conf={**LONG, "flinklet.health.rest-timeout": "2 s",
+                                  "kubernetes.operator.flink.client.timeout": "500 ms"})
+    spawns = install_fake_java(s)
+    s.start()
+    running(s, spawns, 1)
+    before = len(scheduled(s))
+    server.fault = "timeout"
+    wait_for(lambda: scheduled(s)[before:] or None, 60, "the hung JVM's RestartScheduled")
+    server.fault = None
+    msg = scheduled(s)[before]
+    assert msg.startswith(NOW), msg
+    running(s, spawns, 2)

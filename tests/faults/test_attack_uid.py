@@ -380,3 +380,41 @@ def test_a_regular_file_at_the_default_scratch_path_falls_back(server, base, mad
     assert_fell_back(s, scratch)
     assert open(scratch).read() == "someone's file"
     assert s.stop() == 0
+
+
+# configuration.md, flinklet.scratch.dir: "emptied for each launch" and operations.md: "removed at a clean exit".
+def test_scratch_is_emptied_for_each_launch_and_removed_at_a_clean_exit(server, base, made):
+    scratch = default_scratch(server, base, made)
+    assert not os.path.exists(scratch), "the scratch directory outlived a clean exit"
+    s = made(base, server, "s")
+    s.start()
+    stable(s)
+    left = os.path.join(tmpdir_of(s), "left-by-this-jvm")
+    open(left, "w").close()
+    jvm = s.jvm_pid()
+    os.kill(jvm, signal.SIGKILL)
+    wait_for(lambda: spawn_count(s.spawns) >= 2, 30, "the restart")
+    wait_for(lambda: not os.path.exists(left), 30, "the earlier JVM's scratch files gone")
+    assert s.stop() == 0
+    assert not os.path.exists(scratch)
+
+
+# configuration.md: flinklet.http.token-file "the bearer token of the control API ..., at least 16 characters: a
+# Kubernetes secret mount, say". A secret mounted read-only (root's, 0440 group 0) and flinklet under an arbitrary
+# uid of group 0: it reads it, does not try to replace it, and the API takes it.
+def test_a_mounted_token_of_another_owner_is_used_as_it_is(server, base, made):
+    state_dir(base)
+    secret = base / "secret"
+    secret.mkdir()
+    tok = "s3cr3t-token-from-a-kubernetes-secret"
+    (secret / "token").write_text(tok + "\n")
+    os.chmod(secret / "token", 0o440)
+    os.chmod(secret, 0o555)
+    b = made(base, server, "b", uid=UID_B, gid=0, groups=(0,),
+             conf={"flinklet.http.token-file": str(secret / "token")})
+    b.start()
+    stable(b)
+    assert (secret / "token").read_text().strip() == tok
+    assert http(b, "/api/v1/checkpoint", "POST", tok)[0] != 401
+    assert http(b, "/api/v1/checkpoint", "POST", "x" * 20)[0] == 401
+    assert b.stop() == 0
