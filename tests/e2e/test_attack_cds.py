@@ -220,3 +220,31 @@ def test_a_hostile_entry_in_place_of_the_archive(tmp_path, flinklets, good_archi
     assert f.http("/healthz")[0] == 200
     if how == "symlink":
         assert victim.exists() and victim.read_bytes()[:4] == b"\x5a" * 4, "the symlink's target was changed"
+
+
+# operations.md: "an archive whose size is not the one in its name (truncated, overwritten; a JVM would die of SIGBUS
+# mapping it) ... is not used"; "A JVM that started from an archive and crashed by itself (SIGSEGV, SIGBUS, SIGABRT)
+# ... sets the archive aside too". The archive is truncated under a JVM that maps it (another writer on a shared
+# archive directory): whatever the JVM does, the job comes back with its state, the restart does not use the
+# truncated archive, and flinklet says so at most once.
+def test_an_archive_truncated_under_a_running_jvm(tmp_path, flinklets, good_archive, volume):
+    d = tmp_path / "cds"
+    d.mkdir()
+    shutil.copy(good_archive, d)
+    planted = d / os.path.basename(good_archive)
+    f = run_on_copy(tmp_path, volume, d, flinklets)
+    st = assert_state_kept(f, volume)
+    pid = st["jvm"]["pid"]
+    maps = open(f"/proc/{pid}/maps").read()
+    if str(planted) not in maps:
+        pytest.skip("the JVM did not map the archive (nothing to truncate under it)")
+    os.truncate(planted, os.path.getsize(planted) // 2)
+    # make the JVM touch its classes: a kill -9 would hide a crash; a checkpoint and a REST call do
+    f.wait_checkpoint(st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"] + 2, timeout=120)
+    os.kill(pid, signal.SIGKILL) if f.status()["jvm"]["pid"] == pid else None
+    st2 = wait_for(lambda: f.status()["jvm"]["pid"] not in (0, pid) and f.status()["lifecycleState"] == "STABLE"
+                   and f.status(), 240, "a new JVM STABLE")
+    assert str(planted) not in open(f"/proc/{st2['jvm']['pid']}/maps").read(), "the truncated archive was mapped"
+    assert len(unusable(f)) <= 1, [e["message"] for e in unusable(f)]
+    rf = st2["restoredFrom"]
+    assert rf["kind"] in ("checkpoint", "savepoint") and rf["id"] >= st["restoredFrom"]["id"], rf

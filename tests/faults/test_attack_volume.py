@@ -440,3 +440,31 @@ def test_resume_while_the_suspends_savepoint_is_in_flight(server, supervisors, t
         st["restoredFrom"]
     server.on_stop = lambda: end_soon(s.stop_file)
     assert s.stop() == 0
+
+
+# configuration.md: "flinklet.shutdown.timeout | 25 s | the whole budget from SIGTERM to exit (fits Kubernetes' default
+# 30 s grace period)"; contract §6: SIGTERM ends "inside the configured shutdown budget". A volume that never takes
+# the records (a hung network disk) while flinklet stops: it must still be gone inside the budget (6 s here; the
+# test allows four times that on a busy machine), with the JVM, or the kubelet's SIGKILL decides instead.
+@pytest.mark.xfail(strict=True, reason="defect or doc conflict: after SIGTERM flinklet waits for a hung volume without "
+                   "end (its exit waits for the records), far past flinklet.shutdown.timeout ('the whole budget from "
+                   "SIGTERM to exit'); the JVM itself is stopped in time")
+def test_a_volume_that_never_answers_does_not_outlast_the_shutdown_budget(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold)
+    s.start()
+    stable(s)
+    jvm = s.jvm_pid()
+    hold.hold()
+    wait_for(hold.held, 30, "a held sync")  # the volume hangs
+    s.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = s.proc.wait(24)
+    except Exception:  # noqa: BLE001
+        rc = None
+    jvm_gone = not os.path.exists(f"/proc/{jvm}") or open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0] == "Z"
+    hold.release()
+    assert jvm_gone, "the JVM still runs four shutdown budgets after SIGTERM"
+    assert rc is not None, "flinklet was still waiting for the volume four shutdown budgets after SIGTERM " \
+        "(the JVM is gone)"
