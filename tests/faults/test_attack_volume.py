@@ -468,3 +468,77 @@ def test_a_volume_that_never_answers_does_not_outlast_the_shutdown_budget(server
     assert jvm_gone, "the JVM still runs four shutdown budgets after SIGTERM"
     assert rc is not None, "flinklet was still waiting for the volume four shutdown budgets after SIGTERM " \
         "(the JVM is gone)"
+
+
+# operations.md, Signals: "A second SIGTERM (or SIGINT) kills the JVM at once"; exit 4 "a stop that should have taken
+# a savepoint ... and did not: ... or a second signal killed the JVM first". While the first stop's intent is held on
+# the volume, the second SIGTERM still kills the JVM at once (the loop does not wait for the volume), and no
+# stop-with-savepoint is asked of Flink afterwards.
+def test_a_second_sigterm_kills_the_jvm_while_the_stop_intent_is_held(server, supervisors, tmp_path):
+    prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold, upgrade_mode="savepoint")
+    s.start()
+    stable(s)
+    jvm = s.jvm_pid()
+    hold.hold()
+    s.proc.send_signal(signal.SIGTERM)
+    wait_for(hold.held, 30, "a held sync")
+    s.proc.send_signal(signal.SIGTERM)
+
+    def jvm_gone():
+        return not os.path.exists(f"/proc/{jvm}") or \
+            open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0] == "Z"
+    try:
+        wait_for(jvm_gone, 20, "the JVM killed by the second SIGTERM while the volume is held")
+    finally:
+        hold.release()
+    rc = s.proc.wait(30)
+    assert rc == 4, s.logs()[-3000:]
+    assert not [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]
+
+
+# operations.md: "The group of new entries is the state directory's when the directory has the setgid bit, which
+# `mkdir` passes on to new directories"; files 0660, directories 0770. flinklet makes the state directory itself in a
+# setgid parent (a volume mounted one level up), as uid 1001 whose own group is 1001: the next uid of group 0 works.
+def test_a_state_dir_flinklet_makes_in_a_setgid_volume(server, supervisors, tmp_path):
+    import pathlib
+    import shutil
+    import tempfile
+    from test_attack_uid import AsUid, UID_A, UID_B
+    base = pathlib.Path(tempfile.mkdtemp(prefix="attack2-uid-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        (base / "tmp").mkdir()
+        os.chmod(base / "tmp", 0o1777)
+        vol = base / "vol"
+        vol.mkdir()
+        os.chown(vol, 9999, 0)
+        os.chmod(vol, 0o2770)
+
+        class Nested(AsUid):
+            def __init__(self, *a, **kw):
+                super().__init__(*a, **kw)
+                self.state = str(vol / "state")
+                server.state_dirs.append(self.state)
+                server.state_dirs[:] = list(dict.fromkeys(server.state_dirs))
+        a = Nested(base, server, "a", uid=UID_A, gid=UID_A, groups=(0,))
+        try:
+            a.start()
+            wait_for(lambda: spawn_count(a.spawns) > 0 and (a.status() or {}).get("lifecycleState") == "STABLE",
+                     30, "A STABLE")
+            assert a.stop() == 0
+        finally:
+            a.cleanup()
+        st = os.stat(vol / "state")
+        assert st.st_gid == 0 and (st.st_mode & 0o7777) == 0o2770, (st.st_gid, oct(st.st_mode))
+        b = Nested(base, server, "b", uid=UID_B, gid=UID_B, groups=(0,))
+        try:
+            b.start()
+            wait_for(lambda: spawn_count(b.spawns) > 0 and (b.status() or {}).get("supervisor", {}).get("pid") ==
+                     b.proc.pid and b.status()["lifecycleState"] == "STABLE", 30, "B STABLE")
+            assert b.stop() == 0
+        finally:
+            b.cleanup()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
