@@ -142,3 +142,23 @@ def test_the_smallest_accepted_budget_starts(flinklets, tmp_path, case):
     conf, par = STARTS[case]
     least = smallest(tmp_path, conf, par)
     start_at(flinklets, tmp_path, least, conf, par)
+
+
+# configuration.md: "-D key=value ... sets or replaces one spec.flinkConfiguration entry"; errors are
+# `file:line:col: field: problem`, and for an override "`-D: warning: ...`" names it as `-D`. A managed size given
+# with -D that does not fit the budget is refused (exit 2) by check-config with the key named, and the budget it
+# names fits.
+def test_a_managed_size_from_D_that_does_not_fit_is_named(tmp_path):
+    p, _ = doc(tmp_path, "512m")
+    r = subprocess.run([BIN, "check-config", "-c", str(p), "-D", "taskmanager.memory.managed.size=400m"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2, r.stdout[-500:]
+    m = re.search(r"(\S*): spec\.flinkConfiguration\.taskmanager\.memory\.managed\.size: .*?"
+                  r"raise spec\.resources\.memory to at least (\d+)m", r.stderr)
+    assert m, r.stderr
+    assert m.group(1).startswith("-D"), f"the error does not say the value came from -D: {r.stderr}"
+    need = int(m.group(2))
+    p2, _ = doc(tmp_path, f"{need}m", name="mem2.yaml")
+    r2 = subprocess.run([BIN, "check-config", "-c", str(p2), "-D", "taskmanager.memory.managed.size=400m"],
+                        capture_output=True, text=True)
+    assert r2.returncode == 0, r2.stderr

@@ -245,3 +245,22 @@ def test_a_hang_found_by_the_health_check_restarts_at_once(server, supervisors):
     msg = scheduled(s)[before]
     assert msg.startswith(NOW), msg
     running(s, spawns, 2)
+
+
+# operations.md: the restart at once is for "the first failure of a job that was RUNNING with every task running ...
+# since the job last ran for flinklet.restart.stable-period"; "A job that stays RUNNING for stable-period resets the
+# count". Time spent with a task still deploying is not running: a JVM whose job is half-running for longer than the
+# stable period, then fully running for a moment, then crashes, is still in its crash loop.
+def test_time_half_running_does_not_count_towards_the_stable_period(server, supervisors):
+    s = supervisors(server, conf={**LONG, "flinklet.restart.stable-period": "2 s"})
+    spawns = install_fake_java(s)
+    s.start()
+    running(s, spawns, 1)
+    partly_running_server(server, job_id_reader(s))
+    assert kill_jvm_and_wait_schedule(s).startswith(NOW)
+    wait_for(lambda: spawn_count(spawns) == 2 and s.jvm_pid() > 0, 30, "JVM #2")
+    time.sleep(4)  # twice the stable period with one task deploying (the job's time, not an assertion)
+    server.fault = None
+    running(s, spawns, 2)
+    msg = kill_jvm_and_wait_schedule(s)
+    assert not msg.startswith(NOW), f"the time a task was still deploying counted as a stable run: {msg}"
