@@ -20,7 +20,8 @@ def with_memory(sup, memory):
 
 
 def memory_line(sup):
-    return [i + 1 for i, line in enumerate(sup.config.read_text().splitlines()) if line.strip().startswith("memory:")][0]
+    lines = sup.config.read_text().splitlines()
+    return [i + 1 for i, line in enumerate(lines) if line.strip().startswith("memory:")][0]
 
 
 # configuration.md: "Nothing is started and nothing on the volume changes when the configuration is invalid";
