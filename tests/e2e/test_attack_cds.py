@@ -103,8 +103,8 @@ def plant(tmp_path, good_archive, how):
 @pytest.mark.parametrize("how", ["garbage", "truncated", "body-corrupted", "zero-filled-tail", pytest.param(
     "directory", marks=pytest.mark.xfail(strict=True, reason="defect: a directory with the archive's name in the "
                                          "archive directory is passed over in silence: no "
-                                         "ClassDataSharingArchiveUnusable event, nothing logged, left in place (the JVM "
-                                         "starts without an archive, the "
+                                         "ClassDataSharingArchiveUnusable event, nothing logged, left in place (the "
+                                         "JVM starts without an archive, the "
                                          "next dump writes a new one beside it, under another size in its name)"))])
 def test_a_damaged_archive_never_stops_a_launch_and_is_reported_once(tmp_path, flinklets, good_archive, volume,
                                                                      how):
