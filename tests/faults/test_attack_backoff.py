@@ -264,3 +264,17 @@ def test_time_half_running_does_not_count_towards_the_stable_period(server, supe
     running(s, spawns, 2)
     msg = kill_jvm_and_wait_schedule(s)
     assert not msg.startswith(NOW), f"the time a task was still deploying counted as a stable run: {msg}"
+
+
+# configuration.md: "flinklet.restart.max-attempts | 10 | ... (`0`: never give up)".
+def test_max_attempts_0_never_gives_up(server, supervisors, tmp_path):
+    crash = str(tmp_path / "crash")
+    open(crash, "w").close()
+    s = supervisors(server, conf={"flinklet.restart.backoff.initial": "10 ms", "flinklet.restart.backoff.max": "20 ms",
+                                  "flinklet.restart.max-attempts": "0"})
+    spawns = install_fake_java(s, crash_file=crash)
+    s.start()
+    wait_for(lambda: spawn_count(spawns) >= 15 or not s.alive(), 60, "15 failed starts")
+    assert s.alive(), f"gave up with max-attempts 0:\n{s.logs()[-2000:]}"
+    os.unlink(crash)
+    wait_for(lambda: s.alive() and s.status()["lifecycleState"] == "STABLE" and s.jvm_pid() > 0, 30, "STABLE at last")

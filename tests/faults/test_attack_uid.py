@@ -418,3 +418,18 @@ def test_a_mounted_token_of_another_owner_is_used_as_it_is(server, base, made):
     assert http(b, "/api/v1/checkpoint", "POST", tok)[0] != 401
     assert http(b, "/api/v1/checkpoint", "POST", "x" * 20)[0] == 401
     assert b.stop() == 0
+
+
+# README: "`flinklet savepoint --state-dir DIR` finds both [the endpoint and the token] by itself"; operations.md: the
+# token is "0640: readable by a later run under another uid of the state directory's group". A client of another uid
+# in group 0 (a debug container, a CronJob) asks for a checkpoint with the token it finds on the volume.
+def test_a_client_of_another_uid_in_group_0_uses_the_token_on_the_volume(server, base, made):
+    state_dir(base)
+    a = made(base, server, "a", uid=UID_A, gid=0, groups=(0,))
+    a.start()
+    stable(a)
+    r = subprocess.run(["setpriv", "--reuid=1003", "--regid=0", "--groups=0", "--", BIN, "checkpoint", "--state-dir",
+                        a.state], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [q for q in server.requests if q[1] == "POST" and "/checkpoints" in q[2]], "no checkpoint was asked of Flink"
+    assert a.stop() == 0
