@@ -542,3 +542,36 @@ def test_a_state_dir_flinklet_makes_in_a_setgid_volume(server, supervisors, tmp_
             b.cleanup()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# architecture.md: "A launch records its intent ..., hands Flink's configuration (`conf/`) and, on a stateless start,
+# the new job id to the worker, and is then *pending*"; contract §3: no crash "at any instant, may leave a file here
+# that the next start cannot read". A stateless upgrade (new job id) whose launch is held, and flinklet killed -9:
+# the next flinklet reads a whole job id (the old or the new one) and starts.
+def test_kill9_while_a_stateless_upgrades_new_job_id_is_held(server, supervisors, tmp_path):
+    import re
+    _, jid = prepared(server, supervisors, tmp_path)
+    hold = Hold(tmp_path)
+    s, spawns = next_sup(server, supervisors, hold, upgrade_mode="stateless")
+    s.start()
+    stable(s)
+    hold.hold()
+    text = s.config.read_text().replace("parallelism: 2", "parallelism: 1")
+    tmp = s.config.with_name(".new.yaml")
+    tmp.write_text(text)
+    os.replace(tmp, s.config)
+    s.proc.send_signal(signal.SIGHUP)
+    wait_launch_pending(s, hold)
+    os.killpg(s.proc.pid, signal.SIGKILL)
+    s.proc.wait(10)
+    hold.release()
+    with open(os.path.join(s.state, "job-id")) as f:
+        assert re.fullmatch(r"[0-9a-f]{32}", f.read().strip())
+    s.status()
+    s.events()
+    s2, _ = next_sup(server, supervisors, upgrade_mode="stateless")
+    s2.config.write_text(text)
+    s2.start()
+    st = wait_for(lambda: (s2.status() or {}).get("supervisor", {}).get("pid") == s2.proc.pid
+                  and s2.status()["lifecycleState"] == "STABLE" and s2.status(), 30, "the next flinklet STABLE")
+    assert st["jobStatus"]["jobId"] == job_id(s2.state)
