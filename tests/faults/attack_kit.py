@@ -1,0 +1,148 @@
+"""attack_kit: helpers of the attack tests in tests/faults (test_attack_*.py), written from the contract and the
+docs only: a fake "java" that records every spawn (so a test can tell that no JVM was started) and can crash at
+once, a hold on the volume through volshim (VOLSHIM_SYNC_BLOCK_FILE), Flink-shaped `_metadata` files, and HTTP
+calls to flinklet's endpoint."""
+import json
+import os
+import struct
+import threading
+import time
+import urllib.error
+import urllib.request
+
+SHIM = os.environ.get("FLINKLET_VOLSHIM", os.path.abspath("build/volshim.so"))
+MAGIC = 0x4960672D  # Flink's checkpoint metadata magic number (the first 4 bytes of every _metadata)
+
+
+def metadata(checkpoint_id):
+    """The bytes of a `_metadata` header as Flink writes it: magic, version, checkpoint id."""
+    return struct.pack(">IIq", MAGIC, 6, checkpoint_id) + b"\0" * 64
+
+
+def write_checkpoint(state, job_id, n):
+    d = os.path.join(state, "checkpoints", job_id, f"chk-{n}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "_metadata"), "wb") as f:
+        f.write(metadata(n))
+    return d
+
+
+def write_savepoint(state, job_id, n, suffix="0123456789ab"):
+    d = os.path.join(state, "savepoints", f"savepoint-{job_id[:6]}-{suffix}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "_metadata"), "wb") as f:
+        f.write(metadata(n))
+    return d
+
+
+def job_id(state):
+    with open(os.path.join(state, "job-id")) as f:
+        return f.read().strip()
+
+
+def install_fake_java(sup, crash_file=None, touch_state=False, end_code=0, consume_stop=False):
+    """Replaces the Supervisor's fake java with one that appends "<pid> <argv>" to <tmp>/spawns.<name> at every
+    spawn, exits 1 at once while crash_file exists, and (touch_state) creates a file and a directory on the state
+    volume as Flink would (inheriting flinklet's umask). It ends with end_code once the stop file exists.
+    Returns the spawns file."""
+    spawns = os.path.join(str(sup.tmp), f"spawns.{time.monotonic_ns()}")
+    crash = crash_file or os.path.join(str(sup.tmp), "no-crash-file")
+    extra = ""
+    if touch_state:
+        extra = (f"mkdir -p '{sup.state}/flink-made-dir' && : > '{sup.state}/flink-made-dir/flink-made-file'\n")
+    with open(sup.java, "w") as f:
+        f.write("#!/bin/sh\n"
+                "# attack tests: a JVM stand-in that records its spawn\n"
+                f"echo \"$$ $*\" >> '{spawns}'\n"
+                f"if [ -e '{crash}' ]; then exit 1; fi\n"
+                f"{extra}"
+                f"while [ ! -e '{sup.stop_file}' ]; do sleep 0.1; done\n"
+                # a crash (or with consume_stop, an end) is one JVM's, not the next one's
+                + (f"rm -f '{sup.stop_file}'\n" if end_code or consume_stop else "")
+                + f"exit {end_code}\n")
+    os.chmod(sup.java, 0o755)
+    return spawns
+
+
+def spawn_count(spawns):
+    try:
+        with open(spawns) as f:
+            return sum(1 for line in f if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+class Hold:
+    """Holds every fsync/fdatasync flinklet makes on the volume while the block file exists (volshim)."""
+
+    def __init__(self, tmp):
+        self.path = os.path.join(str(tmp), "volume.hold")
+
+    def env(self, state):
+        return {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_SYNC_BLOCK_FILE": self.path}
+
+    def hold(self):
+        try:
+            os.unlink(self.path + ".held")
+        except FileNotFoundError:
+            pass
+        open(self.path, "w").close()
+
+    def held(self):
+        """True once a sync waits on the hold."""
+        return os.path.exists(self.path + ".held")
+
+    def release(self):
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+def http_port(sup):
+    return int(sup.conf["flinklet.http.address"].rsplit(":", 1)[1])
+
+
+def http(sup, path, method="GET", token=None, timeout=10):
+    req = urllib.request.Request(f"http://127.0.0.1:{http_port(sup)}{path}", method=method,
+                                 data=b"" if method == "POST" else None)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def http_json(sup, path):
+    code, body = http(sup, path)
+    return code, (json.loads(body) if body.strip().startswith("{") else body)
+
+
+def token(sup):
+    with open(os.path.join(sup.state, "http.token")) as f:
+        return f.read().strip()
+
+
+class Call:
+    """One HTTP request in a thread: result is (code, body), or the exception it raised."""
+
+    def __init__(self, sup, path, method="POST", token=None, timeout=120):
+        self.result = None
+        self.thread = threading.Thread(target=self._run, args=(sup, path, method, token, timeout), daemon=True)
+        self.thread.start()
+
+    def _run(self, sup, path, method, token, timeout):
+        try:
+            self.result = http(sup, path, method, token, timeout)
+        except Exception as e:  # noqa: BLE001  (a connection closed by a stopping flinklet is a result too)
+            self.result = e
+
+    def done(self):
+        return not self.thread.is_alive()
+
+    def wait(self, timeout=120):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the request was never answered"
+        return self.result
