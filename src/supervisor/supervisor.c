@@ -61,9 +61,9 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 	bool at_once = s->state == SUP_RUNNING && s->consecutive_failures == 1;
 	int64_t max = spec_int(s->spec, "flinklet.restart.max-attempts");
 	if (max > 0 && s->consecutive_failures > (unsigned)max) {
-		char *why =
-		    xasprintf("crash loop: %u consecutive failed starts (flinklet.restart.max-attempts is %lld)",
-		              s->consecutive_failures, (long long)max);
+		char *why = xasprintf("crash loop: %u consecutive failed starts, %u of them restarts "
+		                      "(flinklet.restart.max-attempts is %lld)",
+		                      s->consecutive_failures, s->consecutive_failures - 1, (long long)max);
 		status_set_string(&s->status.error, why);
 		sup_set_job_state(s, "FAILED");
 		sup_alert(s, "CrashLoop", "%s; giving up", why);
