@@ -219,6 +219,7 @@ int cds_find(const char *dir, const char *prefix, char **ret_path)
 	if (!d)
 		return errno == ENOENT ? -ENOENT : -errno;
 	int r = -ENOENT;
+	char *odd = NULL; /* an entry with an archive's name that is no regular file */
 	struct dirent *de;
 	while ((de = readdir(d)) && r == -ENOENT) {
 		uint64_t size;
@@ -227,13 +228,21 @@ int cds_find(const char *dir, const char *prefix, char **ret_path)
 		char *path = path_join(dir, de->d_name);
 		struct stat st;
 		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
-			free(path);
+			if (!odd)
+				odd = path;
+			else
+				free(path);
 			continue;
 		}
 		*ret_path = path;
 		r = (uint64_t)st.st_size == size ? 0 : -EBADMSG;
 	}
 	closedir(d);
+	if (r == -ENOENT && odd) {
+		*ret_path = odd;
+		return -ENOTSUP;
+	}
+	free(odd);
 	return r;
 }
 
@@ -247,6 +256,8 @@ enum cds_choice cds_choose(const char *dir, const char *prefix, bool may_record,
 		*ret_bad = "it does not start with the header of a dynamic archive";
 	else if (r == -EBADMSG)
 		*ret_bad = "its size is not the one it was written with (truncated or overwritten)";
+	else if (r == -ENOTSUP)
+		*ret_bad = CDS_NOT_A_FILE;
 	return may_record ? CDS_RECORD : CDS_NONE;
 }
 

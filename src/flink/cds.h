@@ -37,7 +37,9 @@ char *cds_archive_prefix(const char *flink_version, const char *key);
 char *cds_archive_name(const char *prefix, uint64_t size);
 /* The archive of a key in dir. Returns 0 with *ret_path (malloc'd) when it is there and its size is the
  * one in its name; -EBADMSG with *ret_path when its size is not (it must not be used: a JVM maps it and
- * dies of SIGBUS beyond the end of a truncated one); -ENOENT when there is none; other -errno. */
+ * dies of SIGBUS beyond the end of a truncated one); -ENOENT when there is none; other
+ * -errno. An entry with an archive's name that is no regular file (a directory, a FIFO, a dangling link) is
+ * passed over for a regular one; when there is none, -ENOTSUP with *ret_path naming it. */
 int cds_find(const char *dir, const char *prefix, char **ret_path);
 /* What one launch does about class-data sharing. */
 enum cds_choice {
@@ -49,6 +51,9 @@ enum cds_choice {
  * whole dynamic archive is there; else CDS_RECORD (or CDS_NONE when !may_record). An archive that is there
  * but must not be used is returned too, in *ret_path with *ret_bad saying why (the caller removes it and
  * says so once). *ret_path is malloc'd or NULL. */
+/* What cds_choose says of an entry with an archive's name that is no regular file: left where it is (flinklet
+ * did not make it), never used. */
+#define CDS_NOT_A_FILE "it is not a regular file (a directory, a FIFO or a dangling link has the archive's name)"
 enum cds_choice cds_choose(const char *dir, const char *prefix, bool may_record, char **ret_path, const char **ret_bad);
 /* Removes the archives in dir other than keep (those of other keys and JDKs), and temporary dumps over an
  * hour old (what a dump cut short left). Returns how many were removed. */

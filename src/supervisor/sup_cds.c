@@ -79,14 +79,15 @@ static bool setup(struct supervisor *s)
 static void reject(struct supervisor *s, const char *path, const char *why)
 {
 	char *p = xstrdup(path);
+	bool not_a_file = !strcmp(why, CDS_NOT_A_FILE); /* not flinklet's to remove */
 	if (!said_before(s, p))
 		sup_warning(s, "ClassDataSharingArchiveUnusable",
-		            "class-data-sharing archive %s: %s; removed: the JVM starts without it, and a later one "
+		            "class-data-sharing archive %s: %s; %s: the JVM starts without it, and a later one "
 		            "makes a new archive",
-		            p, why);
+		            p, why, not_a_file ? "left in place" : "removed");
 	/* on the worker (a network volume's round trip is not the loop's); until it is gone, a launch's choice passes
 	 * it over (sup_cds_prepare) */
-	if (!sup_volume_busy(s, p))
+	if (!not_a_file && !sup_volume_busy(s, p))
 		sup_volume_unlink(s, p, NULL, NULL);
 	if (s->cds.archive && !strcmp(s->cds.archive, p)) {
 		free(s->cds.archive);

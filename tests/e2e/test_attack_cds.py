@@ -100,12 +100,7 @@ def plant(tmp_path, good_archive, how):
 # naming the archive and why, the archive is removed, the next launches start without it"; configuration.md: "An
 # archive is a cache: a missing, stale or damaged one never stops a launch". The job restores the savepoint of
 # its last stop (contract §6), and after a kill -9 of the JVM the restart says nothing more about the archive.
-@pytest.mark.parametrize("how", ["garbage", "truncated", "body-corrupted", "zero-filled-tail", pytest.param(
-    "directory", marks=pytest.mark.xfail(strict=True, reason="defect: a directory with the archive's name in the "
-                                         "archive directory is passed over in silence: no "
-                                         "ClassDataSharingArchiveUnusable event, nothing logged, left in place (the "
-                                         "JVM starts without an archive, the "
-                                         "next dump writes a new one beside it, under another size in its name)"))])
+@pytest.mark.parametrize("how", ["garbage", "truncated", "body-corrupted", "zero-filled-tail", "directory"])
 def test_a_damaged_archive_never_stops_a_launch_and_is_reported_once(tmp_path, flinklets, good_archive, volume,
                                                                      how):
     d, planted = plant(tmp_path, good_archive, how)

@@ -238,6 +238,26 @@ static void test_choice_present_absent_stale(void **state)
 	assert_string_equal(path, j);
 	assert_non_null(strstr(bad, "header"));
 	free(path);
+	unlink(j);
+
+	/* a directory with an archive's name: never used, named (left in place); a regular archive beside it wins */
+	char *dname = cds_archive_name(prefix, 4096);
+	char *d = path_join(dir, dname);
+	assert_int_equal(mkdir(d, 0700), 0);
+	assert_int_equal(cds_choose(dir, prefix, true, &path, &bad), CDS_RECORD);
+	assert_string_equal(path, d);
+	assert_string_equal(bad, CDS_NOT_A_FILE);
+	free(path);
+	char *real = write_archive(dir, prefix, DYNAMIC_MAGIC, sizeof(DYNAMIC_MAGIC));
+	assert_int_equal(cds_choose(dir, prefix, true, &path, &bad), CDS_USE);
+	assert_string_equal(path, real);
+	assert_null(bad);
+	free(path);
+	unlink(real);
+	free(real);
+	rmdir(d);
+	free(d);
+	free(dname);
 	free(j);
 	free(other);
 	free(prefix);
