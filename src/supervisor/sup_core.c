@@ -91,6 +91,8 @@ void sup_volume_write(struct supervisor *s, const char *file, int r)
 	}
 	if (s->volume_errno == 0)
 		return;
+	if (s->volume_failed_file && strcmp(s->volume_failed_file, file))
+		return; /* another file went through: the one that failed has not yet */
 	int was = s->volume_errno;
 	char *what = s->volume_failed_file;
 	s->volume_errno = 0;

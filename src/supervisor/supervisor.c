@@ -473,6 +473,21 @@ static int open_state_dir(struct supervisor *s)
 		log_fatal("unable to lock the state directory %s: %s", s->state_dir, strerror(-s->lock_fd));
 		return 3;
 	}
+	{
+		/* the event log is appended in place (not replaced as status.json is): one this uid cannot write (a
+		 * chmod, another uid's file outside the group) would lose every event while the job runs */
+		char *ev = path_join(s->state_dir, "events.jsonl");
+		int q = access(ev, W_OK) < 0 && errno != ENOENT ? -errno : 0;
+		if (q < 0) {
+			log_fatal(
+			    "the event log %s is not writable by uid %u: %s (make it writable, e.g. chmod g+w, or "
+			    "remove it); refusing to start",
+			    ev, (unsigned)geteuid(), strerror(-q));
+			free(ev);
+			return 3;
+		}
+		free(ev);
+	}
 	store_repair_events(s->state_dir);
 	sup_observe_setup(s);
 	s->conf_dir = path_join(s->state_dir, "conf");
