@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -165,6 +166,31 @@ void worker_drain(struct worker *w)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);
 	run_done(w);
+}
+
+bool worker_drain_until(struct worker *w, uint64_t deadline_usec)
+{
+	if (!w)
+		return true;
+	struct timespec ts;
+	pthread_mutex_lock(&w->lock);
+	while (w->queue || w->running) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+		if (now >= deadline_usec) {
+			pthread_mutex_unlock(&w->lock);
+			return false;
+		}
+		/* the condition's clock is the realtime one: the time left, from now on that clock */
+		uint64_t left = deadline_usec - now;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t until = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + left * 1000u;
+		struct timespec abs = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+		pthread_cond_timedwait(&w->idle, &w->lock, &abs);
+	}
+	pthread_mutex_unlock(&w->lock);
+	run_done(w);
+	return true;
 }
 
 unsigned worker_pending(struct worker *w)

@@ -29,6 +29,9 @@ void worker_submit(struct worker *w, worker_fn fn, worker_done_fn done, void *ar
  * few places that must not go on before the volume has what was recorded (an intent before its action, the
  * end). */
 void worker_drain(struct worker *w);
+/* worker_drain with a bound: false when the jobs are still running at the CLOCK_MONOTONIC time deadline_usec (a
+ * volume that does not answer); their done callbacks have not run then. */
+bool worker_drain_until(struct worker *w, uint64_t deadline_usec);
 /* Jobs queued or running, and done callbacks not run yet. */
 unsigned worker_pending(struct worker *w);
 /* Drains, stops and joins the thread. NULL is fine. */

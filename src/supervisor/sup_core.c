@@ -293,6 +293,8 @@ static int on_flush(sd_event_source *src, void *userdata)
 
 static void schedule_flush(struct supervisor *s)
 {
+	if (s->final_sync)
+		return; /* sync_until takes what is left, round by round */
 	if (!s->worker || !s->flush_source) {
 		sup_sync(s); /* before the loop runs (and after it): written at once */
 		return;
@@ -316,6 +318,28 @@ void sup_sync(struct supervisor *s)
 		if (!ok)
 			return;
 	}
+}
+
+/* sup_sync bounded by a CLOCK_MONOTONIC deadline: the flushes go to the worker and this thread waits for them
+ * until then. false: the volume has not taken them by the deadline (a job is still running on the worker). */
+static bool sync_until(struct supervisor *s, usec_t deadline)
+{
+	s->final_sync = true;
+	if (!worker_drain_until(s->worker, deadline))
+		return false;
+	for (int round = 0; round < 3; round++) {
+		struct flush *f = flush_take(s);
+		if (!f)
+			break;
+		s->flushing = true;
+		worker_submit(s->worker, flush_run, flush_done, f);
+		if (!worker_drain_until(s->worker, deadline))
+			return false;
+		if (s->volume_errno)
+			break; /* the volume refuses: not again */
+	}
+	s->final_sync = false;
+	return true;
 }
 
 void sup_after_sync(struct supervisor *s, sup_sync_fn fn, uintptr_t arg)
@@ -467,6 +491,20 @@ void sup_journal_free(struct supervisor *s)
 		free(w);
 	}
 	s->flush_source = sup_disarm(s->flush_source);
+	if (s->stop.signal && s->stop.deadline && s->worker) {
+		/* a stop by signal ends within its budget (flinklet.shutdown.timeout), records or not: the platform's
+		 * SIGKILL comes soon after, and a hung volume must not keep the pod from ending. The records left are
+		 * lost; the volume's snapshots are as Flink left them, and the next start finds its restore point by
+		 * reading them. Half a second at least, for a stop whose JVM took the whole budget. */
+		usec_t now = now_monotonic(), min = now + 500 * USEC_PER_MSEC;
+		if (!sync_until(s, s->stop.deadline > min ? s->stop.deadline : min)) {
+			log_error("the state volume %s did not take the last records (events, status.json) within the "
+			          "shutdown budget (flinklet.shutdown.timeout %s): exiting without them",
+			          s->state_dir, spec_get(s->spec, "flinklet.shutdown.timeout"));
+			/* the worker thread is held by the volume: it cannot be joined, nor what it uses freed */
+			_exit(s->exit_code);
+		}
+	}
 	sup_sync(s);
 	worker_free(s->worker);
 	s->worker = NULL;

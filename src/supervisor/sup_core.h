@@ -302,6 +302,7 @@ struct supervisor {
 	struct worker *worker;
 	sd_event_source *flush_source;
 	bool flushing, status_dirty;
+	bool final_sync;                  /* the exit's bounded flush runs: a flush's end does not start another */
 	uint64_t flush_started;           /* flushes handed to the worker so far */
 	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
 	struct strv volume_busy;          /* paths a rename or unlink on the worker is on its way for */

@@ -554,6 +554,43 @@ static void test_scratch_rotation_and_removal_off_the_loop(void **state)
 	remove_tree(dir);
 }
 
+/* The exit's bounded wait: a job held (a hung volume) makes worker_drain_until give up at its deadline, without
+ * running done callbacks; once the job ends, it returns true and runs them. */
+static int drain_done_n;
+static void count_done(void *arg)
+{
+	(void)arg;
+	drain_done_n++;
+}
+
+static void test_drain_until_gives_up_at_its_deadline(void **state)
+{
+	(void)state;
+	sd_event *e = NULL;
+	assert_int_equal(sd_event_new(&e), 0);
+	struct worker *w = NULL;
+	assert_int_equal(worker_new(e, &w), 0);
+	assert_int_equal(sem_init(&gate, 0, 0), 0);
+	drain_done_n = 0;
+	worker_submit(w, gate_fn, count_done, NULL);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	assert_false(worker_drain_until(w, now + 50000)); /* 50 ms: the job is held */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t after = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	assert_true(after >= now + 50000);
+	assert_int_equal(drain_done_n, 0);
+	assert_false(worker_drain_until(w, now)); /* a deadline already past: at once */
+	sem_post(&gate);
+	assert_true(worker_drain_until(w, after + 60ull * 1000000u));
+	assert_int_equal(drain_done_n, 1);
+	assert_true(worker_drain_until(w, 0)); /* nothing queued: true even with a past deadline */
+	worker_free(w);
+	sem_destroy(&gate);
+	sd_event_unref(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +604,7 @@ int main(void)
 	    cmocka_unit_test(test_an_action_waits_for_its_record_not_the_loop),
 	    cmocka_unit_test(test_a_rename_aside_runs_on_the_worker_before_the_next_intent),
 	    cmocka_unit_test(test_scratch_rotation_and_removal_off_the_loop),
+	    cmocka_unit_test(test_drain_until_gives_up_at_its_deadline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
