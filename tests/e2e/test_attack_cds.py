@@ -28,7 +28,13 @@ def good_archive(cds_archive):
 def volume(tmp_path_factory, good_archive):
     """A state volume whose job ran and was stopped with a savepoint: (directory, the savepoint's checkpoint id)."""
     tmp = tmp_path_factory.mktemp("cds-volume")
-    f = Flinklet(tmp, name="cds-attack")
+    # the exactly-once sink's state names its files by absolute path: a copy restored under another uid (the
+    # uid_volume tests) commits them where this run wrote them, so that place is one every uid of group 0 can
+    # write (under pytest's own 0700 directory it is root's alone, and the restored job failed in a loop)
+    import tempfile
+    out = tempfile.mkdtemp(prefix="attack2-cds-out-", dir="/tmp")
+    os.chmod(out, 0o777)
+    f = Flinklet(tmp, name="cds-attack", job={"args": ["--rate", "100", "--keys", "8", "--output", out]})
     f.start()
     try:
         f.wait_stable(180)
@@ -38,7 +44,8 @@ def volume(tmp_path_factory, good_archive):
     assert f.proc.returncode == 0, f.logs()[-3000:]
     sp = f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
     assert sp, "no savepoint at the stop"
-    return f.state, sp
+    yield f.state, sp
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def run_on_copy(tmp_path, volume, archive_dir, flinklets):
