@@ -1,7 +1,6 @@
 /* scratch: the JVM's local scratch directory (see src/base/scratch.h). */
 #include "scratch.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -90,14 +89,7 @@ int scratch_rotate(const char *dir, unsigned n, char **old)
 
 void scratch_leftovers(const char *dir, struct strv *out)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (str_has_prefix(de->d_name, ".old-"))
-			strv_push_take(out, path_join(dir, de->d_name));
-	closedir(d);
+	dir_entries(dir, ".old-", NULL, out);
 }
 
 pid_t scratch_remove(const struct strv *paths)

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -401,6 +402,22 @@ const char *did_you_mean(const char *got, const char *const *candidates, size_t 
 bool str_has_prefix(const char *s, const char *prefix)
 {
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+void dir_entries(const char *dir, const char *prefix, const char *suffix, struct strv *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t sl = suffix ? strlen(suffix) : 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if ((!prefix || str_has_prefix(de->d_name, prefix)) &&
+		    (!suffix || (n >= sl && !strcmp(de->d_name + n - sl, suffix))))
+			strv_push_take(out, path_join(dir, de->d_name));
+	}
+	closedir(d);
 }
 
 bool str_empty(const char *s)

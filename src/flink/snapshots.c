@@ -248,14 +248,7 @@ static void scan_savepoints(const char *dir, const char *job_id, struct restore_
 
 void savepoints_disposing(const char *dir, struct strv *out)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "savepoint-", 10) && ends_with(de->d_name, SAVEPOINT_DISPOSING_SUFFIX))
-			strv_push_take(out, path_join(dir, de->d_name));
-	closedir(d);
+	dir_entries(dir, "savepoint-", SAVEPOINT_DISPOSING_SUFFIX, out);
 }
 
 void savepoints_present(const char *dir, const char *job_id, struct strv *out)

@@ -632,7 +632,7 @@ static void dispose(struct supervisor *s, const char *location, const char *path
 bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r)
 {
 	struct disposal *d = s->snapshot.disposals;
-	while (d && (d->pid <= 0 || d->pid != r->pid))
+	while (d && d->pid != r->pid) /* r->pid > 0: a disposal whose rename is on its way (pid 0) never matches */
 		d = d->next;
 	if (!d)
 		return false;
