@@ -98,14 +98,18 @@ def listening_sockets(root):
     for pid in process_tree(root):
         inodes = set()
         try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                m = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
-                if m:
-                    inodes.add(m.group(1))
+            fds = os.listdir(f"/proc/{pid}/fd")
             with open(f"/proc/{pid}/comm") as f:
                 comm = f.read().strip()
         except (FileNotFoundError, ProcessLookupError):
-            continue
+            continue  # the process is gone
+        for fd in fds:
+            try:
+                m = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # this descriptor closed since the listing (the JVM opens and closes files all along)
+            if m:
+                inodes.add(m.group(1))
         for proto, state in (("tcp", "0A"), ("tcp6", "0A"), ("udp", "07"), ("udp6", "07")):
             with open(f"/proc/{pid}/net/{proto}") as f:
                 rows = [line.split() for line in f.readlines()[1:]]

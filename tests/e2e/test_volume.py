@@ -30,14 +30,18 @@ def writers(path):
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             comm = open(f"/proc/{pid}/comm").read().strip()
-            for fd in os.listdir(f"/proc/{pid}/fd"):
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue  # the process is gone
+        for fd in fds:
+            try:  # one descriptor closed since the listing must not hide the process's others
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")
                 if target.startswith(path):
                     flags = int(open(f"/proc/{pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)
                     if flags & 3:
                         found.append((comm, target))
-        except OSError:
-            continue
+            except OSError:
+                continue
     return found
 
 
