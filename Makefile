@@ -291,7 +291,7 @@ e2e-asan: $(BUILD)/asan/flinklet flink-lib jobs
 	$(E2E_ENV) FLINKLET_BIN=$(CURDIR)/$(BUILD)/asan/flinklet FLINKLET_SANITIZER_LOGS=$(E2E_SANITIZER_LOGS) \
 	ASAN_OPTIONS=detect_leaks=1:log_path=$(E2E_SANITIZER_LOGS)/asan \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(E2E_SANITIZER_LOGS)/ubsan \
-	python3 -m pytest -v -p no:cacheprovider --durations=20 -m "not heavy" tests/e2e $(E2E_ARGS)
+	python3 -m pytest -v -p no:cacheprovider --durations=20 -m "not heavy and not asan_elsewhere" tests/e2e $(E2E_ARGS)
 
 valgrind: $(BUILD)/flinklet flink-lib jobs
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)

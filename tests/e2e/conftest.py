@@ -353,6 +353,9 @@ def pytest_configure(config):
         "markers", "heavy: a long black-box suite of Flink timings (random moments, copies, a pty); `make e2e` runs it, "
         "`make e2e-asan` leaves it out (its C paths are the ones the other tests drive) to keep `make check` under "
         "an hour")
+    config.addinivalue_line(
+        "markers", "asan_elsewhere: its flinklet C paths run under ASan in other tests (what it adds is Flink's or a "
+        "browser's side, or a variant the JVM tells apart and flinklet does not); `make e2e-asan` leaves it out")
 
 
 def pytest_sessionfinish(session, exitstatus):

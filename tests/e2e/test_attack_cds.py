@@ -107,7 +107,11 @@ def plant(tmp_path, good_archive, how):
 # naming the archive and why, the archive is removed, the next launches start without it"; configuration.md: "An
 # archive is a cache: a missing, stale or damaged one never stops a launch". The job restores the savepoint of
 # its last stop (contract §6), and after a kill -9 of the JVM the restart says nothing more about the archive.
-@pytest.mark.parametrize("how", ["garbage", "truncated", "body-corrupted", "zero-filled-tail", "directory"])
+# asan_elsewhere: garbage, a corrupted body and a zeroed tail are told apart by the JVM only; flinklet takes the
+# same path as for the truncated archive, which runs under ASan
+@pytest.mark.parametrize("how", [pytest.param("garbage", marks=pytest.mark.asan_elsewhere), "truncated",
+                                 pytest.param("body-corrupted", marks=pytest.mark.asan_elsewhere),
+                                 pytest.param("zero-filled-tail", marks=pytest.mark.asan_elsewhere), "directory"])
 def test_a_damaged_archive_never_stops_a_launch_and_is_reported_once(tmp_path, flinklets, good_archive, volume,
                                                                      how):
     d, planted = plant(tmp_path, good_archive, how)

@@ -137,6 +137,9 @@ STARTS = {"hashmap-p8": ({}, 8), "rocksdb-p4": ({"state.backend.type": "rocksdb"
           "autoscaler-p1": ({"job.autoscaler.enabled": "true"}, 1)}
 
 
+# asan_elsewhere: the budget's arithmetic runs under ASan in unit-asan (test_membudget) and in this file's
+# check-config tests; what a start adds is the JVM's side
+@pytest.mark.asan_elsewhere
 @pytest.mark.parametrize("case", sorted(STARTS))
 def test_the_smallest_accepted_budget_starts(flinklets, tmp_path, case):
     conf, par = STARTS[case]

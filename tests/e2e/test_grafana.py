@@ -7,6 +7,7 @@ import json
 import os
 import re
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import wait_for
@@ -121,6 +122,8 @@ def served(text):
     return {s.name for fam in text_string_to_metric_families(text) for s in fam.samples}
 
 
+# asan_elsewhere: /metrics is rendered under ASan by test_http; what this adds is the dashboard's side
+@pytest.mark.asan_elsewhere
 def test_every_queried_metric_is_served(flinklets):
     dash = load()
     wanted = dashboard_metrics(dash)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import urllib.request
 
+import pytest
 import yaml
 
 from testkit import JAVA17, LOG4J
@@ -86,6 +87,8 @@ class Cluster:
         self.log.close()
 
 
+# asan_elsewhere: export runs under ASan in test_export (28 cases); what this adds is the real cluster's side
+@pytest.mark.asan_elsewhere
 def test_savepoint_export_and_a_real_cluster_continue_the_job(tmp_path, flinklets):
     # 1. the job under flinklet, stopped with a savepoint
     f = flinklets(job={"args": ["--rate", "200", "--keys", "8", "--output", "OUT"], "parallelism": 2}).start()
