@@ -3,7 +3,11 @@ memory error nor definite or indirect leak. The first run launches the job, sees
 endpoint, restarts a killed JVM from the newest checkpoint and stops on SIGTERM with a savepoint; the second run
 restores exactly that savepoint, takes a savepoint asked through the control API, upgrades to a new parallelism
 through a savepoint when its configuration file changes, and stops again. valgrind runs flinklet itself, not the JVM it execs
-(--trace-children=no), so only the supervisor is slowed down; the waits here are generous for it.
+(--trace-children=no), so only the supervisor is slowed down; the waits here are generous for it. Nor does it
+judge the children flinklet forks that never exec (the savepoint remover, the attach helper):
+--child-silent-after-fork, because such a child inherits a copy of a heap it does not own, and the blocks only
+another thread held (the volume worker's job in flight at the fork) are "definitely lost" in that copy (a CI run
+failed on it); valgrind's --error-exitcode would also turn that child's exit status, which flinklet reads, into 99.
 
 Skipped unless FLINKLET_WRAPPER is a valgrind command line and FLINKLET_VALGRIND_LOGS its log directory, which
 make valgrind sets; conftest.py fails any test during which a valgrind log reported a problem, and this test
@@ -35,14 +39,13 @@ def valgrind_log(pid):
     return logs[0], text
 
 
-def assert_clean(pid, rc):
+def assert_clean(pid):
     path, text = valgrind_log(pid)
     summary = [line.split("== ", 1)[-1] for line in text.splitlines()
                if re.search(r"ERROR SUMMARY|definitely lost:|indirectly lost:|possibly lost:|"
                             r"still reachable:|All heap blocks were freed", line)]
     print(f"valgrind {os.path.basename(path)}: " + "; ".join(summary))
     assert not valgrind_problems(text), f"{path}:\n{text[-20000:]}"
-    assert rc != 99, f"valgrind's --error-exitcode: {path}:\n{text[-20000:]}"
 
 
 def test_checkpoints_restart_savepoint_and_restore_under_valgrind(flinklets):
@@ -83,7 +86,7 @@ def test_checkpoints_restart_savepoint_and_restore_under_valgrind(flinklets):
     # SIGTERM: stop with a savepoint, exit 0
     f.signal(signal.SIGTERM)
     rc = f.wait_exit(300)
-    assert_clean(f.proc.pid, rc)
+    assert_clean(f.proc.pid)
     assert rc == 0, f.logs()[-4000:]
     st = f.status()
     sp = st["jobStatus"]["savepointInfo"]["lastSavepoint"]
@@ -118,6 +121,6 @@ def test_checkpoints_restart_savepoint_and_restore_under_valgrind(flinklets):
     assert {v["parallelism"] for v in g.rest(f"/jobs/{job_id}")["vertices"]} == {1}
     g.signal(signal.SIGTERM)
     rc = g.wait_exit(300)
-    assert_clean(g.proc.pid, rc)
+    assert_clean(g.proc.pid)
     assert rc == 0, g.logs()[-4000:]
     assert g.status()["lifecycleState"] == "SUSPENDED"
