@@ -120,7 +120,13 @@ def test_periodic_savepoints_are_kept_to_the_history_limit(flinklets):
                         "kubernetes.operator.savepoint.history.max.count": "2"}).start()
     f.wait_stable()
     wait_for(lambda: len(events_of(f, "SavepointDisposed")) >= 2, 90, "two savepoints disposed of")
-    st = f.status()
+    # an event line goes to the volume just before the status.json of the same moment: read a status at least
+    # as new as the disposal (its history no longer names the savepoint disposed of)
+    disposed = norm(events_of(f, "SavepointDisposed")[0]["message"].split()[3])
+    gone = os.path.basename(disposed)
+    st = wait_for(lambda: (s := f.status()) and all(os.path.basename(norm(h["location"])) != gone
+                                                     for h in s["jobStatus"]["savepointInfo"]["savepointHistory"])
+                  and s, 10, "the status after the disposal")
     hist = st["jobStatus"]["savepointInfo"]["savepointHistory"]
     assert 1 <= len(hist) <= 2 and all(h["triggerType"] == "PERIODIC" for h in hist)
     # (a savepoint being disposed of right now is renamed *.disposing first: not a savepoint any more)
@@ -130,7 +136,6 @@ def test_periodic_savepoints_are_kept_to_the_history_limit(flinklets):
     # at most one more than the history: a savepoint being written right now
     assert kept <= set(on_disk) and len(on_disk) <= len(kept) + 1, (on_disk, kept)
     # "disposed of savepoint <location> (<why>)": gone, under either name, once the event says so
-    disposed = norm(events_of(f, "SavepointDisposed")[0]["message"].split()[3])
     assert os.path.basename(disposed).startswith("savepoint-"), disposed
     assert not os.path.exists(disposed) and not os.path.exists(disposed + ".disposing")
 
@@ -144,9 +149,10 @@ def test_broken_config_leaves_the_job_running(flinklets):
                        "spec:\n  job:\n    upgradeMode: savepiont\n")
     rejected = wait_event(f, "ConfigRejected", after=t0)
     assert any("flinklet.yaml:7:18: spec.job.upgradeMode" in e["message"] for e in rejected), rejected
-    st = f.status()
+    # the event line reaches the volume just before the status.json written with it
+    st = wait_for(lambda: (s := f.status()) and "configuration rejected" in (s["error"] or "") and s, 10,
+                  "the status to say so")
     assert st["jvm"]["pid"] == pid and st["lifecycleState"] == "STABLE"
-    assert "configuration rejected" in st["error"]
     # a SIGHUP with the broken file changes nothing either
     f.signal(signal.SIGHUP)
     time.sleep(2)
@@ -240,7 +246,8 @@ def test_low_volume_space_is_reported_and_cleared(flinklets):
     f.wait_stable()
     low = wait_event(f, "VolumeLow", timeout=30)
     assert "flinklet.volume.min-free-percent" in low[0]["message"]
-    assert "min-free-percent" in f.status()["error"]
+    # (an event line reaches the volume just before the status.json written with it)
+    wait_for(lambda: "min-free-percent" in (f.status()["error"] or ""), 10, "the status to say so")
     f.write_config(conf={"flinklet.volume.min-free-percent": "1"})
     wait_event(f, "VolumeOk", timeout=30)
-    assert f.status()["error"] is None
+    wait_for(lambda: f.status()["error"] is None, 10, "the status error to clear")
