@@ -124,3 +124,44 @@ def test_checkpoints_restart_savepoint_and_restore_under_valgrind(flinklets):
     assert_clean(g.proc.pid)
     assert rc == 0, g.logs()[-4000:]
     assert g.status()["lifecycleState"] == "SUSPENDED"
+
+
+PLANTED = r"""
+#include <stdlib.h>
+#include <unistd.h>
+/* loaded into flinklet before main: 48 bytes no pointer reaches any more, and a branch on bytes never written */
+__attribute__((constructor)) static void plant(void)
+{
+	void *volatile lost = malloc(48);
+	lost = NULL;
+	char *volatile unset = malloc(8);
+	if (unset[3] == 42)
+		(void)!write(2, "", 0);
+	free(unset);
+}
+"""
+
+
+def test_the_harness_sees_a_planted_leak_and_error(tmp_path):
+    """The check cannot pass by reading nothing: flinklet --version under the same memcheck command, with a
+    library preloaded that loses a block and branches on uninitialised memory, must be judged unclean, by the same
+    function conftest.py applies to every log and with the record naming the planted function."""
+    src, lib = tmp_path / "plant.c", tmp_path / "plant.so"
+    src.write_text(PLANTED)
+    subprocess.run(["cc", "-shared", "-fPIC", "-g", "-O0", "-o", str(lib), str(src)], check=True)
+    log = tmp_path / "planted.log"
+    # the same command, its log (the last --log-file wins) away from the directory conftest.py fails tests on
+    cmd = [*WRAPPER, f"--log-file={log}", BIN, "--version"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "LD_PRELOAD": str(lib)})
+    assert r.returncode == 0 and r.stdout.startswith("flinklet "), (r.returncode, r.stdout, r.stderr[-2000:])
+    text = log.read_text(errors="replace")
+    problems = valgrind_problems(text)
+    assert any(p.startswith("ERROR SUMMARY") for p in problems), (problems, text[-4000:])
+    assert any("definitely lost" in p for p in problems), (problems, text[-4000:])
+    assert "uninitialised value" in text and "plant" in text, text[-4000:]
+    # and the flinklet run of the same command without it is clean: the planted faults are the only ones
+    clean = tmp_path / "clean.log"
+    r = subprocess.run([*WRAPPER, f"--log-file={clean}", BIN, "--version"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0
+    assert valgrind_problems(clean.read_text(errors="replace")) == [], clean.read_text(errors="replace")[-4000:]
