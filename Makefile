@@ -67,6 +67,10 @@ UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 ASAN_OBJS  = $(patsubst %.c,$(BUILD)/asan/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/asan/web_assets.o
 ASAN_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/asan-unit/%)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# linked with the runtimes inside: with gcc's shared libasan and libubsan, each has its own copy of the report
+# file, and UBSan's reports ignore log_path and go to stderr, where make e2e-asan does not look (its harness check,
+# tests/e2e/test_sanitizer_harness.py, found that)
+ASAN_LINK  = $(ASAN_FLAGS) -static-libasan -static-libubsan
 
 .PHONY: all curl-refresh deps deps-run flink-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
@@ -103,7 +107,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h $(SUPPORT_DEPS) $(
 	$(CC) $(CFLAGS) -Itests/support -o $@ $< $(SUPPORT_SRCS) $(LIB_OBJS) $(LDLIBS) -lcmocka
 
 $(BUILD)/asan-unit/%: tests/unit/%.c $(ASAN_OBJS) tests/unit/unit.h $(SUPPORT_DEPS) $(CURL_A) | $(BUILD)/asan-unit
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itests/support -o $@ $< $(SUPPORT_SRCS) $(ASAN_OBJS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(ASAN_LINK) -Itests/support -o $@ $< $(SUPPORT_SRCS) $(ASAN_OBJS) $(LDLIBS) -lcmocka
 
 $(BUILD)/obj $(BUILD)/asan $(BUILD)/unit $(BUILD)/asan-unit $(BUILD)/gen:
 	mkdir -p $@
@@ -286,11 +290,12 @@ E2E_ENV             = FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) FLINKLET_JOBS_JAR=$
 
 asan: $(BUILD)/asan/flinklet
 $(BUILD)/asan/flinklet: $(ASAN_OBJS) $(BUILD)/asan/main.o $(CURL_A)
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJS) $(BUILD)/asan/main.o $(LDLIBS)
+	$(CC) $(CFLAGS) $(ASAN_LINK) -o $@ $(ASAN_OBJS) $(BUILD)/asan/main.o $(LDLIBS)
 
 e2e-asan: $(BUILD)/asan/flinklet flink-lib jobs
 	rm -rf $(E2E_SANITIZER_LOGS) && mkdir -p $(E2E_SANITIZER_LOGS)
 	$(E2E_ENV) FLINKLET_BIN=$(CURDIR)/$(BUILD)/asan/flinklet FLINKLET_SANITIZER_LOGS=$(E2E_SANITIZER_LOGS) \
+	FLINKLET_ASAN_CC="$(CC) $(CFLAGS) $(ASAN_LINK)" \
 	ASAN_OPTIONS=detect_leaks=1:log_path=$(E2E_SANITIZER_LOGS)/asan \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(E2E_SANITIZER_LOGS)/ubsan \
 	python3 -m pytest -v -p no:cacheprovider --durations=20 -m "not heavy and not asan_elsewhere" tests/e2e $(E2E_ARGS)
