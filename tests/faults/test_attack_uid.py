@@ -424,5 +424,7 @@ def test_a_client_of_another_uid_in_group_0_uses_the_token_on_the_volume(server,
     r = subprocess.run(["setpriv", "--reuid=1003", "--regid=0", "--groups=0", "--", BIN, "checkpoint", "--state-dir",
                         a.state], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert [q for q in server.requests if q[1] == "POST" and "/checkpoints" in q[2]], "no checkpoint was asked of Flink"
+    # without --wait the command returns once the supervisor accepted it (202); Flink is asked just after
+    wait_for(lambda: [q for q in server.requests if q[1] == "POST" and "/checkpoints" in q[2]], 30,
+             "a checkpoint asked of Flink")
     assert a.stop() == 0
