@@ -98,8 +98,12 @@ void sup_volume_write(struct supervisor *s, const char *file, int r)
 	s->volume_errno = 0;
 	s->volume_failed_file = NULL;
 	if (s->status.error && str_has_prefix(s->status.error, "unable to write ") &&
-	    strstr(s->status.error, "on the state volume"))
+	    strstr(s->status.error, "on the state volume")) {
 		status_set_string(&s->status.error, NULL);
+		/* the copy just written was rendered while the error stood: replaced with the next flush, not left
+		 * saying so until the status next changes */
+		s->status_dirty = true;
+	}
 	sup_event(s, "VolumeWritable",
 	          "the state volume %s takes writes again (%llu failed since %s could not be written: %s%s)",
 	          s->state_dir, (unsigned long long)s->volume_write_errors, what ? what : "a file", strerror(was),

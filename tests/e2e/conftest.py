@@ -263,19 +263,33 @@ def cds_archive(real_components, tmp_path_factory):
 _reported = set()  # report files already attributed to a test
 
 
+SANITIZER_LOG_PREFIX = {"ASAN_OPTIONS": "asan", "UBSAN_OPTIONS": "ubsan"}
+
+
 def _sanitizer_env(logdir):
     """ASAN_OPTIONS and UBSAN_OPTIONS as given, with their log_path in logdir."""
     env = {}
-    for var, prefix in (("ASAN_OPTIONS", "asan"), ("UBSAN_OPTIONS", "ubsan")):
+    for var, prefix in SANITIZER_LOG_PREFIX.items():
         opts = [o for o in os.environ.get(var, "").split(":") if o and not o.startswith("log_path=")]
         env[var] = ":".join([*opts, f"log_path={os.path.join(logdir, prefix)}"])
     return env
 
 
-def _new_files(pattern):
-    """Files matching pattern not attributed yet (keyed by name, size and mtime: a PID 1 reuses asan.1)."""
+def sanitizer_reports(root):
+    """The reports left under root, at any depth, by sanitizers run with _sanitizer_env's log_path (a log_path of
+    <dir>/asan gives <dir>/asan.PID)."""
+    return [p for p in glob.glob(os.path.join(root, "**", "*.*"), recursive=True)
+            if os.path.isfile(p) and os.path.basename(p).split(".")[0] in SANITIZER_LOG_PREFIX.values()]
+
+
+def _all_files(root):
+    return [p for p in glob.glob(os.path.join(root, "**", "*"), recursive=True) if os.path.isfile(p)]
+
+
+def _new_files(paths):
+    """Those of paths not attributed yet (keyed by name, size and mtime: a PID 1 reuses asan.1)."""
     out = []
-    for path in sorted(glob.glob(pattern, recursive=True)):
+    for path in sorted(paths):
         st = os.stat(path)
         key = (path, st.st_size, st.st_mtime_ns)
         if key not in _reported:
@@ -323,7 +337,7 @@ def sanitizer_and_valgrind_reports(request):
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
     if VALGRIND_LOGS:
-        _new_files(os.path.join(VALGRIND_LOGS, "**", "*"))  # earlier ones are not this test's
+        _new_files(_all_files(VALGRIND_LOGS))  # earlier ones are not this test's
     try:
         yield
     finally:
@@ -334,15 +348,13 @@ def sanitizer_and_valgrind_reports(request):
                 os.environ[k] = v
     failures = []
     if SANITIZER_LOGS:
-        for path in _new_files(os.path.join(SANITIZER_LOGS, "**", "*san.*")):
+        for path in _new_files(sanitizer_reports(SANITIZER_LOGS)):
             failures.append(f"---- sanitizer report {path}\n{_read(path)}")
     if VALGRIND_LOGS:
-        for path in _new_files(os.path.join(VALGRIND_LOGS, "**", "*")):
-            if os.path.isfile(path):
-                text = _read(path, limit=10**7)
-                problems = valgrind_problems(text)
-                if problems:
-                    failures.append(f"---- valgrind {path}: {'; '.join(problems)}\n{_read(path)}")
+        for path in _new_files(_all_files(VALGRIND_LOGS)):
+            problems = valgrind_problems(_read(path, limit=10**7))
+            if problems:
+                failures.append(f"---- valgrind {path}: {'; '.join(problems)}\n{_read(path)}")
     if failures:
         pytest.fail("flinklet's sanitizers or valgrind reported problems during this test:\n" + "\n".join(failures),
                     pytrace=False)
@@ -362,10 +374,9 @@ def pytest_sessionfinish(session, exitstatus):
     """Reports no test was there to see (a flinklet that outlived its test) fail the run too."""
     stray = []
     if SANITIZER_LOGS:
-        stray += [p for p in _new_files(os.path.join(SANITIZER_LOGS, "**", "*san.*"))]
+        stray += _new_files(sanitizer_reports(SANITIZER_LOGS))
     if VALGRIND_LOGS:
-        stray += [p for p in _new_files(os.path.join(VALGRIND_LOGS, "**", "*"))
-                  if os.path.isfile(p) and valgrind_problems(_read(p, limit=10**7))]
+        stray += [p for p in _new_files(_all_files(VALGRIND_LOGS)) if valgrind_problems(_read(p, limit=10**7))]
     for path in stray:
         print(f"\n---- report outside any test: {path}\n{_read(path)}")
     if stray:

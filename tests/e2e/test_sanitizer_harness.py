@@ -5,14 +5,13 @@ same options, runs with a preloaded library that loses a block, and LeakSanitize
 conftest.py looks, naming the planted function; a program built like flinklet that overflows a signed int must
 leave UBSan's report there too.
 Skipped unless FLINKLET_SANITIZER_LOGS is set (make e2e-asan)."""
-import glob
 import os
 import shlex
 import subprocess
 
 import pytest
 
-from conftest import BIN, SANITIZER_LOGS, _sanitizer_env
+from conftest import BIN, SANITIZER_LOGS, _read, _sanitizer_env, sanitizer_reports
 
 pytestmark = pytest.mark.skipif(not SANITIZER_LOGS, reason="checks the e2e-asan harness: make e2e-asan")
 
@@ -48,9 +47,13 @@ def run_planted(plant, tmp_path, what):
     if what:
         env["FLINKLET_PLANT"] = what
     r = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=60, env=env)
-    reports = {os.path.basename(p).split(".")[0]: open(p, errors="replace").read()
-               for p in glob.glob(str(logdir / "*san.*"))}
-    return r, reports
+    return r, reports_in(logdir)
+
+
+def reports_in(logdir):
+    """{"asan" or "ubsan": the report's text} of what the harness's own lookup (conftest.sanitizer_reports, the
+    one that fails e2e-asan's tests) finds under logdir."""
+    return {os.path.basename(p).split(".")[0]: _read(p, limit=10**6) for p in sanitizer_reports(str(logdir))}
 
 
 def test_a_planted_leak_is_reported_where_the_harness_looks(plant, tmp_path):
@@ -90,8 +93,7 @@ def test_a_planted_overflow_is_reported_where_the_harness_looks(tmp_path):
     r = subprocess.run([str(prog)], capture_output=True, text=True, timeout=60,
                        env={**os.environ, **_sanitizer_env(str(logdir))})
     assert r.returncode != 0, "-fno-sanitize-recover: the first finding ends the process"
-    reports = {os.path.basename(p).split(".")[0]: open(p, errors="replace").read()
-               for p in glob.glob(str(logdir / "*san.*"))}
+    reports = reports_in(logdir)
     assert "ubsan" in reports, (r.returncode, r.stderr[-2000:], reports)
     assert "signed integer overflow" in reports["ubsan"] and "overflow.c" in reports["ubsan"], reports["ubsan"]
 

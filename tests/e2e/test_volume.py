@@ -81,6 +81,9 @@ def recover_and_stop(f, before):
     wait_for(lambda: any(e["type"] == "VolumeWritable" for e in f.events()), 60, "a VolumeWritable event")
     st = f.wait_stable(180)
     f.wait_checkpoint(before + 1, timeout=120)
+    # the event goes to events.jsonl just before the status without the error is renamed into place (one flush);
+    # the error must then be gone from status.json at once, not with the status's next change
+    wait_for(lambda: (readable(f)["error"] is None), 10, "status.json without the volume's error")
     st = readable(f)
     assert st["lifecycleState"] == "STABLE" and st["error"] is None, st["error"]
     f.signal(signal.SIGTERM)
