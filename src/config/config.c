@@ -46,6 +46,9 @@ const struct option_def flinklet_options[] = {
      "Where the class-data-sharing archive is kept (a cache). Default: <state dir>/cds."},
     {"flinklet.jvm.class-data-sharing.dump-delay", OPT_DURATION, "30 s", 0, 0, NULL,
      "How long the job runs before flinklet asks its JVM to write the archive (the job pauses while it does)."},
+    {"flinklet.jvm.crash-logs", OPT_INT, "5", 1, 1000, NULL,
+     "The JVM's fatal-error logs (hs_err_pid<N>.log) are written to <state dir>/jvm-crashes; those of this many "
+     "crashes, the newest, are kept there."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
     {"flinklet.rest.poll-interval", OPT_DURATION, "2 s", 10, 0, NULL,

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cds.h"
+#include "crashlogs.h"
 #include "membudget.h"
 #include "yamlout.h"
 
@@ -208,6 +209,8 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 	strv_push_take(argv, xasprintf("-Djava.io.tmpdir=%s", l->tmp_dir));
 	strv_push_take(argv, xasprintf("-Dflinklet.job=%s", s->name));
 	cds_jvm_options(l->cds_archive, l->cds_record, argv);
+	if (l->crash_dir)
+		crashlogs_jvm_options(l->crash_dir, argv); /* before the user's: a -XX:ErrorFile of theirs wins */
 	split_words(spec_get(s, "flinklet.jvm.options"), argv);
 
 	strv_push(argv, "-cp");

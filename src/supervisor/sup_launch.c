@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "crashlogs.h"
 #include "flinkconf.h"
 #include "jvm.h"
 #include "membudget.h"
@@ -31,8 +32,8 @@ extern char **environ;
  * fsyncs there. The spawn waits for it (the worker's order) and needs it. */
 struct launch_files {
 	struct supervisor *s;
-	char *conf_dir, *conf, *log4j;
-	int r;
+	char *conf_dir, *conf, *log4j, *crash_dir;
+	int r, crash_r;
 };
 
 static void launch_files_run(void *arg)
@@ -41,6 +42,7 @@ static void launch_files_run(void *arg)
 	char *conf_path = path_join(f->conf_dir, "config.yaml");
 	char *log_path = path_join(f->conf_dir, "log4j-console.properties");
 	f->r = mkdir_p(f->conf_dir);
+	f->crash_r = mkdir_p(f->crash_dir); /* not a condition of the launch: HotSpot falls back to its cwd */
 	if (f->r == 0)
 		f->r = write_file_if_changed(conf_path, f->conf, strlen(f->conf));
 	if (f->r == 0)
@@ -55,9 +57,13 @@ static void launch_files_done(void *arg)
 	f->s->launch.spawn.files_r = f->r;
 	if (f->r < 0) /* (a success is not news: an unchanged file is not written) */
 		sup_volume_write(f->s, "the Flink configuration (conf/)", f->r);
+	if (f->crash_r < 0)
+		log_warn("unable to create %s: %s; a JVM crash writes its fatal-error log into the state directory",
+		         f->crash_dir, strerror(-f->crash_r));
 	free(f->conf_dir);
 	free(f->conf);
 	free(f->log4j);
+	free(f->crash_dir);
 	free(f);
 }
 
@@ -68,6 +74,7 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	f->conf_dir = xstrdup(s->conf_dir);
 	f->conf = flinkconf_render_config(s->spec, l);
 	f->log4j = flinkconf_render_log4j(s->spec);
+	f->crash_dir = path_join(s->state_dir, CRASHLOGS_DIR);
 	s->launch.spawn.files_r = 0;
 	worker_submit(s->worker, launch_files_run, launch_files_done, f);
 }
@@ -362,8 +369,11 @@ int sup_spawn(struct supervisor *s)
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,
 	};
+	char *crash_dir = path_join(s->state_dir, CRASHLOGS_DIR); /* made with the launch files */
+	l.crash_dir = crash_dir;
 	struct strv argv = {0}, envp = {0};
 	flinkconf_build_argv(s->spec, &l, &argv);
+	free(crash_dir);
 	flinkconf_build_envp(s->spec, &l, environ, &envp);
 	pid_t pid;
 	int out_fd = -1, err_fd = -1;
@@ -720,6 +730,55 @@ void sup_launch_kill(struct supervisor *s)
 	}
 }
 
+/* After each JVM: its fatal-error log, if it left one, is said, and only the newest crashes' logs stay (on the
+ * worker: a directory scan and unlinks on the volume). */
+struct crash_prune {
+	struct supervisor *s;
+	char *dir, *state_dir;
+	unsigned keep;
+	pid_t pid;
+	int exit_signal;
+	struct crashlogs_pruned p;
+};
+
+static void crash_prune_run(void *arg)
+{
+	struct crash_prune *c = arg;
+	crashlogs_prune(c->dir, c->state_dir, c->keep, c->pid, &c->p);
+}
+
+static void crash_prune_done(void *arg)
+{
+	struct crash_prune *c = arg;
+	if (c->p.log)
+		sup_warning(c->s, "JvmCrashLog", "the JVM (pid %d%s%s) left its fatal-error log: %s", (int)c->pid,
+		            c->exit_signal >= 0 ? ", signal " : "",
+		            c->exit_signal >= 0 ? strsignal(c->exit_signal) : "", c->p.log);
+	if (c->p.removed)
+		log_info("removed %u fatal-error log file(s) of older JVM crashes (flinklet.jvm.crash-logs: %u kept)",
+		         c->p.removed, c->keep);
+	if (c->p.r < 0)
+		log_warn("the JVM's fatal-error logs in %s: %s", c->dir, strerror(-c->p.r));
+	free(c->p.log);
+	free(c->dir);
+	free(c->state_dir);
+	free(c);
+}
+
+static void prune_crash_logs(struct supervisor *s, const struct reaped *r)
+{
+	if (!s->state_dir)
+		return;
+	struct crash_prune *c = xcalloc(1, sizeof(*c));
+	c->s = s;
+	c->dir = path_join(s->state_dir, CRASHLOGS_DIR);
+	c->state_dir = xstrdup(s->state_dir); /* where JVMs wrote them before (their working directory) */
+	c->keep = (unsigned)spec_int(s->spec, "flinklet.jvm.crash-logs");
+	c->pid = r->pid;
+	c->exit_signal = r->exit_signal;
+	worker_submit(s->worker, crash_prune_run, crash_prune_done, c);
+}
+
 void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 {
 	/* its last words first (they may be the evidence about the restore point), then what is left of its
@@ -727,6 +786,7 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	jvmout_drain(s->launch.jvm_out);
 	jvm_kill_group(r->pid);
 	sup_cds_jvm_exited(s, r);
+	prune_crash_logs(s, r);
 	free(s->launch.start_cause);
 	s->launch.start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->launch.jvm_out, 400);
 	jvmout_free(s->launch.jvm_out);

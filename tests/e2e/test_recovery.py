@@ -336,3 +336,50 @@ def test_every_kind_of_broken_snapshot_is_skipped_with_an_event(flinklets):
     assert any(f"chk-{newest}" in m and f"chk-{previous}" in m and "repeated" in m for m in demoted), demoted
     assert f"chk-{newest}" in (g.status()["error"] or ""), g.status()["error"]
     assert os.path.isdir(os.path.join(jobdir, f"chk-{newest}.unreadable"))
+
+
+def test_jvm_crash_logs_go_to_their_folder_and_only_the_newest_stay(flinklets):
+    """A JVM that crashes (SIGSEGV: HotSpot writes hs_err_pid<N>.log, then aborts) leaves its fatal-error log in
+    <state dir>/jvm-crashes, not among the state directory's files, flinklet names it in a JvmCrashLog event, the
+    job resumes from its newest checkpoint, and after three crashes only the logs of the newest
+    flinklet.jvm.crash-logs (2) remain, an older flinklet's log in the state directory itself included."""
+    f = flinklets(job={"args": ["--rate", "100", "--keys", "4", "--output", "OUT"]},
+                  conf={"flinklet.jvm.crash-logs": "2", "flinklet.restart.backoff.initial": "200 ms"})
+    os.makedirs(f.state, exist_ok=True)
+    legacy = os.path.join(f.state, "hs_err_pid1.log")  # where JVMs wrote them before (their working directory)
+    with open(legacy, "w") as fh:
+        fh.write("# an older crash\n")
+    os.utime(legacy, (time.time() - 3600, time.time() - 3600))
+    f.start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    crashes = os.path.join(f.state, "jvm-crashes")
+    pids = []
+    for i in range(3):
+        before = f.wait_checkpoint((st["jobStatus"]["checkpointInfo"]["lastCheckpoint"] or {"id": 0})["id"] + 1)
+        before = before["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"]
+        pid = f.status()["jvm"]["pid"]
+        pids.append(pid)
+        os.kill(pid, signal.SIGSEGV)
+        log = os.path.join(crashes, f"hs_err_pid{pid}.log")
+        said = wait_for(lambda: [e for e in f.events() if e["type"] == "JvmCrashLog" and log in e["message"]],
+                        90, f"a JvmCrashLog event naming {log}")
+        assert len(said) == 1, said
+        with open(log, errors="replace") as fh:
+            text = fh.read()
+        assert "A fatal error has been detected" in text and "SIGSEGV" in text, text[:2000]
+        st = wait_restarted(f, pid)
+        r = restored(f, job_id)
+        assert r["is_savepoint"] is False and r["id"] >= before, (r, before)
+        assert not os.path.exists(os.path.join(f.state, f"hs_err_pid{pid}.log")), "written into the state directory"
+    # the first crash's log and the older flinklet's are gone; the newest two stay
+    wait_for(lambda: sorted(os.listdir(crashes)) == sorted(f"hs_err_pid{p}.log" for p in pids[1:]), 30,
+             f"only the logs of {pids[1:]} in {crashes} (have {os.listdir(crashes)})")
+    assert not os.path.exists(legacy)
+    assert f.status()["jvm"]["restarts"] == 3
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0, f.logs()[-4000:]
+    assert f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"], "the stop took no savepoint"
+    rc, summary = check_output(f.output)
+    assert rc == 0, summary
+    assert summary["duplicates"] == 0 and summary["gaps"] == 0, summary
