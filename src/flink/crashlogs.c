@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +37,7 @@ int crashlogs_parse_name(const char *name, long *ret_pid)
 
 struct file {
 	char *path;
+	int dfd; /* its directory, opened without following a link: what is removed is in it */
 	long pid;
 	int64_t mtime_ns;
 };
@@ -45,33 +47,44 @@ struct crash {
 	int64_t newest_ns;
 };
 
-static void scan(const char *dir, struct file **files, size_t *n, size_t *cap, int *r)
+/* The crash files in dir. dir itself is followed only when follow (the state directory: a volume may be mounted
+ * through a link); else a link or a non-directory in its place is reported in *skipped and nothing in it is
+ * touched. Returns the directory's descriptor (the caller closes it), or -1. */
+static int scan(const char *dir, bool follow, struct file **files, size_t *n, size_t *cap, int *r, const char **skipped)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		if (errno != ENOENT && *r == 0)
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	if (dfd < 0) {
+		struct stat st; /* (a link gives ENOTDIR with O_DIRECTORY, ELOOP without) */
+		if (errno == ELOOP || errno == ENOTDIR)
+			*skipped =
+			    lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ? "is a symbolic link" : "is not a directory";
+		else if (errno != ENOENT && *r == 0)
 			*r = -errno;
-		return;
+		return -1;
+	}
+	DIR *d = fdopendir(dup(dfd));
+	if (!d) {
+		if (*r == 0)
+			*r = -errno;
+		return dfd;
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		long pid;
 		if (!crashlogs_parse_name(de->d_name, &pid))
 			continue;
-		char *path = path_join(dir, de->d_name);
 		struct stat st;
-		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
-			free(path); /* gone meanwhile, or not a file the JVM wrote: left alone */
-			continue;
-		}
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue; /* gone meanwhile, or not a file the JVM wrote (a link, a directory): left alone */
 		if (*n == *cap) {
 			*cap = *cap ? *cap * 2 : 16;
 			*files = xrealloc(*files, *cap * sizeof(**files));
 		}
-		(*files)[(*n)++] =
-		    (struct file){path, pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
+		(*files)[(*n)++] = (struct file){path_join(dir, de->d_name), dfd, pid,
+		                                 (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
 	}
 	closedir(d);
+	return dfd;
 }
 
 static int newest_first(const void *a, const void *b)
@@ -87,9 +100,9 @@ void crashlogs_prune(const char *dir, const char *legacy_dir, unsigned keep, pid
 	*ret = (struct crashlogs_pruned){0};
 	struct file *files = NULL;
 	size_t n = 0, cap = 0;
-	scan(dir, &files, &n, &cap, &ret->r);
-	if (legacy_dir)
-		scan(legacy_dir, &files, &n, &cap, &ret->r);
+	int dfd = scan(dir, false, &files, &n, &cap, &ret->r, &ret->skipped);
+	const char *ignored = NULL;
+	int legacy_fd = legacy_dir ? scan(legacy_dir, true, &files, &n, &cap, &ret->r, &ignored) : -1;
 	/* one crash per pid, as new as its newest file */
 	struct crash *crashes = xcalloc(n ? n : 1, sizeof(*crashes));
 	size_t nc = 0;
@@ -121,7 +134,7 @@ void crashlogs_prune(const char *dir, const char *legacy_dir, unsigned keep, pid
 		for (size_t j = 0; j < nc; j++)
 			gone |= crashes[j].pid == -1 - files[i].pid;
 		if (gone) {
-			if (unlink(files[i].path) == 0)
+			if (unlinkat(files[i].dfd, strrchr(files[i].path, '/') + 1, 0) == 0)
 				ret->removed++;
 			else if (errno != ENOENT && ret->r == 0)
 				ret->r = -errno;
@@ -134,4 +147,18 @@ void crashlogs_prune(const char *dir, const char *legacy_dir, unsigned keep, pid
 	}
 	free(files);
 	free(crashes);
+	if (dfd >= 0)
+		close(dfd);
+	if (legacy_fd >= 0)
+		close(legacy_fd);
+	if (ret->skipped && pid > 0 && !ret->log) {
+		/* the JVM wrote through the link (the user's choice): its log is said, nothing there is removed */
+		char *name = xasprintf("hs_err_pid%ld.log", (long)pid), *path = path_join(dir, name);
+		struct stat st;
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			ret->log = path;
+		else
+			free(path);
+		free(name);
+	}
 }

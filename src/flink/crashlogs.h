@@ -19,15 +19,18 @@ void crashlogs_jvm_options(const char *dir, struct strv *argv);
 int crashlogs_parse_name(const char *name, long *ret_pid);
 
 struct crashlogs_pruned {
-	char *log;        /* <dir>/hs_err_pid<pid>.log when the JVM of pid left one, else NULL */
-	unsigned kept;    /* crashes whose logs are kept */
-	unsigned removed; /* files removed */
-	int r;            /* 0, or the first error (-errno) of the scan or of a removal */
+	char *log;           /* <dir>/hs_err_pid<pid>.log when the JVM of pid left one, else NULL */
+	unsigned kept;       /* crashes whose logs are kept */
+	unsigned removed;    /* files removed */
+	int r;               /* 0, or the first error (-errno) of the scan or of a removal */
+	const char *skipped; /* why dir was not pruned ("is a symbolic link", "is not a directory"), or NULL */
 };
 
 /* Keeps the crash files of the newest `keep` crashes (a crash: the files of one pid, as new as its newest file)
  * in dir and in legacy_dir (where JVMs before this folder wrote them; NULL: none) together, removes the rest, and
- * finds the log of the JVM `pid` (0: none). A missing dir is no error. On the worker: metadata of the volume. */
+ * finds the log of the JVM `pid` (0: none). A missing dir is no error. dir is never followed through a symbolic
+ * link (nor is any file: a link named like a crash file is left alone), so nothing outside is removed; only its
+ * JVM's log is looked for there. On the worker: metadata of the volume. */
 void crashlogs_prune(const char *dir, const char *legacy_dir, unsigned keep, pid_t pid, struct crashlogs_pruned *ret);
 
 #endif

@@ -759,6 +759,9 @@ static void crash_prune_done(void *arg)
 		         c->p.removed, c->keep);
 	if (c->p.r < 0)
 		log_warn("the JVM's fatal-error logs in %s: %s", c->dir, strerror(-c->p.r));
+	if (c->p.skipped)
+		log_warn("%s %s: flinklet removes no fatal-error logs there (flinklet.jvm.crash-logs does not apply)",
+		         c->dir, c->p.skipped);
 	free(c->p.log);
 	free(c->dir);
 	free(c->state_dir);

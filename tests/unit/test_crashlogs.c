@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crashlogs.h"
 
@@ -103,6 +104,47 @@ static void test_the_newest_crashes_stay(void **state)
 	remove_tree(root);
 }
 
+/* a folder linked elsewhere (or a link named like a crash file) is never removed through: nothing outside goes */
+static void test_nothing_is_removed_through_a_link(void **state)
+{
+	(void)state;
+	char *root = make_tempdir(), *outside = make_tempdir();
+	char *dir = path_join(root, CRASHLOGS_DIR);
+	assert_int_equal(symlink(outside, dir), 0);
+	crash_file(outside, "hs_err_pid1.log", 900);
+	crash_file(outside, "hs_err_pid2.log", 800);
+	crash_file(outside, "hs_err_pid3.log", 10); /* the JVM that just ended wrote through the link */
+	crash_file(root, "hs_err_pid4.log", 1000);
+	char *target = write_text(outside, "precious", "not a crash log");
+	char *link = path_join(root, "hs_err_pid5.log");
+	assert_int_equal(symlink(target, link), 0);
+	struct crashlogs_pruned p;
+	crashlogs_prune(dir, root, 1, 3, &p);
+	assert_non_null(p.skipped);
+	assert_string_equal(p.skipped, "is a symbolic link");
+	char *want = path_join(dir, "hs_err_pid3.log");
+	assert_non_null(p.log);
+	assert_string_equal(p.log, want); /* said, through the link */
+	assert_true(exists(outside, "hs_err_pid1.log") && exists(outside, "hs_err_pid2.log") &&
+	            exists(outside, "hs_err_pid3.log") && exists(outside, "precious"));
+	assert_true(exists(root, "hs_err_pid4.log")); /* the only crash seen: kept */
+	assert_true(exists(root, "hs_err_pid5.log")); /* a link, left alone */
+	free(p.log);
+	/* a file in the folder's place: not a directory, nothing removed, no log found there */
+	assert_int_equal(unlink(dir), 0);
+	free(write_text(root, CRASHLOGS_DIR, "a file"));
+	crashlogs_prune(dir, root, 1, 6, &p);
+	assert_string_equal(p.skipped, "is not a directory");
+	assert_null(p.log);
+	assert_int_equal(p.removed, 0);
+	free(want);
+	free(link);
+	free(target);
+	free(dir);
+	remove_tree(outside);
+	remove_tree(root);
+}
+
 static void test_no_folder_yet(void **state)
 {
 	(void)state;
@@ -122,6 +164,7 @@ int main(void)
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_options),
 	    cmocka_unit_test(test_the_newest_crashes_stay),
+	    cmocka_unit_test(test_nothing_is_removed_through_a_link),
 	    cmocka_unit_test(test_no_folder_yet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
