@@ -37,7 +37,8 @@ int crashlogs_parse_name(const char *name, long *ret_pid)
 
 struct file {
 	char *path;
-	int dfd; /* its directory, opened without following a link: what is removed is in it */
+	const char *name; /* its last component, in path */
+	int dfd;          /* its directory, opened without following a link: what is removed is in it */
 	long pid;
 	int64_t mtime_ns;
 };
@@ -80,7 +81,8 @@ static int scan(const char *dir, bool follow, struct file **files, size_t *n, si
 			*cap = *cap ? *cap * 2 : 16;
 			*files = xrealloc(*files, *cap * sizeof(**files));
 		}
-		(*files)[(*n)++] = (struct file){path_join(dir, de->d_name), dfd, pid,
+		char *path = path_join(dir, de->d_name);
+		(*files)[(*n)++] = (struct file){path, strrchr(path, '/') + 1, dfd, pid,
 		                                 (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
 	}
 	closedir(d);
@@ -126,20 +128,18 @@ void crashlogs_prune(const char *dir, const char *legacy_dir, unsigned keep, pid
 		}
 	}
 	size_t kept = nc < keep ? nc : keep;
-	for (size_t j = kept; j < nc; j++)
-		crashes[j].pid = -1 - crashes[j].pid; /* marked: its files go */
 	ret->kept = (unsigned)kept;
 	for (size_t i = 0; i < n; i++) {
-		bool gone = false;
-		for (size_t j = 0; j < nc; j++)
-			gone |= crashes[j].pid == -1 - files[i].pid;
+		bool gone = false; /* a crash past the kept ones */
+		for (size_t j = kept; j < nc && !gone; j++)
+			gone = crashes[j].pid == files[i].pid;
 		if (gone) {
-			if (unlinkat(files[i].dfd, strrchr(files[i].path, '/') + 1, 0) == 0)
+			if (unlinkat(files[i].dfd, files[i].name, 0) == 0)
 				ret->removed++;
 			else if (errno != ENOENT && ret->r == 0)
 				ret->r = -errno;
 		} else if (pid > 0 && files[i].pid == (long)pid && !ret->log &&
-		           !strncmp(strrchr(files[i].path, '/') + 1, "hs_err_pid", 10)) {
+		           !strncmp(files[i].name, "hs_err_pid", 10)) {
 			ret->log = files[i].path;
 			files[i].path = NULL;
 		}

@@ -381,3 +381,26 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\n---- report outside any test: {path}\n{_read(path)}")
     if stray:
         session.exitstatus = 1
+
+
+def wait_restarted(f, old_pid, timeout=120):
+    """The job RUNNING, lifecycle STABLE, in a new JVM that is alive (after old_pid's end); fails at once if
+    flinklet exits."""
+    def again():
+        st = f.status()
+        if f.proc.poll() is not None:
+            raise AssertionError(f"flinklet exited {f.proc.returncode}:\n{f.logs()[-4000:]}")
+        ok = (st and st["jvm"]["pid"] not in (0, old_pid) and st["lifecycleState"] == "STABLE"
+              and st["jobStatus"]["state"] == "RUNNING" and pid_alive(st["jvm"]["pid"]))
+        return st if ok else None
+    return wait_for(again, timeout, "the job RUNNING again in a new JVM")
+
+
+def restored(f, job_id):
+    """Flink's own word on the restore of the running job (/jobs/<id>/checkpoints latest.restored)."""
+    def ask():
+        try:
+            return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
+        except OSError:  # a job still initializing answers 500 for a moment
+            return None
+    return wait_for(ask, 30, "Flink to report the restore")

@@ -13,33 +13,13 @@ import time
 
 import pytest
 
-from conftest import BIN, check_output, pid_alive, wait_for
+from conftest import BIN, check_output, restored, wait_for, wait_restarted
 
 # the pruning's C paths (links, odd names, non-directories) run under ASan in unit-asan's test_crashlogs and in
 # test_recovery's crash test; what these add is HotSpot's side
 pytestmark = pytest.mark.asan_elsewhere
 
 OLD = time.time() - 7 * 24 * 3600  # a week ago
-
-
-def wait_restarted(f, old_pid, timeout=120):
-    def again():
-        st = f.status()
-        if f.proc.poll() is not None:
-            raise AssertionError(f"flinklet exited {f.proc.returncode}:\n{f.logs()[-4000:]}")
-        ok = (st and st["jvm"]["pid"] not in (0, old_pid) and st["lifecycleState"] == "STABLE"
-              and st["jobStatus"]["state"] == "RUNNING" and pid_alive(st["jvm"]["pid"]))
-        return st if ok else None
-    return wait_for(again, timeout, "the job RUNNING again in a new JVM")
-
-
-def restored(f, job_id):
-    def ask():
-        try:
-            return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
-        except OSError:
-            return None
-    return wait_for(ask, 30, "Flink to report the restore")
 
 
 def crash_and_resume(f, st):

@@ -6,33 +6,13 @@ import signal
 import subprocess
 import time
 
-from conftest import check_output, pid_alive, wait_for
+from conftest import check_output, pid_alive, restored, wait_for, wait_restarted
 from testkit import norm
 
 
 def latest_completed(f, job_id):
     c = f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["completed"]
     return c["id"] if c else -1
-
-
-def wait_restarted(f, old_pid, timeout=120):
-    def again():
-        st = f.status()
-        if f.proc.poll() is not None:
-            raise AssertionError(f"flinklet exited {f.proc.returncode}:\n{f.logs()[-4000:]}")
-        ok = (st and st["jvm"]["pid"] not in (0, old_pid) and st["lifecycleState"] == "STABLE"
-              and st["jobStatus"]["state"] == "RUNNING")
-        return st if ok else None
-    return wait_for(again, timeout, "the job RUNNING again in a new JVM")
-
-
-def restored(f, job_id):
-    def ask():
-        try:
-            return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
-        except OSError:  # a job still initializing answers 500 for a moment
-            return None
-    return wait_for(ask, 30, "Flink to report the restore")
 
 
 def test_kill9_jvm_resumes_from_newest_checkpoint(flinklets):
