@@ -51,6 +51,9 @@ const struct option_def flinklet_options[] = {
      "crashes, the newest, are kept there."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
+    {"flinklet.startup.restore-timeout", OPT_DURATION, "30 min", 0, 0, NULL,
+     "How long a launch that is visibly restoring its state (Flink restores the point, its REST API answers, the "
+     "job is not yet RUNNING with every task running) may take: the startup timeout is extended meanwhile."},
     {"flinklet.rest.poll-interval", OPT_DURATION, "2 s", 10, 0, NULL,
      "How often the supervisor asks Flink's REST API for the job's state and checkpoints."},
     {"flinklet.rest.startup-poll-interval", OPT_DURATION, "200 ms", 10, 0, NULL,

@@ -75,8 +75,10 @@ struct sup_launch {
 	unsigned gen;
 	sd_event_source *startup_timer;
 	bool startup_timed_out;
-	char *start_cause; /* the cause the JVM printed when it failed to start (the first line of it) */
-	bool kill_sent;    /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
+	bool startup_extended; /* the startup timeout was extended once: the job was visibly restoring */
+	usec_t spawned_at;     /* when this JVM was started (monotonic) */
+	char *start_cause;     /* the cause the JVM printed when it failed to start (the first line of it) */
+	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
 	char *fingerprint; /* what the running JVM was launched with */
 

@@ -141,10 +141,56 @@ void sup_scratch_setup(struct supervisor *s)
 	strv_free(&old);
 }
 
+static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata);
+
+/* Flink is visibly restoring the job's state: it said it restores the point (its `Restoring job ...` line),
+ * nothing says it cannot read it, its REST API answered within the last few polls, and the job is CREATED,
+ * INITIALIZING or RUNNING without every task running yet (tasks restoring their state are INITIALIZING). A
+ * startup timeout then meets slowness (a large state, a slow volume), not a failure. */
+static bool visibly_restoring(struct supervisor *s)
+{
+	if (s->state != SUP_STARTING || !s->restore.path || !s->restore.reached || s->restore.evidence ||
+	    s->launch.jvm_pid <= 0 || s->launch.kill_sent || !s->poll.last_rest_ok)
+		return false;
+	usec_t fresh = 5 * spec_duration(s->spec, "flinklet.rest.startup-poll-interval");
+	if (fresh < 5 * USEC_PER_SEC)
+		fresh = 5 * USEC_PER_SEC;
+	if (now_monotonic() - s->poll.last_rest_ok > fresh)
+		return false;
+	const char *st = s->status.job_state;
+	return st && (!strcmp(st, "CREATED") || !strcmp(st, "INITIALIZING") || !strcmp(st, "RUNNING"));
+}
+
+/* The startup timeout while the job visibly restores: extended (by the startup timeout again, up to
+ * flinklet.startup.restore-timeout from the launch), said once per launch. True: extended. */
+static bool extend_startup(struct supervisor *s)
+{
+	usec_t cap = spec_duration(s->spec, "flinklet.startup.restore-timeout");
+	usec_t elapsed = now_monotonic() - s->launch.spawned_at;
+	if (!visibly_restoring(s) || elapsed >= cap)
+		return false;
+	usec_t more = spec_duration(s->spec, "flinklet.startup.timeout");
+	if (more == 0 || more > cap - elapsed)
+		more = cap - elapsed;
+	if (!s->launch.startup_extended)
+		sup_event(s, "StartupExtended",
+		          "job %s is still restoring its state from %s %s after %.1f s (job %s, %d of %d tasks "
+		          "running): slowness is no failure, the startup timeout is extended while it restores, up to "
+		          "flinklet.startup.restore-timeout (%s) from the launch",
+		          s->job_id, restore_kind_to_string(s->restore.kind), s->restore.path,
+		          (double)elapsed / USEC_PER_SEC, s->status.job_state, s->status.tasks_running,
+		          s->status.tasks_total, spec_get(s->spec, "flinklet.startup.restore-timeout"));
+	s->launch.startup_extended = true;
+	sup_arm(s, &s->launch.startup_timer, more, on_startup_timeout);
+	return true;
+}
+
 static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->launch.startup_timer = sup_disarm(s->launch.startup_timer);
+	if (extend_startup(s))
+		return 0;
 	s->launch.startup_timed_out = true;
 	sup_alert(s, "StartupTimeout", "the job was not RUNNING with every task running within %s",
 	          spec_get(s->spec, "flinklet.startup.timeout"));
@@ -391,6 +437,8 @@ int sup_spawn(struct supervisor *s)
 	s->launch.gen++;
 	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
+	s->launch.spawned_at = now_monotonic();
+	s->launch.startup_extended = false;
 	sup_arm(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);

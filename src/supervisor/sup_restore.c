@@ -224,9 +224,10 @@ void sup_restore_running(struct supervisor *s)
 }
 
 /* The JVM is gone before the job was RUNNING. The restore point is given up only on evidence: Flink said it
- * cannot read it, or flinklet.restore.max-failures launches in a row got as far as restoring it and failed
- * on their own (an exit, or the startup timeout). Anything else (a port clash, a missing jar, a kill from
- * outside) tries the same point again after the backoff. */
+ * cannot read it, or flinklet.restore.max-failures launches in a row got as far as restoring it and exited on
+ * their own. Slowness is never evidence: a launch the startup timeout stopped counts neither way (a large state
+ * on a slow volume restores slowly from every point, and an older one would rewind the job). Anything else (a
+ * port clash, a missing jar, a kill from outside) tries the same point again after the backoff. */
 bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 {
 	const char *point = s->restore.path;
@@ -234,10 +235,16 @@ bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 		return false;
 	const char *kind = restore_kind_to_string(s->restore.kind);
 	const char *cause = s->launch.start_cause ? s->launch.start_cause : "no cause printed";
-	bool on_its_own = s->status.last_exit_signal < 0 || timed_out;
+	bool on_its_own = s->status.last_exit_signal < 0 && !timed_out;
 	char *why = NULL;
 	if (s->restore.evidence) {
 		why = xasprintf("Flink cannot read it: %s", s->restore.evidence);
+	} else if (timed_out && s->restore.reached) {
+		sup_event(s, "RestoreRetry",
+		          "the startup timeout stopped the JVM while it restored job %s from %s %s; a timeout is no "
+		          "evidence that the point is unreadable (it is never given up for one): restoring the same "
+		          "point again",
+		          s->job_id, kind, point);
 	} else if (on_its_own && s->restore.reached) {
 		if (s->restore.fail_path && !strcmp(s->restore.fail_path, point)) {
 			s->restore.fail_count++;
@@ -251,13 +258,13 @@ bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 			why = xasprintf(
 			    "%u launches in a row failed while restoring it (flinklet.restore.max-failures is "
 			    "%lld); the last one: %s",
-			    s->restore.fail_count, (long long)max, timed_out ? "startup timeout" : cause);
+			    s->restore.fail_count, (long long)max, cause);
 		else
-			sup_event(s, "RestoreRetry",
-			          "the JVM %s while restoring job %s from %s %s (%s); restoring the same point again "
-			          "(%u of %lld failed launches before it is given up)",
-			          timed_out ? "was stopped by the startup timeout" : "failed", s->job_id, kind, point,
-			          timed_out ? "startup timeout" : cause, s->restore.fail_count, (long long)max);
+			sup_event(
+			    s, "RestoreRetry",
+			    "the JVM failed while restoring job %s from %s %s (%s); restoring the same point again "
+			    "(%u of %lld failed launches before it is given up)",
+			    s->job_id, kind, point, cause, s->restore.fail_count, (long long)max);
 	} else {
 		sup_event(s, "RestoreRetry",
 		          "the JVM %s before job %s was RUNNING (%s); nothing says %s %s is unreadable: restoring the "

@@ -32,7 +32,11 @@ import org.apache.flink.util.Collector;
  * from that file every second), --keys N (default 16), --count N
  * (bounded: the job finishes after N records; default unbounded), --fail-on-record (the Count
  * function throws on its first record, so the job fails at run time), --exit-at-start (main()
- * throws before building the pipeline).
+ * throws before building the pipeline), --pad-bytes N (each key also keeps N bytes of
+ * incompressible state, written on its first record: keys x N is the state's size, for tests
+ * and benchmarks of large state; default 0), --open-delay-file PATH (while that file exists, the
+ * Count function's open() sleeps the milliseconds it holds: its tasks stay INITIALIZING, as a
+ * restore of a large state from a slow volume keeps them).
  *
  * <p>Checkpointing, parallelism, state backend and restart strategy are deliberately NOT set
  * here: they come from the Flink configuration given by the supervisor.
@@ -53,14 +57,16 @@ public final class StatefulCounter {
         long keys = args.getLong("keys", 16);
         long count = args.getLong("count", Long.MAX_VALUE);
         boolean failOnRecord = args.getFlag("fail-on-record");
+        long padBytes = args.getLong("pad-bytes", 0);
+        String openDelayFile = args.get("open-delay-file", null);
         if (rate <= 0) {
             throw new IllegalArgumentException("--rate must be > 0");
         }
         if (keys <= 0) {
             throw new IllegalArgumentException("--keys must be > 0");
         }
-        if (count < 0 || work < 0) {
-            throw new IllegalArgumentException("--count and --work must be >= 0");
+        if (count < 0 || work < 0 || padBytes < 0 || padBytes > (64 << 20)) {
+            throw new IllegalArgumentException("--count and --work must be >= 0, --pad-bytes 0..64 MiB");
         }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -77,7 +83,7 @@ public final class StatefulCounter {
 
         DataStream<String> lines =
                 seqs.keyBy(new ModKey(keys))
-                        .process(new Count(work, workFile, failOnRecord))
+                        .process(new Count(work, workFile, failOnRecord, (int) padBytes, openDelayFile))
                         .name("Count")
                         .uid("count");
 
@@ -126,17 +132,22 @@ public final class StatefulCounter {
         private final long work;
         private final String workFile;
         private final boolean failOnRecord;
+        private final int padBytes;
+        private final String openDelayFile;
         private transient ValueState<Long> counter;
+        private transient ValueState<byte[]> pad;
         private transient long sink; // keeps the busy loop from being optimised away
         private transient long currentWork;
         private transient long workReadAt;
 
         /** workFile, when given, holds the busy-loop iterations per record, re-read every second: a test
          * raises and lowers the load of a running job without restarting it. */
-        Count(long work, String workFile, boolean failOnRecord) {
+        Count(long work, String workFile, boolean failOnRecord, int padBytes, String openDelayFile) {
             this.work = work;
             this.workFile = workFile;
             this.failOnRecord = failOnRecord;
+            this.padBytes = padBytes;
+            this.openDelayFile = openDelayFile;
         }
 
         private long work() {
@@ -158,8 +169,27 @@ public final class StatefulCounter {
         }
 
         @Override
-        public void open(OpenContext openContext) {
+        public void open(OpenContext openContext) throws InterruptedException {
             counter = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+            if (padBytes > 0) {
+                pad = getRuntimeContext().getState(
+                        new ValueStateDescriptor<>("pad",
+                                org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo
+                                        .BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+            }
+            if (openDelayFile != null) {
+                long ms = 0;
+                try {
+                    ms = Long.parseLong(
+                            new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(openDelayFile)),
+                                    java.nio.charset.StandardCharsets.UTF_8).trim());
+                } catch (Exception e) {
+                    ms = 0; // no file (or not a number): no delay
+                }
+                if (ms > 0) {
+                    Thread.sleep(ms);
+                }
+            }
         }
 
         @Override
@@ -177,6 +207,11 @@ public final class StatefulCounter {
             Long c = counter.value();
             long n = (c == null ? 0L : c) + 1;
             counter.update(n);
+            if (pad != null && n == 1) {
+                byte[] b = new byte[padBytes];
+                new java.util.Random(ctx.getCurrentKey() * 31 + seq).nextBytes(b);
+                pad.update(b);
+            }
             out.collect(seq + "," + ctx.getCurrentKey() + "," + n);
         }
     }
