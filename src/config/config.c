@@ -51,6 +51,9 @@ const struct option_def flinklet_options[] = {
      "crashes, the newest, are kept there."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
+    {"flinklet.leftovers.cleanup", OPT_BOOL, "true", 0, 0, NULL,
+     "Before each launch, remove what dead JVMs left of the job on the volume: checkpoints beyond the newest "
+     "num-retained, unfinished checkpoints and savepoints, and shared/ files no kept snapshot names."},
     {"flinklet.startup.restore-timeout", OPT_DURATION, "30 min", 0, 0, NULL,
      "How long a launch that is visibly restoring its state (Flink restores the point, its REST API answers, the "
      "job is not yet RUNNING with every task running) may take: the startup timeout is extended meanwhile."},

@@ -18,6 +18,7 @@
 #include "sup_restore.h"
 #include "sup_snapshot.h"
 #include "sup_stop.h"
+#include "sup_sweep.h"
 
 /* supervisor.c: the table's driver */
 /* Feeds one event to the lifecycle table (registered as the core's dispatcher, which sup_raise calls). Raised

@@ -5,7 +5,7 @@
  *   core        supervisor.c      the loop, spec, state, queue, restarts       every part (sup.h): the driver
  *               sup_core.c        the records: status, events, their flush     sup_observe
  *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
- *                                                                              sup_restore
+ *                                                                              sup_restore, sup_sweep
  *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
  *   poll        sup_poll.c        s->poll: following the job, health           sup_snapshot
  *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        (the core only)
@@ -20,6 +20,7 @@
  *   autoscaler  sup_autoscaler.c  s->autoscaler                                sup_observe
  *   observe     sup_observe.c     s->observe: what the status page reads       (the core only)
  *   cds         sup_cds.c         s->cds: class-data sharing                   (the core only)
+ *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             (the core only)
  *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    (the core only)
  *
  * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
@@ -261,6 +262,17 @@ struct sup_cds {
 	struct strv said;
 };
 
+/* sweep (sup_sweep.c): the leftovers of dead JVMs, found and set aside before a launch, removed by a child */
+struct sup_sweep {
+	bool finding;   /* the worker looks for them (a launch's sweep; the next launch does not start another) */
+	pid_t remover;  /* the child removing them (0: none) */
+	unsigned gen;   /* a done callback of a sweep the supervisor no longer waits for is dropped */
+	uint64_t bytes; /* what the removal in progress frees */
+	unsigned items; /* how many directories and files it removes */
+	usec_t started; /* when it was found */
+	uint64_t removed_bytes_total;
+};
+
 /* The supervisor: the core (written by supervisor.c, the table's driver, and sup_core.c, the records) and one
  * sub-struct per part. */
 struct supervisor {
@@ -320,6 +332,7 @@ struct supervisor {
 	struct sup_autoscaler autoscaler;
 	struct sup_observe observe;
 	struct sup_cds cds;
+	struct sup_sweep sweep;
 };
 
 /* sup_core.c */

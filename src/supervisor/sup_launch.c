@@ -22,6 +22,7 @@
 #include "sup_launch.h"
 #include "sup_poll.h"
 #include "sup_restore.h"
+#include "sup_sweep.h"
 
 extern char **environ;
 
@@ -319,6 +320,7 @@ static int launch_jvm(struct supervisor *s)
 	free(s->launch.start_cause);
 	s->launch.start_cause = NULL;
 	s->launch.startup_timed_out = false;
+	sup_sweep_before_launch(s, s->restore.path);
 	char *uri = s->restore.path ? file_uri_from_path(s->restore.path) : NULL;
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore.kind));
 	status_set_string(&s->status.restored_location, uri);

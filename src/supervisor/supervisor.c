@@ -318,7 +318,7 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
-	if (sup_cds_reaped(s, r) || sup_snapshot_reaped(s, r))
+	if (sup_cds_reaped(s, r) || sup_snapshot_reaped(s, r) || sup_sweep_reaped(s, r))
 		return;
 	if (r->pid != s->launch.jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
@@ -603,6 +603,7 @@ void sup_free(struct supervisor *s)
 	sup_launch_stop(s);
 	sup_reload_free(s);
 	sup_snapshot_free(s);
+	sup_sweep_free(s);
 	/* what is recorded and not written yet goes to the volume now, before the lock is let go */
 	sup_journal_free(s);
 	sup_poll_free(s);

@@ -152,6 +152,7 @@ OWNER = {
     "autoscaler": "sup_autoscaler.c",
     "observe": "sup_observe.c",
     "cds": "sup_cds.c",
+    "sweep": "sup_sweep.c",
 }
 # the core's fields are written by the table's driver and the records; the status document is the one record every
 # part fills in (its own fields of it)

@@ -1,0 +1,301 @@
+/* leftovers: the leftovers of dead JVMs on the volume, found while no JVM runs (see src/flink/leftovers.h). */
+#include "leftovers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snapshots.h"
+
+struct blobs {
+	char **v;
+	size_t *len, n;
+	uint64_t total;
+	char *problem; /* a kept _metadata that could not be read in full, or too much of it */
+};
+
+struct ckpt {
+	char *path;
+	int64_t id;
+};
+
+static void blobs_free(struct blobs *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->v[i]);
+	free(b->v);
+	free(b->len);
+	free(b->problem);
+}
+
+static void blobs_problem(struct blobs *b, char *why)
+{
+	if (b->problem)
+		free(why);
+	else
+		b->problem = why;
+}
+
+/* Reads <dir>/_metadata whole into b: the references of a point that stays. */
+static void blobs_read(struct blobs *b, const char *dir, uint64_t max)
+{
+	char *meta = path_join(dir, "_metadata");
+	int fd = open(meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		blobs_problem(b, xasprintf("%s: %s", meta, fd < 0 ? strerror(errno) : "not a regular file"));
+	} else if (b->total + (uint64_t)st.st_size > max) {
+		blobs_problem(
+		    b, xasprintf("the kept snapshots' _metadata is more than %llu bytes", (unsigned long long)max));
+	} else {
+		char *buf = xmalloc((size_t)st.st_size + 1);
+		size_t got = 0;
+		while (got < (size_t)st.st_size) {
+			ssize_t k = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+			if (k <= 0)
+				break;
+			got += (size_t)k;
+		}
+		if (got != (size_t)st.st_size) {
+			blobs_problem(b, xasprintf("%s: could not be read in full", meta));
+			free(buf);
+		} else {
+			b->v = xrealloc(b->v, (b->n + 1) * sizeof(*b->v));
+			b->len = xrealloc(b->len, (b->n + 1) * sizeof(*b->len));
+			b->v[b->n] = buf;
+			b->len[b->n++] = got;
+			b->total += got;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(meta);
+}
+
+static bool blobs_name(const struct blobs *b, const char *needle)
+{
+	size_t m = strlen(needle);
+	for (size_t i = 0; i < b->n; i++)
+		if (memmem(b->v[i], b->len[i], needle, m))
+			return true;
+	return false;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The bytes under path (a file, or a directory's files), without following links. */
+static uint64_t du(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	uint64_t sum = 0;
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *sub = path_join(path, de->d_name);
+		sum += du(sub);
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+	if (!a || !b)
+		return false;
+	char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+	bool same = ra && rb && !strcmp(ra, rb);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+static int cmp_id_desc(const void *x, const void *y)
+{
+	const struct ckpt *a = x, *b = y;
+	return a->id == b->id ? strcmp(a->path, b->path) : a->id > b->id ? -1 : 1;
+}
+
+/* The job's chk-* directories: complete ones into *complete, those to remove whatever the references say
+ * (no _metadata, or already *.disposing) into out->checkpoints, and the _metadata of what stays for a look
+ * (damaged, *.unreadable) into b. */
+static int scan_checkpoints(const char *jobdir, const struct leftovers_scan *in, struct leftovers *out, struct blobs *b,
+                            struct ckpt **complete, size_t *ncomplete)
+{
+	DIR *d = opendir(jobdir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "chk-", 4))
+			continue;
+		char *path = path_join(jobdir, de->d_name);
+		struct stat st;
+		if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if (has_suffix(de->d_name, ".disposing")) {
+			strv_push_take(&out->checkpoints, path);
+			continue;
+		}
+		char *end;
+		long long n = strtoll(de->d_name + 4, &end, 10);
+		if (*end || n < 0 || !de->d_name[4]) { /* chk-N.unreadable, or a name that is not Flink's: stays */
+			if (has_suffix(de->d_name, ".unreadable"))
+				blobs_read(b, path, in->max_metadata_bytes);
+			free(path);
+			continue;
+		}
+		int64_t id = -1;
+		usec_t t = 0;
+		char *why = NULL;
+		int r = snapshot_check(path, &id, &t, &why);
+		free(why);
+		if (r == 0) {
+			*complete = xrealloc(*complete, (*ncomplete + 1) * sizeof(**complete));
+			(*complete)[(*ncomplete)++] = (struct ckpt){path, id};
+		} else if (r == -ENOENT) { /* no _metadata: what a JVM that died in the middle of a checkpoint left */
+			strv_push_take(&out->checkpoints, path);
+		} else { /* damaged, or unreadable: it stays, and so do the files it may name */
+			blobs_problem(b, xasprintf("%s has a _metadata that cannot be read", path));
+			free(path);
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *out, struct blobs *b)
+{
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", in->job_id);
+	DIR *d = opendir(in->savepoint_dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) || has_suffix(de->d_name, ".disposing"))
+			continue; /* another job's, or retention's own removal in progress */
+		char *path = path_join(in->savepoint_dir, de->d_name);
+		struct stat st;
+		char *meta = path_join(path, "_metadata");
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && lstat(meta, &st) < 0 && errno == ENOENT &&
+		    !has_suffix(de->d_name, ".unreadable")) {
+			strv_push_take(&out->savepoints, path); /* Flink writes _metadata last: a partial savepoint */
+			path = NULL;
+		} else {
+			blobs_read(b, path, in->max_metadata_bytes);
+		}
+		free(meta);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void scan_shared(const char *jobdir, struct leftovers *out, const struct blobs *b)
+{
+	char *shared = path_join(jobdir, "shared");
+	DIR *d = opendir(shared);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char *path = path_join(shared, de->d_name);
+		struct stat st;
+		if (de->d_name[0] == '.' || lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(path); /* ".", "..", a directory or a link: not Flink's file of a checkpoint, left alone */
+			continue;
+		}
+		if (blobs_name(b, de->d_name)) {
+			out->kept_shared++;
+			free(path);
+		} else {
+			out->bytes += (uint64_t)st.st_size;
+			strv_push_take(&out->shared, path);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(shared);
+}
+
+int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
+{
+	memset(out, 0, sizeof(*out));
+	char *jobdir = path_join(in->checkpoint_dir, in->job_id);
+	struct blobs b = {0};
+	struct ckpt *complete = NULL;
+	size_t ncomplete = 0;
+	int r = scan_checkpoints(jobdir, in, out, &b, &complete, &ncomplete);
+	if (r < 0) {
+		strv_free(&out->checkpoints);
+		goto done;
+	}
+	qsort(complete, ncomplete, sizeof(*complete), cmp_id_desc);
+	/* what stays: the newest `keep`, and the one the launch restores; their _metadata names what else stays */
+	bool *stays = xcalloc(ncomplete ? ncomplete : 1, sizeof(bool));
+	unsigned keep = in->keep ? in->keep : 1;
+	for (size_t i = 0; i < ncomplete; i++) {
+		stays[i] = i < keep || same_dir(complete[i].path, in->restore_path);
+		if (stays[i]) {
+			blobs_read(&b, complete[i].path, in->max_metadata_bytes);
+			out->kept_checkpoints++;
+		}
+	}
+	scan_savepoints(in, out, &b);
+	if (in->restore_path && !strncmp(in->restore_path, "/", 1)) {
+		bool listed = false;
+		for (size_t i = 0; i < ncomplete && !listed; i++)
+			listed = stays[i] && same_dir(complete[i].path, in->restore_path);
+		if (!listed)
+			blobs_read(&b, in->restore_path,
+			           in->max_metadata_bytes); /* a savepoint, read again: harmless */
+	}
+	for (size_t i = 0; i < ncomplete; i++) {
+		char needle[48];
+		snprintf(needle, sizeof(needle), "/chk-%lld/", (long long)complete[i].id);
+		if (stays[i] || (b.problem == NULL && blobs_name(&b, needle)) || b.problem) {
+			if (!stays[i])
+				out->kept_checkpoints++;
+			free(complete[i].path);
+			continue;
+		}
+		strv_push_take(&out->checkpoints, complete[i].path);
+	}
+	free(stays);
+	for (size_t i = 0; i < out->checkpoints.n; i++)
+		out->bytes += du(out->checkpoints.v[i]);
+	for (size_t i = 0; i < out->savepoints.n; i++)
+		out->bytes += du(out->savepoints.v[i]);
+	if (b.problem)
+		out->shared_skipped = xstrdup(b.problem);
+	else
+		scan_shared(jobdir, out, &b);
+done:
+	free(complete);
+	blobs_free(&b);
+	free(jobdir);
+	return r;
+}
+
+void leftovers_free(struct leftovers *l)
+{
+	strv_free(&l->checkpoints);
+	strv_free(&l->savepoints);
+	strv_free(&l->shared);
+	free(l->shared_skipped);
+}

@@ -1,0 +1,44 @@
+/* leftovers: what dead JVMs leave on the volume besides the restore points flinklet keeps, found by reading the
+ * snapshots themselves while no JVM runs (before a launch: nothing is in flight, so nothing unfinished is a
+ * checkpoint or savepoint still being written). Flink deletes only the checkpoints of its own JVM: every JVM that
+ * dies (kill -9, a crash, a last-state stop, a savepoint past the budget) leaves its other retained checkpoints,
+ * the chk-N of a checkpoint in flight (no _metadata), a partial savepoint directory, and the files of the job's
+ * shared/ directory that only those referenced. Pure file-system reads: the caller removes what is listed.
+ *
+ * What stays, always: the newest `keep` complete checkpoints (by id), the point the launch restores, every
+ * damaged or given-up (*.unreadable) point, every complete savepoint, and every file of shared/ whose name
+ * appears in the _metadata of any of them (a checkpoint names its files by path; the search is for the bytes of
+ * the name, so an unusual encoding can only keep a file, never lose one). A checkpoint directory that a kept
+ * _metadata names a file in stays too. shared/ is left alone when a kept _metadata cannot be read in full, or
+ * when there is more of it than max_metadata_bytes. */
+#ifndef FLINKLET_LEFTOVERS_H
+#define FLINKLET_LEFTOVERS_H
+
+#include <stdint.h>
+
+#include "util.h"
+
+struct leftovers_scan {
+	const char *checkpoint_dir; /* execution.checkpointing.dir, a local path */
+	const char *savepoint_dir;  /* execution.checkpointing.savepoint-dir, a local path */
+	const char *job_id;
+	unsigned keep;               /* the newest complete checkpoints kept (num-retained; at least 1) */
+	const char *restore_path;    /* the point the launch restores (NULL: none), kept whatever its rank */
+	uint64_t max_metadata_bytes; /* more kept _metadata than this: shared/ is not swept */
+};
+
+struct leftovers {
+	struct strv checkpoints; /* chk-N directories to remove: beyond the kept ones, or without _metadata */
+	struct strv savepoints;  /* savepoint-<jobId6>-X directories of the job without _metadata */
+	struct strv shared;      /* files of <checkpoint dir>/<jobId>/shared/ that no kept _metadata names */
+	uint64_t bytes;          /* what all of it holds */
+	unsigned kept_checkpoints, kept_shared;
+	char *shared_skipped; /* why shared/ was not swept (NULL: it was) */
+};
+
+/* Fills out. Returns 0, or -errno when the job's checkpoint directory could not be read (then nothing is
+ * listed: an unreadable directory is no evidence that its points are gone). */
+int leftovers_find(const struct leftovers_scan *in, struct leftovers *out);
+void leftovers_free(struct leftovers *l);
+
+#endif

@@ -1,0 +1,266 @@
+/* test_leftovers: what dead JVMs left on the volume is found, and nothing a kept restore point needs is on the list
+ * (src/flink/leftovers.c): checkpoints beyond the newest num-retained, unfinished checkpoints and savepoints,
+ * shared/ files no kept _metadata names; damaged points, given-up points and the launch's own point stay. */
+#include "unit.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "leftovers.h"
+#include "store.h"
+
+#define JOB "0123456789abcdef0123456789abcdef"
+
+/* A _metadata as Flink's starts (magic, version, id), then the given text: the paths a checkpoint names. */
+static void metadata_n(const char *dir, long long id, const char *names, size_t n)
+{
+	unsigned char hdr[16] = {0x49, 0x60, 0x67, 0x2d, 0, 0, 0, 4};
+	for (int i = 0; i < 8; i++)
+		hdr[8 + i] = (unsigned char)((unsigned long long)id >> (56 - 8 * i));
+	char *buf = xmalloc(sizeof(hdr) + n);
+	memcpy(buf, hdr, sizeof(hdr));
+	memcpy(buf + sizeof(hdr), names, n);
+	mkdir_p(dir);
+	free(write_text_n(dir, "_metadata", buf, sizeof(hdr) + n));
+	free(buf);
+}
+
+static void metadata(const char *dir, long long id, const char *names)
+{
+	metadata_n(dir, id, names, strlen(names));
+}
+
+struct layout {
+	char *root, *ckpt, *sp, *job;
+};
+
+static struct layout layout(void)
+{
+	struct layout l;
+	l.root = make_tempdir();
+	l.ckpt = path_join(l.root, "checkpoints");
+	l.sp = path_join(l.root, "savepoints");
+	l.job = path_join(l.ckpt, JOB);
+	mkdir_p(l.job);
+	mkdir_p(l.sp);
+	return l;
+}
+
+static void layout_free(struct layout *l)
+{
+	remove_tree(l->root);
+	free(l->ckpt);
+	free(l->sp);
+	free(l->job);
+}
+
+static char *at(const struct layout *l, const char *rel)
+{
+	return path_join(l->job, rel);
+}
+
+/* chk-<id> with a _metadata whose bytes after the header are the literal's, NULs and all */
+#define chk(l, id, lit) chk_n(l, id, lit, sizeof(lit) - 1)
+static void chk_n(const struct layout *l, long long id, const char *names, size_t n)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "chk-%lld", id);
+	char *dir = at(l, name);
+	metadata_n(dir, id, names, n);
+	free(write_text(dir, "private-state", "x"));
+	free(dir);
+}
+
+static void shared(const struct layout *l, const char *name)
+{
+	char *dir = at(l, "shared");
+	mkdir_p(dir);
+	free(write_text(dir, name, "0123456789"));
+	free(dir);
+}
+
+/* Whether list holds a path that ends in /suffix. */
+static bool listed(const struct strv *v, const char *suffix)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		size_t n = strlen(v->v[i]), m = strlen(suffix);
+		if (n > m && v->v[i][n - m - 1] == '/' && !strcmp(v->v[i] + n - m, suffix))
+			return true;
+	}
+	return false;
+}
+
+static int find(const struct layout *l, unsigned keep, const char *restore, struct leftovers *out)
+{
+	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20};
+	return leftovers_find(&in, out);
+}
+
+static void test_dead_jvms_leftovers_go_and_the_kept_points_files_stay(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 3,
+	    "file:/v/checkpoints/" JOB "/shared/s-old-1\0\x12"
+	    "file:/v/checkpoints/" JOB "/shared/s-common");
+	chk(&l, 5, "file:/v/checkpoints/" JOB "/shared/s-old-2");
+	chk(&l, 7,
+	    "\x00\x35/v/checkpoints/" JOB "/shared/s-common\x41\x42"
+	    "file:/v/checkpoints/" JOB "/shared/s-7");
+	chk(&l, 8, "file:/v/checkpoints/" JOB "/shared/s-8");
+	char *unfinished = at(&l, "chk-9");
+	mkdir_p(unfinished);
+	free(write_text(unfinished, "partial", "x"));
+	metadata(l.job, 0, ""); /* a stray file in the job directory: not a checkpoint */
+	char *given_up = at(&l, "chk-4.unreadable");
+	metadata(given_up, 4, "file:/v/checkpoints/" JOB "/shared/s-given-up");
+	const char *files[] = {"s-old-1", "s-old-2", "s-common", "s-7", "s-8", "s-given-up", "orphan", NULL};
+	for (size_t i = 0; files[i]; i++)
+		shared(&l, files[i]);
+	char *sp_done = path_join(l.sp, "savepoint-012345-aaaaaaaaaaaa");
+	metadata(sp_done, 6, "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/op-state");
+	char *sp_partial = path_join(l.sp, "savepoint-012345-bbbbbbbbbbbb");
+	mkdir_p(sp_partial);
+	free(write_text(sp_partial, "op-state", "half of it"));
+	char *sp_other = path_join(l.sp, "savepoint-fedcba-cccccccccccc"); /* another job's: not ours to judge */
+	mkdir_p(sp_other);
+
+	struct leftovers out;
+	char *restore = at(&l, "chk-8");
+	assert_int_equal(find(&l, 2, restore, &out), 0);
+	assert_null(out.shared_skipped);
+	assert_int_equal(out.checkpoints.n, 3);
+	assert_true(listed(&out.checkpoints, "chk-3"));
+	assert_true(listed(&out.checkpoints, "chk-5"));
+	assert_true(listed(&out.checkpoints, "chk-9"));
+	assert_int_equal(out.savepoints.n, 1);
+	assert_true(listed(&out.savepoints, "savepoint-012345-bbbbbbbbbbbb"));
+	assert_int_equal(out.shared.n, 3);
+	assert_true(listed(&out.shared, "s-old-1"));
+	assert_true(listed(&out.shared, "s-old-2"));
+	assert_true(listed(&out.shared, "orphan"));
+	assert_int_equal(out.kept_checkpoints, 2);
+	assert_int_equal(out.kept_shared, 4); /* s-common (named by chk-7 too), s-7, s-8, s-given-up */
+	assert_true(out.bytes >= 3 * 10);
+	leftovers_free(&out);
+	free(restore);
+	free(unfinished);
+	free(given_up);
+	free(sp_done);
+	free(sp_partial);
+	free(sp_other);
+	layout_free(&l);
+}
+
+static void test_the_launchs_point_and_what_a_kept_point_names_stay(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 2, "");
+	chk(&l, 3, "");
+	chk(&l, 5, "");
+	chk(&l, 6, "file:/v/checkpoints/" JOB "/chk-3/private-state");
+	chk(&l, 7, "");
+	struct leftovers out;
+	char *restore = at(&l, "chk-5"); /* the newer ones were (say) given up by the restore's choice */
+	assert_int_equal(find(&l, 2, restore, &out), 0);
+	/* 7 and 6 are the newest two, 5 is the launch's own, 3 holds a file 6 names: only 2 goes */
+	assert_int_equal(out.checkpoints.n, 1);
+	assert_true(listed(&out.checkpoints, "chk-2"));
+	assert_int_equal(out.kept_checkpoints, 4);
+	leftovers_free(&out);
+	free(restore);
+	layout_free(&l);
+}
+
+static void test_a_damaged_point_keeps_every_checkpoint_and_shared_file(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 1, "");
+	chk(&l, 2, "");
+	chk(&l, 3, "");
+	char *damaged = at(&l, "chk-4");
+	mkdir_p(damaged);
+	free(write_text(damaged, "_metadata", "not Flink's"));
+	shared(&l, "s-unknown");
+	char *unfinished = at(&l, "chk-5");
+	mkdir_p(unfinished);
+	struct leftovers out;
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	/* what the damaged one names cannot be read: no shared file goes, and no complete checkpoint either */
+	assert_non_null(out.shared_skipped);
+	assert_int_equal(out.shared.n, 0);
+	assert_int_equal(out.checkpoints.n, 1);
+	assert_true(listed(&out.checkpoints, "chk-5"));
+	leftovers_free(&out);
+	free(damaged);
+	free(unfinished);
+	layout_free(&l);
+}
+
+static void test_too_much_metadata_leaves_shared_alone(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 1, "file:/v/checkpoints/" JOB "/shared/s-1");
+	shared(&l, "s-orphan");
+	struct leftovers out;
+	struct leftovers_scan in = {l.ckpt, l.sp, JOB, 2, NULL, 8};
+	assert_int_equal(leftovers_find(&in, &out), 0);
+	assert_non_null(out.shared_skipped);
+	assert_int_equal(out.shared.n, 0);
+	leftovers_free(&out);
+	layout_free(&l);
+}
+
+static void test_links_and_directories_in_shared_are_left_alone(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 1, "");
+	char *outside = path_join(l.root, "precious");
+	free(write_text(l.root, "precious", "someone else's"));
+	char *sh = at(&l, "shared");
+	mkdir_p(sh);
+	char *link = path_join(sh, "a-link");
+	assert_int_equal(symlink(outside, link), 0);
+	char *sub = path_join(sh, "subdir");
+	mkdir_p(sub);
+	struct leftovers out;
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_int_equal(out.shared.n, 0);
+	assert_int_equal(out.checkpoints.n, 0);
+	leftovers_free(&out);
+	free(outside);
+	free(sh);
+	free(link);
+	free(sub);
+	layout_free(&l);
+}
+
+static void test_no_checkpoint_directory_yet(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	struct leftovers out;
+	struct leftovers_scan in = {l.ckpt, l.sp, "ffffffffffffffffffffffffffffffff", 2, NULL, 1 << 20};
+	assert_int_equal(leftovers_find(&in, &out), 0);
+	assert_int_equal(out.checkpoints.n + out.savepoints.n + out.shared.n, 0);
+	leftovers_free(&out);
+	layout_free(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_dead_jvms_leftovers_go_and_the_kept_points_files_stay),
+	    cmocka_unit_test(test_the_launchs_point_and_what_a_kept_point_names_stay),
+	    cmocka_unit_test(test_a_damaged_point_keeps_every_checkpoint_and_shared_file),
+	    cmocka_unit_test(test_too_much_metadata_leaves_shared_alone),
+	    cmocka_unit_test(test_links_and_directories_in_shared_are_left_alone),
+	    cmocka_unit_test(test_no_checkpoint_directory_yet),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
