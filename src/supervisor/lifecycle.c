@@ -45,6 +45,7 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 		[EV_STOP]             = T(KILL_NOW, STOPPING),  /* a second TERM, or TERM during an upgrade */
 		[EV_SAVEPOINT_DONE]   = T(SAVEPOINT_RECORD, SAME),
 		[EV_SAVEPOINT_FAILED] = T(SAVEPOINT_ABANDON, STOPPING),
+		[EV_STOP_CHECKPOINT]  = T(TERMINATE, STOPPING),   /* the restore point is that checkpoint */
 		[EV_DEADLINE]         = T(KILL_NOW, STOPPING),
 	},
 	[SUP_STOPPING] = {
@@ -98,7 +99,7 @@ const char *sup_event_name(enum sup_event e)
 	                                "RESUME",           "UPGRADE",
 	                                "ROLLBACK",         "LAUNCH_FAILED",
 	                                "STOP_WAIT_OVER",   "RESTORE_UNREADABLE",
-	                                "LAUNCH_DURABLE"};
+	                                "LAUNCH_DURABLE",   "STOP_CHECKPOINT"};
 	return (size_t)e < SUP_EVENT_MAX ? n[e] : "?";
 }
 

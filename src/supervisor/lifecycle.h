@@ -52,6 +52,7 @@ enum sup_event {
 	EV_STOP_WAIT_OVER,     /* STOP_PENDING: the share of the budget for waiting for RUNNING is spent */
 	EV_RESTORE_UNREADABLE, /* the JVM's output says Flink cannot read the restore point */
 	EV_LAUNCH_DURABLE,     /* a pending launch's intent (restore point, events, new job id) is on the volume */
+	EV_STOP_CHECKPOINT,    /* a stop that no savepoint fits: the next checkpoint it waited for completed */
 	SUP_EVENT_MAX
 };
 

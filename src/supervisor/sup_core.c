@@ -548,6 +548,18 @@ usec_t sup_grace_period(const struct supervisor *s)
 	return grace < budget ? grace : budget;
 }
 
+usec_t sup_exit_reserve(const struct supervisor *s)
+{
+	usec_t r = 5 * USEC_PER_SEC;
+	if (s->stop.exit_took_max) {
+		r = s->stop.exit_took_max + s->stop.exit_took_max / 2 + USEC_PER_SEC / 2;
+		if (r < 2 * USEC_PER_SEC)
+			r = 2 * USEC_PER_SEC;
+	}
+	usec_t grace = sup_grace_period(s);
+	return r < grace ? r : grace;
+}
+
 const char *stop_purpose_text(enum stop_purpose p)
 {
 	static const char *const text[] = {"shut down", "suspend", "upgrade", "roll back"};

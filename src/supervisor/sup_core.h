@@ -138,6 +138,11 @@ struct sup_poll {
 	int zero_slot_polls;
 	int64_t completed_checkpoints;
 	usec_t last_checkpoint_progress;
+	/* what the stop's estimate reads (stopfit): the newest checkpoint's full state size and duration, and the
+	 * throughput of the newest savepoint Flink reported (bytes per second; 0: none yet) */
+	bool sizes_known;
+	int64_t state_bytes, checkpoint_ms;
+	double savepoint_bytes_per_sec;
 	struct {
 		usec_t t;
 		int64_t v;
@@ -195,6 +200,13 @@ struct sup_stop {
 	int signal;
 	bool had_jvm, force_killed;
 	sd_event_source *kill_timer, *deadline_timer, *wait_timer;
+	/* a stop on the next checkpoint (no savepoint fits the budget): the newest checkpoint flinklet knew of when it
+	 * began, the one it stopped on, the poll and the share of the budget it has */
+	bool on_checkpoint, checkpoint_done, checkpoint_asking;
+	int64_t checkpoint_baseline, checkpoint_id;
+	sd_event_source *checkpoint_poll, *checkpoint_timer;
+	/* how long JVMs took to end once asked (the stop savepoint done, or SIGTERM): the exit's share of the budget */
+	usec_t exit_asked_at, exit_took_max;
 };
 
 /* reload (sup_reload.c): configuration changes and rollback */
@@ -400,5 +412,8 @@ void sup_adopt_spec(struct supervisor *s, struct spec *n);
 bool sup_follows_job(const struct supervisor *s);
 /* The JVM's grace period after SIGTERM, within the shutdown budget. */
 usec_t sup_grace_period(const struct supervisor *s);
+/* What a stop keeps back of the budget for the JVM to end once its snapshot is taken: 1.5 times the longest exit
+ * seen (and half a second), at least 2 s; 5 s before any was seen; never more than the grace period. */
+usec_t sup_exit_reserve(const struct supervisor *s);
 
 #endif

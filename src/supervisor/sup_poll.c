@@ -170,6 +170,23 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 	chain_end(s, c);
 }
 
+/* What the stop's estimate needs (src/supervisor/stopfit.h): the newest checkpoint's full state size and
+ * duration, and a savepoint's throughput (kept once seen: a later JVM's Flink does not report it). */
+static void record_sizes(struct supervisor *s, const cJSON *completed, const cJSON *savepoint)
+{
+	int64_t size = count_of(cJSON_GetObjectItemCaseSensitive(completed, "state_size"));
+	int64_t ms = count_of(cJSON_GetObjectItemCaseSensitive(completed, "end_to_end_duration"));
+	if (size >= 0 && ms >= 0) {
+		s->poll.sizes_known = true;
+		s->poll.state_bytes = size;
+		s->poll.checkpoint_ms = ms;
+	}
+	int64_t sp_size = count_of(cJSON_GetObjectItemCaseSensitive(savepoint, "state_size"));
+	int64_t sp_ms = count_of(cJSON_GetObjectItemCaseSensitive(savepoint, "end_to_end_duration"));
+	if (sp_size > (1 << 20) && sp_ms > 0) /* a tiny one says more about the fixed cost than the throughput */
+		s->poll.savepoint_bytes_per_sec = (double)sp_size * 1000.0 / (double)sp_ms;
+}
+
 static void on_checkpoints(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct poll_chain *c = userdata;
@@ -194,6 +211,7 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
 		const cJSON *completed = cJSON_GetObjectItemCaseSensitive(latest, "completed");
+		record_sizes(s, completed, cJSON_GetObjectItemCaseSensitive(latest, "savepoint"));
 		if (cJSON_IsObject(completed)) {
 			const cJSON *path = cJSON_GetObjectItemCaseSensitive(completed, "external_path");
 			const cJSON *id = cJSON_GetObjectItemCaseSensitive(completed, "id");

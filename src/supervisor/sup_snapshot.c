@@ -110,7 +110,7 @@ static bool retry_stop_savepoint(struct supervisor *s, const char *why)
 {
 	if (s->stop.purpose != STOP_EXIT || s->launch.jvm_pid <= 0)
 		return false;
-	usec_t now = now_monotonic(), need = sup_grace_period(s) + STOP_RETRY_DELAY + 2 * USEC_PER_SEC;
+	usec_t now = now_monotonic(), need = sup_exit_reserve(s) + STOP_RETRY_DELAY + 2 * USEC_PER_SEC;
 	if (s->stop.deadline <= now || s->stop.deadline - now < need)
 		return false;
 	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
@@ -256,11 +256,11 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	sup_after_sync(s, on_stop_intent_durable, ++s->snapshot.stop_sp_gen);
 	usec_t limit;
 	if (s->stop.purpose == STOP_EXIT) {
-		/* what is left of the budget (a stop that waited for RUNNING has used some), less the JVM's grace */
+		/* what is left of the budget (a stop that waited for RUNNING has used some), less the JVM's exit */
 		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout"), now = now_monotonic();
 		if (s->stop.deadline > now && s->stop.deadline - now < budget)
 			budget = s->stop.deadline - now;
-		limit = budget > sup_grace_period(s) ? budget - sup_grace_period(s) : budget / 2;
+		limit = budget > sup_exit_reserve(s) ? budget - sup_exit_reserve(s) : budget / 2;
 	} else {
 		limit = spec_duration(s->spec, "flinklet.snapshot.timeout");
 	}

@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "jvm.h"
 #include "sup_launch.h"
 #include "sup_poll.h"
 #include "sup_reload.h"
 #include "sup_snapshot.h"
 #include "sup_stop.h"
+#include "stopfit.h"
 
 static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
@@ -59,7 +62,7 @@ static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata
 static usec_t stop_wait_share(struct supervisor *s)
 {
 	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
-	usec_t reserve = sup_grace_period(s) + 5 * USEC_PER_SEC;
+	usec_t reserve = sup_exit_reserve(s) + 5 * USEC_PER_SEC;
 	usec_t third = budget / 3;
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
 }
@@ -102,8 +105,137 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
 	sup_event(s, "Stopping", "stopping the JVM (pid %d) to %s: SIGTERM, SIGKILL after %s", (int)s->launch.jvm_pid,
 	          stop_purpose_text(s->stop.purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
 	jvm_signal(s->launch.jvm_pid, SIGTERM);
+	s->stop.exit_asked_at = now_monotonic();
 	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
 	return SUP_STOPPING;
+}
+
+/* ---- a stop on the next checkpoint: no savepoint fits the budget (src/supervisor/stopfit.h) ---- */
+
+static void checkpoint_wait_off(struct supervisor *s)
+{
+	s->stop.checkpoint_poll = sup_disarm(s->stop.checkpoint_poll);
+	s->stop.checkpoint_timer = sup_disarm(s->stop.checkpoint_timer);
+}
+
+static int on_checkpoint_poll(sd_event_source *src, uint64_t usec, void *userdata);
+
+static void checkpoint_poll_again(struct supervisor *s)
+{
+	sup_arm(s, &s->stop.checkpoint_poll, spec_duration(s->spec, "flinklet.rest.startup-poll-interval"),
+	        on_checkpoint_poll);
+}
+
+static void on_stop_checkpoints(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	s->stop.checkpoint_asking = false;
+	if (s->state != SUP_SAVEPOINTING || !s->stop.on_checkpoint || s->stop.checkpoint_done)
+		return;
+	const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
+	const cJSON *done = cJSON_GetObjectItemCaseSensitive(latest, "completed");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(done, "id");
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(done, "external_path");
+	bool answered = code == 200 && cJSON_IsObject(latest);
+	int64_t newest = cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble < 9e15 &&
+	                         !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(done, "is_savepoint"))
+	                     ? (int64_t)id->valuedouble
+	                     : -2;
+	if (answered && newest > s->stop.checkpoint_baseline && cJSON_IsString(path)) {
+		s->stop.checkpoint_done = true;
+		s->stop.checkpoint_id = newest;
+		checkpoint_wait_off(s);
+		snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, newest,
+		                 (int64_t)(now_realtime() / USEC_PER_MSEC), NULL);
+		sup_event(
+		    s, "StopCheckpoint",
+		    "checkpoint %lld of job %s completed %.1f s after the stop request: the JVM is stopped on it, and "
+		    "it is the restore point (%s)",
+		    (long long)newest, s->job_id, (double)(now_monotonic() - s->stop.requested_at) / USEC_PER_SEC,
+		    path->valuestring);
+		sup_raise(s, EV_STOP_CHECKPOINT);
+		return;
+	}
+	(void)error;
+	checkpoint_poll_again(s);
+}
+
+static int on_checkpoint_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->stop.checkpoint_poll = sup_disarm(s->stop.checkpoint_poll);
+	if (s->state != SUP_SAVEPOINTING || !s->stop.on_checkpoint || s->stop.checkpoint_done)
+		return 0;
+	if (s->stop.checkpoint_asking) {
+		checkpoint_poll_again(s);
+		return 0;
+	}
+	char *path = xasprintf("/jobs/%s/checkpoints", s->job_id);
+	s->stop.checkpoint_asking = rest_request(s->rest, "GET", path, NULL, on_stop_checkpoints, s) == 0;
+	free(path);
+	if (!s->stop.checkpoint_asking)
+		checkpoint_poll_again(s);
+	return 0;
+}
+
+static int on_checkpoint_share_over(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->stop.checkpoint_timer = sup_disarm(s->stop.checkpoint_timer);
+	if (s->state != SUP_SAVEPOINTING || !s->stop.on_checkpoint || s->stop.checkpoint_done)
+		return 0;
+	checkpoint_wait_off(s);
+	char *why = xasprintf("no checkpoint of job %s completed within %.1f s of the stop request: stopping the JVM "
+	                      "without one; the newest checkpoint before the stop stays the restore point",
+	                      s->job_id, (double)(now_monotonic() - s->stop.requested_at) / USEC_PER_SEC);
+	status_set_string(&s->status.error, why);
+	sup_alert(s, "SavepointSkipped", "%s", why);
+	free(why);
+	sup_raise(s, EV_SAVEPOINT_FAILED);
+	return 0;
+}
+
+/* The snapshot a shutdown with upgradeMode savepoint ends on: the savepoint when it fits what the budget leaves
+ * (less the JVM's exit), else the next periodic checkpoint. Returns the state to go to (SAVEPOINTING either way). */
+static enum sup_state stop_snapshot(struct supervisor *s)
+{
+	usec_t now = now_monotonic(), reserve = sup_exit_reserve(s), share = 0;
+	if (s->stop.deadline > now + reserve)
+		share = s->stop.deadline - now - reserve;
+	struct stopfit_in in = {
+	    .state_bytes = s->poll.sizes_known ? s->poll.state_bytes : -1,
+	    .checkpoint_ms = s->poll.sizes_known ? s->poll.checkpoint_ms : -1,
+	    .sp_bytes_per_sec = s->poll.savepoint_bytes_per_sec,
+	    .interval = spec_duration(s->spec, "execution.checkpointing.interval"),
+	    .share = share,
+	};
+	struct stopfit fit;
+	stopfit_decide(&in, &fit);
+	s->stop.on_checkpoint = false;
+	if (fit.savepoint || s->stop.purpose != STOP_EXIT) {
+		if (sup_start_stop_with_savepoint(s) < 0) {
+			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+			return sup_stop_terminate(s);
+		}
+		return SUP_SAVEPOINTING;
+	}
+	s->stop.on_checkpoint = true;
+	s->stop.checkpoint_done = false;
+	/* the newest checkpoint flinklet knows of when the stop begins: one completed since is the stop's (one that
+	 * completed just before the signal, not polled yet, is as fresh as a checkpoint interval allows) */
+	s->stop.checkpoint_baseline = s->status.last_checkpoint.id;
+	char *intent = xasprintf("wait for the next checkpoint of job %s, then stop the JVM on it", s->job_id);
+	sup_set_intent(s, intent);
+	free(intent);
+	sup_event(
+	    s, "StopOnCheckpoint",
+	    "no savepoint fits the shutdown budget: %s; stopping job %s on its next checkpoint instead (it is the "
+	    "restore point, no older than one checkpoint interval)",
+	    fit.why, s->job_id);
+	sup_arm(s, &s->stop.checkpoint_timer, share, on_checkpoint_share_over);
+	/* the first look once the transition into SAVEPOINTING is complete (this runs as its action) */
+	sup_arm(s, &s->stop.checkpoint_poll, 0, on_checkpoint_poll);
+	return SUP_SAVEPOINTING;
 }
 
 /* Stops the JVM for the given purpose: with a savepoint when the upgrade mode asks for one and the job
@@ -142,17 +274,14 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 		    "point");
 		return sup_stop_terminate(s);
 	}
-	if (sup_start_stop_with_savepoint(s) < 0) {
-		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
-		return sup_stop_terminate(s);
-	}
-	return SUP_SAVEPOINTING;
+	return stop_snapshot(s);
 }
 
 enum sup_state sup_stop_done(struct supervisor *s)
 {
 	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
+	checkpoint_wait_off(s);
 	sup_snapshot_stop_timers_off(s);
 	status_set_string(&s->status.intent, NULL);
 	if (s->state == SUP_FINISHED) {
@@ -181,13 +310,20 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	if (s->snapshot.savepoint_recorded)
 		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
 		          s->status.last_savepoint.location);
+	else if (s->stop.checkpoint_done)
+		sup_event(
+		    s, "Stopped",
+		    "stopped on checkpoint %lld (no savepoint fitted the shutdown budget); the next start restores "
+		    "from it",
+		    (long long)s->stop.checkpoint_id);
 	else if (s->spec->job.upgrade_mode == UPGRADE_STATELESS)
 		sup_event(s, "Stopped", "stopped; upgradeMode stateless: the next start begins empty");
 	else
 		sup_event(s, "Stopped", "stopped; the newest retained checkpoint is the restore point");
 	/* 0 only when the job stopped as asked: a savepoint when one was due, and no SIGKILL */
 	int code = 0;
-	if (s->stop.had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->snapshot.savepoint_recorded) {
+	if (s->stop.had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->snapshot.savepoint_recorded &&
+	    !s->stop.checkpoint_done) {
 		code = SUP_EXIT_NO_SAVEPOINT;
 		if (!s->status.error)
 			status_set_string(&s->status.error,
@@ -231,6 +367,7 @@ enum sup_state sup_stop_kill_now(struct supervisor *s, enum sup_state next)
 	log_warn("stopping at once: SIGKILL to the JVM");
 	s->stop.purpose = STOP_EXIT;
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
+	checkpoint_wait_off(s);
 	if (s->launch.jvm_pid > 0) {
 		s->stop.force_killed = true;
 		jvm_signal(s->launch.jvm_pid, SIGKILL);
@@ -246,6 +383,7 @@ enum sup_state sup_stop_kill_now(struct supervisor *s, enum sup_state next)
 void sup_stop_savepoint_recorded(struct supervisor *s)
 {
 	sup_snapshot_stop_savepoint_done(s);
+	s->stop.exit_asked_at = now_monotonic();
 	sup_set_intent(s, "wait for the JVM to end after the savepoint");
 	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
 }
@@ -264,11 +402,8 @@ enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
 enum sup_state sup_stop_now_running(struct supervisor *s, enum sup_state next)
 {
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
-	if (sup_start_stop_with_savepoint(s) < 0) {
-		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
-		return sup_stop_terminate(s);
-	}
-	return next;
+	enum sup_state st = stop_snapshot(s);
+	return st == SUP_SAVEPOINTING ? next : st;
 }
 
 bool sup_stop_requested(struct supervisor *s, enum sup_state before)
@@ -311,9 +446,18 @@ void sup_stop_free(struct supervisor *s)
 	sup_disarm(s->stop.kill_timer);
 	sup_disarm(s->stop.deadline_timer);
 	sup_disarm(s->stop.wait_timer);
+	sup_disarm(s->stop.checkpoint_poll);
+	sup_disarm(s->stop.checkpoint_timer);
 }
 
 void sup_stop_jvm_gone(struct supervisor *s)
 {
+	if (s->stop.exit_asked_at) {
+		usec_t took = now_monotonic() - s->stop.exit_asked_at;
+		if (took > s->stop.exit_took_max)
+			s->stop.exit_took_max = took;
+		log_info("the JVM ended %.1f s after it was asked to", (double)took / USEC_PER_SEC);
+		s->stop.exit_asked_at = 0;
+	}
 	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
 }

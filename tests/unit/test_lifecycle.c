@@ -222,6 +222,8 @@ static const struct row {
     {SUP_SAVEPOINTING, EV_STOP, ACT_KILL_NOW, SUP_STOPPING}, /* a second SIGTERM, or one during an upgrade */
     {SUP_SAVEPOINTING, EV_SAVEPOINT_DONE, ACT_SAVEPOINT_RECORD, SUP_SAME},
     {SUP_SAVEPOINTING, EV_SAVEPOINT_FAILED, ACT_SAVEPOINT_ABANDON, SUP_STOPPING},
+    /* a stop no savepoint fits: the next checkpoint completed, the JVM is stopped on it */
+    {SUP_SAVEPOINTING, EV_STOP_CHECKPOINT, ACT_TERMINATE, SUP_STOPPING},
     {SUP_SAVEPOINTING, EV_DEADLINE, ACT_KILL_NOW, SUP_STOPPING},
     {SUP_SAVEPOINTING, EV_SUSPEND, ACT_NONE, SUP_SAME}, /* the savepoint's end decides, by job.state */
     {SUP_SAVEPOINTING, EV_UPGRADE, ACT_NONE, SUP_SAME},
@@ -372,8 +374,9 @@ static void test_quiet_rows(void **state)
 
 	/* while stopping, only the JVM, the savepoint, a stop and the budget count: a suspend, resume, upgrade
 	 * or rollback that comes in meanwhile is decided by job.state when the JVM is gone */
-	static const enum sup_event savepointing[] = {EV_JVM_EXITED_OK,  EV_JVM_EXITED_ERROR, EV_JVM_KILLED, EV_STOP,
-	                                              EV_SAVEPOINT_DONE, EV_SAVEPOINT_FAILED, EV_DEADLINE};
+	static const enum sup_event savepointing[] = {EV_JVM_EXITED_OK, EV_JVM_EXITED_ERROR, EV_JVM_KILLED,
+	                                              EV_STOP,          EV_SAVEPOINT_DONE,   EV_SAVEPOINT_FAILED,
+	                                              EV_DEADLINE,      EV_STOP_CHECKPOINT};
 	reacts_only_to(SUP_SAVEPOINTING, savepointing);
 	static const enum sup_event stopping[] = {EV_JVM_EXITED_OK, EV_JVM_EXITED_ERROR, EV_JVM_KILLED, EV_STOP,
 	                                          EV_DEADLINE};
@@ -393,7 +396,7 @@ static void test_no_jvm_no_jvm_events(void **state)
 	static const enum sup_event jvm_events[] = {EV_JOB_RUNNING,        EV_JVM_EXITED_OK,    EV_JVM_EXITED_ERROR,
 	                                            EV_JVM_KILLED,         EV_STARTUP_TIMEOUT,  EV_UNHEALTHY,
 	                                            EV_SAVEPOINT_DONE,     EV_SAVEPOINT_FAILED, EV_DEADLINE,
-	                                            EV_RESTORE_UNREADABLE, EV_STOP_WAIT_OVER};
+	                                            EV_RESTORE_UNREADABLE, EV_STOP_WAIT_OVER,   EV_STOP_CHECKPOINT};
 	for (size_t i = 0; i < COUNT(no_jvm); i++)
 		for (size_t j = 0; j < COUNT(jvm_events); j++)
 			if (!ignored(no_jvm[i], jvm_events[j]))
@@ -746,7 +749,7 @@ static void test_names(void **state)
 	    NAME(EV_, RESUME),           NAME(EV_, UPGRADE),
 	    NAME(EV_, ROLLBACK),         NAME(EV_, LAUNCH_FAILED),
 	    NAME(EV_, STOP_WAIT_OVER),   NAME(EV_, RESTORE_UNREADABLE),
-	    NAME(EV_, LAUNCH_DURABLE),
+	    NAME(EV_, LAUNCH_DURABLE),   NAME(EV_, STOP_CHECKPOINT),
 	};
 	static const char *const actions[SUP_ACTION_MAX] = {
 	    NAME(ACT_, NONE),
