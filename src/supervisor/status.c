@@ -35,6 +35,7 @@ void status_init(struct status *st)
 	memset(st, 0, sizeof(*st));
 	st->lifecycle = LIFECYCLE_CREATED;
 	st->last_exit_code = -1;
+	st->stop_exit_ms = -1;
 	st->last_exit_signal = -1;
 	st->last_savepoint.id = -1;
 	st->last_checkpoint.id = -1;
@@ -189,6 +190,10 @@ cJSON *status_to_json(const struct status *st)
 	cJSON_AddNumberToObject(jvm, "restarts", st->jvm_restarts);
 	cJSON_AddItemToObject(jvm, "lastExitCode", int_or_null(st->last_exit_code));
 	cJSON_AddItemToObject(jvm, "lastExitSignal", int_or_null(st->last_exit_signal));
+	if (st->stop_exit_ms >= 0)
+		cJSON_AddNumberToObject(jvm, "stopExitMs", (double)st->stop_exit_ms);
+	else
+		cJSON_AddNullToObject(jvm, "stopExitMs");
 
 	cJSON *fl = cJSON_AddObjectToObject(root, "flink");
 	cJSON_AddItemToObject(fl, "version", str_or_null(st->flink_version));
@@ -314,6 +319,9 @@ int status_parse(const char *text, struct status *st)
 	st->jvm_restarts = get_int(jvm, "restarts", 0);
 	st->last_exit_code = get_int(jvm, "lastExitCode", -1);
 	st->last_exit_signal = get_int(jvm, "lastExitSignal", -1);
+	st->stop_exit_ms = get_i64(jvm, "stopExitMs", -1);
+	if (st->stop_exit_ms > 3600 * 1000)
+		st->stop_exit_ms = -1; /* not a figure a stop could have measured: not believed */
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "flink");
 	status_set_string(&st->flink_version, get_str(fl, "version"));
 	st->rest_port = get_int(fl, "restPort", 0);

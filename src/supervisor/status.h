@@ -56,6 +56,9 @@ struct status {
 	int jvm_restarts;
 	int last_exit_code;   /* -1: null */
 	int last_exit_signal; /* -1: null */
+	/* how long the JVM took to end once a stop asked it to (its savepoint taken, or SIGTERM): the longest, halfway
+	 * back to each shorter one; what a stop keeps back of its budget for the exit. -1: none seen yet */
+	int64_t stop_exit_ms;
 	char *flink_version;
 	int rest_port;
 	char *intent;               /* what the supervisor is about to do, persisted before it acts */

@@ -551,8 +551,9 @@ usec_t sup_grace_period(const struct supervisor *s)
 usec_t sup_exit_reserve(const struct supervisor *s)
 {
 	usec_t r = 5 * USEC_PER_SEC;
-	if (s->stop.exit_took_max) {
-		r = s->stop.exit_took_max + s->stop.exit_took_max / 2 + USEC_PER_SEC / 2;
+	if (s->status.stop_exit_ms >= 0) {
+		usec_t took = (usec_t)s->status.stop_exit_ms * USEC_PER_MSEC;
+		r = took + took / 2 + USEC_PER_SEC / 2;
 		if (r < 2 * USEC_PER_SEC)
 			r = 2 * USEC_PER_SEC;
 	}

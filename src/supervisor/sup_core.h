@@ -205,8 +205,9 @@ struct sup_stop {
 	bool on_checkpoint, checkpoint_done, checkpoint_asking;
 	int64_t checkpoint_baseline, checkpoint_id;
 	sd_event_source *checkpoint_poll, *checkpoint_timer;
-	/* how long JVMs took to end once asked (the stop savepoint done, or SIGTERM): the exit's share of the budget */
-	usec_t exit_asked_at, exit_took_max;
+	/* when the JVM was asked to end (the stop savepoint done, or SIGTERM): its exit is timed (status stop_exit_ms)
+	 */
+	usec_t exit_asked_at;
 };
 
 /* reload (sup_reload.c): configuration changes and rollback */
@@ -412,8 +413,9 @@ void sup_adopt_spec(struct supervisor *s, struct spec *n);
 bool sup_follows_job(const struct supervisor *s);
 /* The JVM's grace period after SIGTERM, within the shutdown budget. */
 usec_t sup_grace_period(const struct supervisor *s);
-/* What a stop keeps back of the budget for the JVM to end once its snapshot is taken: 1.5 times the longest exit
- * seen (and half a second), at least 2 s; 5 s before any was seen; never more than the grace period. */
+/* What a stop keeps back of the budget for the JVM to end once its snapshot is taken: 1.5 times the exit the status
+ * document remembers (and half a second), at least 2 s; 5 s before any was seen; never more than the grace
+ * period. */
 usec_t sup_exit_reserve(const struct supervisor *s);
 
 #endif

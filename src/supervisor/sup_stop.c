@@ -453,10 +453,12 @@ void sup_stop_free(struct supervisor *s)
 void sup_stop_jvm_gone(struct supervisor *s)
 {
 	if (s->stop.exit_asked_at) {
-		usec_t took = now_monotonic() - s->stop.exit_asked_at;
-		if (took > s->stop.exit_took_max)
-			s->stop.exit_took_max = took;
-		log_info("the JVM ended %.1f s after it was asked to", (double)took / USEC_PER_SEC);
+		int64_t took = (int64_t)((now_monotonic() - s->stop.exit_asked_at) / USEC_PER_MSEC);
+		int64_t *kept = &s->status.stop_exit_ms;
+		/* the longest, halfway back to each shorter one: an odd slow exit does not stay the figure for good */
+		*kept = *kept < 0 || took >= *kept ? took : (*kept + took) / 2;
+		log_info("the JVM ended %.1f s after it was asked to (the exit's share of a stop: %.1f s)",
+		         (double)took / 1000.0, (double)sup_exit_reserve(s) / USEC_PER_SEC);
 		s->stop.exit_asked_at = 0;
 	}
 	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);

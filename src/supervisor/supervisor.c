@@ -433,6 +433,7 @@ static int check_environment(struct supervisor *s)
 static void adopt_old_status(struct supervisor *s, struct status *old)
 {
 	s->status.jvm_restarts = old->jvm_restarts;
+	s->status.stop_exit_ms = old->stop_exit_ms;
 	s->status.last_savepoint = old->last_savepoint;
 	memset(&old->last_savepoint, 0, sizeof(old->last_savepoint));
 	s->status.n_savepoint_history = old->n_savepoint_history;

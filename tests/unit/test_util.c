@@ -751,6 +751,7 @@ static void fill_status(struct status *st)
 	st->jvm_restarts = 3;
 	st->last_exit_code = 0;
 	st->last_exit_signal = 9;
+	st->stop_exit_ms = 1234;
 	status_set_string(&st->flink_version, "2.2.1");
 	st->rest_port = 8081;
 	status_set_string(&st->intent, "savepoint-and-stop");
@@ -802,6 +803,7 @@ static void test_status_roundtrip(void **state)
 	assert_int_equal(back.jvm_restarts, 3);
 	assert_int_equal(back.last_exit_code, 0);
 	assert_int_equal(back.last_exit_signal, 9);
+	assert_int_equal(back.stop_exit_ms, 1234);
 	assert_string_equal(back.flink_version, "2.2.1");
 	assert_int_equal(back.rest_port, 8081);
 	assert_string_equal(back.intent, "savepoint-and-stop");
