@@ -1660,6 +1660,101 @@ static void test_listener_warning_names_the_flag(void **state)
 	remove_tree(dir);
 }
 
+/* ------------------------------------------------------------------------------------------------ */
+/* the state backend and the savepoint format flinklet asks for                                        */
+
+static void test_state_backend_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *conf;
+		enum state_backend want;
+	} cases[] = {
+	    {"", BACKEND_HASHMAP}, /* Flink's default */
+	    {"    state.backend.type: hashmap\n", BACKEND_HASHMAP},
+	    {"    state.backend.type: RocksDB\n", BACKEND_ROCKSDB},
+	    {"    state.backend: rocksdb\n", BACKEND_ROCKSDB}, /* the deprecated key */
+	    {"    state.backend.type: org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory\n",
+	     BACKEND_ROCKSDB},
+	    {"    state.backend.type: forst\n", BACKEND_FORST},
+	    {"    state.backend.type: org.apache.flink.state.forst.ForStStateBackendFactory\n", BACKEND_FORST},
+	    {"    state.backend.type: com.example.MyBackendFactory\n", BACKEND_OTHER},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *doc = xasprintf(CONF "%s", cases[i].conf);
+		struct spec s;
+		load_good(doc, &s);
+		if (spec_state_backend(&s) != cases[i].want)
+			fail_msg("%s: want %s, got %s", cases[i].conf, state_backend_name(cases[i].want),
+			         state_backend_name(spec_state_backend(&s)));
+		spec_free(&s);
+		free(doc);
+	}
+}
+
+/* Unset, the format is NATIVE where the backend has one and the savepoint goes back to the same backend: every
+ * savepoint of forst (it takes no other), the stop savepoints of rocksdb; an explicit setting always wins. */
+static void test_savepoint_format_follows_the_backend(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *conf;
+		enum state_backend running;
+		enum savepoint_use use;
+		const char *want;
+	} cases[] = {
+	    {"", BACKEND_HASHMAP, SAVEPOINT_STOP, "CANONICAL"},
+	    {"", BACKEND_HASHMAP, SAVEPOINT_KEPT, "CANONICAL"},
+	    {"    state.backend.type: rocksdb\n", BACKEND_ROCKSDB, SAVEPOINT_STOP, "NATIVE"},
+	    {"    state.backend.type: rocksdb\n", BACKEND_ROCKSDB, SAVEPOINT_KEPT, "CANONICAL"},
+	    /* an upgrade from rocksdb to hashmap, and back: the new backend must read it */
+	    {"    state.backend.type: hashmap\n", BACKEND_ROCKSDB, SAVEPOINT_STOP, "CANONICAL"},
+	    {"    state.backend.type: rocksdb\n", BACKEND_HASHMAP, SAVEPOINT_STOP, "CANONICAL"},
+	    {"    state.backend.type: forst\n", BACKEND_FORST, SAVEPOINT_STOP, "NATIVE"},
+	    {"    state.backend.type: forst\n", BACKEND_FORST, SAVEPOINT_KEPT, "NATIVE"},
+	    /* ForSt takes NATIVE only, whichever backend comes next */
+	    {"    state.backend.type: rocksdb\n", BACKEND_FORST, SAVEPOINT_STOP, "NATIVE"},
+	    {"    state.backend.type: com.example.MyBackendFactory\n", BACKEND_OTHER, SAVEPOINT_STOP, "CANONICAL"},
+	    /* the user's choice */
+	    {"    state.backend.type: rocksdb\n    kubernetes.operator.savepoint.format.type: CANONICAL\n",
+	     BACKEND_ROCKSDB, SAVEPOINT_STOP, "CANONICAL"},
+	    {"    state.backend.type: forst\n    kubernetes.operator.savepoint.format.type: CANONICAL\n", BACKEND_FORST,
+	     SAVEPOINT_KEPT, "CANONICAL"},
+	    {"    kubernetes.operator.savepoint.format.type: NATIVE\n", BACKEND_HASHMAP, SAVEPOINT_KEPT, "NATIVE"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *doc = xasprintf(CONF "%s", cases[i].conf);
+		struct spec s;
+		load_good(doc, &s);
+		const char *got = spec_savepoint_format(&s, cases[i].running, cases[i].use);
+		if (strcmp(got, cases[i].want))
+			fail_msg("case %zu (%s, running %s, %s): want %s, got %s", i, cases[i].conf,
+			         state_backend_name(cases[i].running), cases[i].use == SAVEPOINT_STOP ? "stop" : "kept",
+			         cases[i].want, got);
+		spec_free(&s);
+		free(doc);
+	}
+}
+
+/* The default is no value at all: the normalized document (check-config, spec.stable.yaml read back after a
+ * rollback) does not turn it into the user's explicit CANONICAL. */
+static void test_savepoint_format_default_survives_the_normalized_document(void **state)
+{
+	(void)state;
+	struct spec s, back;
+	load_good(CONF "    state.backend.type: rocksdb\n", &s);
+	assert_null(spec_get(&s, "kubernetes.operator.savepoint.format.type"));
+	char *yaml = spec_to_yaml(&s);
+	int rc = -1;
+	char *diags = parse_and_finalize("stable.yaml", yaml, &back, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(spec_savepoint_format(&back, BACKEND_ROCKSDB, SAVEPOINT_STOP), "NATIVE");
+	free(diags);
+	free(yaml);
+	spec_free(&back);
+	spec_free(&s);
+}
+
 static void test_option_table(void **state)
 {
 	(void)state;
@@ -1725,6 +1820,9 @@ int main(void)
 	    cmocka_unit_test(test_listeners_default_to_loopback),
 	    cmocka_unit_test(test_listener_settings_of_the_user_win_and_warn),
 	    cmocka_unit_test(test_listener_warning_names_the_flag),
+	    cmocka_unit_test(test_state_backend_names),
+	    cmocka_unit_test(test_savepoint_format_follows_the_backend),
+	    cmocka_unit_test(test_savepoint_format_default_survives_the_normalized_document),
 	    cmocka_unit_test(test_option_table),
 	    cmocka_unit_test(test_diags_format),
 	};
