@@ -99,7 +99,9 @@ int config_load(const struct config_args *a, struct spec *ret, struct diags *d);
 /* Validates the spec and inserts every default. Returns 0 or -EINVAL. */
 int config_finalize(struct spec *s, struct diags *d);
 /* Valid settings that open the job to the network (a listener of the JVM off loopback, jar upload, the
- * UI's cancel button), one "file:line:col: warning: field: why" message each, in w. */
+ * UI's cancel button), or that cannot stop with a savepoint or make every checkpoint a full one (forst with
+ * CANONICAL savepoints; rocksdb or forst without incremental checkpoints), one "file:line:col: warning: field:
+ * why" message each, in w. */
 void config_warnings(const struct spec *s, struct diags *w);
 /* Sets (or adds) one flinkConfiguration entry. */
 void spec_set(struct spec *s, const char *key, const char *value, enum conf_origin origin, const struct loc *loc);

@@ -1661,7 +1661,7 @@ static void test_listener_warning_names_the_flag(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* the state backend and the savepoint format flinklet asks for                                        */
+/* the state backend: the savepoint format flinklet asks for, and the warnings about stopping and checkpoints  */
 
 static void test_state_backend_names(void **state)
 {
@@ -1755,6 +1755,111 @@ static void test_savepoint_format_default_survives_the_normalized_document(void 
 	spec_free(&s);
 }
 
+#define INCREMENTAL "    execution.checkpointing.incremental: \"true\"\n"
+
+static void test_forst_with_canonical_savepoints_warns(void **state)
+{
+	(void)state;
+	struct spec s;
+	load_good(CONF "    state.backend.type: forst\n"                             /*  9 */
+	          INCREMENTAL                                                        /* 10 */
+	               "    kubernetes.operator.savepoint.format.type: CANONICAL\n", /* 11 */
+	          &s);
+	char *w = warnings_of(&s);
+	assert_int_equal(diag_count(w), 1);
+	assert_contains(w,
+	                "t.yaml:11:48: warning: spec.flinkConfiguration.kubernetes.operator.savepoint.format.type: "
+	                "CANONICAL with state.backend.type forst: ForSt takes NATIVE savepoints only, so every "
+	                "savepoint flinklet asks for fails: a stop with upgradeMode savepoint ends without one (exit "
+	                "code 4)");
+	assert_contains(w, "leave it unset (NATIVE with forst) or set NATIVE");
+	free(w);
+	spec_free(&s);
+
+	/* the same as a -D override names the flag */
+	char *dir = make_tempdir();
+	char *path = write_text(dir, "f.yaml", CONF "    state.backend.type: forst\n" INCREMENTAL);
+	struct config_args a = {.file = path};
+	strv_push(&a.defines, "kubernetes.operator.savepoint.format.type=CANONICAL");
+	struct diags d = {0};
+	assert_int_equal(config_load(&a, &s, &d), 0);
+	w = warnings_of(&s);
+	assert_contains(w, "-D: warning: spec.flinkConfiguration.kubernetes.operator.savepoint.format.type: CANONICAL "
+	                   "with state.backend.type forst");
+	free(w);
+	diags_free(&d);
+	spec_free(&s);
+	strv_free(&a.defines);
+	free(path);
+	remove_tree(dir);
+
+	/* forst unset or NATIVE, and CANONICAL with the backends that take it: nothing to say */
+	static const char *const quiet[] = {
+	    CONF "    state.backend.type: forst\n" INCREMENTAL,
+	    CONF "    state.backend.type: forst\n" INCREMENTAL
+	         "    kubernetes.operator.savepoint.format.type: NATIVE\n",
+	    CONF "    state.backend.type: rocksdb\n" INCREMENTAL
+	         "    kubernetes.operator.savepoint.format.type: CANONICAL\n",
+	    CONF "    kubernetes.operator.savepoint.format.type: CANONICAL\n",
+	};
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		load_good(quiet[i], &s);
+		w = warnings_of(&s);
+		if (*w)
+			fail_msg("%s: want no warning, got %s", quiet[i], w);
+		free(w);
+		spec_free(&s);
+	}
+}
+
+static void test_native_backend_without_incremental_checkpoints_warns(void **state)
+{
+	(void)state;
+	struct spec s;
+	load_good(CONF "    state.backend.type: rocksdb\n", &s); /* 9 */
+	char *w = warnings_of(&s);
+	assert_int_equal(diag_count(w), 1);
+	assert_contains(w, "t.yaml:9:25: warning: spec.flinkConfiguration.state.backend.type: rocksdb without "
+	                   "incremental checkpoints (execution.checkpointing.incremental is false by default): every "
+	                   "checkpoint copies the whole state to the volume, not just the files new since the previous "
+	                   "one; set execution.checkpointing.incremental: true");
+	free(w);
+	spec_free(&s);
+
+	load_good(CONF "    state.backend: forst\n", &s); /* the deprecated key, as written */
+	w = warnings_of(&s);
+	assert_contains(w, "t.yaml:9:20: warning: spec.flinkConfiguration.state.backend: forst without incremental");
+	free(w);
+	spec_free(&s);
+
+	/* off explicitly: the warning is at that setting */
+	load_good(CONF "    state.backend.type: rocksdb\n"                     /*  9 */
+	               "    execution.checkpointing.incremental: \"false\"\n", /* 10 */
+	          &s);
+	w = warnings_of(&s);
+	assert_int_equal(diag_count(w), 1);
+	assert_contains(w, "t.yaml:10:42: warning: spec.flinkConfiguration.execution.checkpointing.incremental: false "
+	                   "with the rocksdb state backend: every checkpoint copies the whole state to the volume");
+	free(w);
+	spec_free(&s);
+
+	/* on (also by Flink's old name), or a backend without incremental checkpoints: nothing to say */
+	static const char *const quiet[] = {
+	    CONF "    state.backend.type: rocksdb\n" INCREMENTAL,
+	    CONF "    state.backend.type: forst\n    state.backend.incremental: true\n",
+	    CONF "    state.backend.type: hashmap\n",
+	    CONF "    execution.checkpointing.interval: 10s\n",
+	};
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		load_good(quiet[i], &s);
+		w = warnings_of(&s);
+		if (*w)
+			fail_msg("%s: want no warning, got %s", quiet[i], w);
+		free(w);
+		spec_free(&s);
+	}
+}
+
 static void test_option_table(void **state)
 {
 	(void)state;
@@ -1823,6 +1928,8 @@ int main(void)
 	    cmocka_unit_test(test_state_backend_names),
 	    cmocka_unit_test(test_savepoint_format_follows_the_backend),
 	    cmocka_unit_test(test_savepoint_format_default_survives_the_normalized_document),
+	    cmocka_unit_test(test_forst_with_canonical_savepoints_warns),
+	    cmocka_unit_test(test_native_backend_without_incremental_checkpoints_warns),
 	    cmocka_unit_test(test_option_table),
 	    cmocka_unit_test(test_diags_format),
 	};
