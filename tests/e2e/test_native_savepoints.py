@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, FLINK_HOME, check_output, restored, wait_for
+from conftest import BIN, FLINK_HOME, check_output, restored, wait_for, wait_restarted
 from testkit import norm
 
 # RocksDB's block-based table magic number (table/format.h: kBlockBasedTableMagicNumber 0x88e241b785f4cff7), the
@@ -113,7 +113,7 @@ def test_rocksdb_stops_with_a_native_savepoint_and_restores_it(flinklets):
 
 def test_forst_stops_with_a_native_savepoint_and_restores_it(flinklets):
     if not glob.glob(os.path.join(FLINK_HOME, "lib", "flink-statebackend-forst-*.jar")):
-        pytest.skip(f"no ForSt state backend in {FLINK_HOME}/lib (Flink 1.20 has none: make flink-lib adds it for 2.x)")
+        pytest.skip(f"no ForSt state backend in {FLINK_HOME}/lib (make flink-lib adds it for Flink 2.x only)")
     f = flinklets(conf=FORST, job={"savepointTriggerNonce": 0}).start()
     job_id = f.wait_stable()["jobStatus"]["jobId"]
     f.wait_checkpoint(2)
@@ -123,6 +123,28 @@ def test_forst_stops_with_a_native_savepoint_and_restores_it(flinklets):
     assert_native(sp)
     assert_said(f, "NATIVE")
     restart_restores(flinklets, f, FORST, sp, job_id)
+
+
+def test_an_upgrade_to_another_backend_goes_through_a_canonical_savepoint(flinklets):
+    """A NATIVE savepoint of RocksDB is RocksDB's files, which the hashmap backend cannot read: the upgrade's stop
+    savepoint is CANONICAL when the new spec changes the backend, and the upgraded job restores it."""
+    f = flinklets(conf=ROCKSDB).start()
+    st = f.wait_stable()
+    job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
+    f.wait_checkpoint(2)
+    f.write_config(conf={"state.backend.type": "hashmap"})
+    st = wait_restarted(f, pid)
+    sp = st["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert sp and sp["triggerType"] == "UPGRADE"
+    assert_canonical(sp)
+    assert_said(f, "CANONICAL")
+    r = restored(f, job_id)
+    assert r["is_savepoint"] is True and norm(r["external_path"]) == norm(sp["location"])
+    f.wait_checkpoint(r["id"] + 2)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(30) == 0
+    rc, summary = check_output(f.output)
+    assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0 and summary["records"] > 0, summary
 
 
 def test_an_explicit_canonical_format_is_kept_with_rocksdb(flinklets):
