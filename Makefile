@@ -2,6 +2,9 @@
 # both start with `deps`, which installs what is missing and fetches the Flink jars through Maven.
 
 FLINK_VERSION ?= 2.2.1
+# flink-statebackend-forst in lib/ (state.backend.type: forst): Flink 2.x only, none for 1.20.x. Maven Central has
+# no 2.2.1 of it (nor any 2.1.x): 2.2.1 takes 2.2.0's, checked by tests/e2e/test_native_savepoints.py. Empty: none.
+FORST_VERSION ?= $(if $(filter 2.2.1,$(FLINK_VERSION)),2.2.0,$(if $(filter 2.%,$(FLINK_VERSION)),$(FLINK_VERSION)))
 PREFIX        ?= /usr/local
 BUILD         ?= build
 FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
@@ -121,7 +124,8 @@ deps-run:
 
 flink-lib: $(FLINK_LIB)/.complete
 $(FLINK_LIB)/.complete: deps/flink/pom.xml
-	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB)
+	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
+		$(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
 	touch $@
 
 jobs: $(JOBS_JAR)

@@ -201,6 +201,13 @@ static void export_configuration(const struct spec *s, const struct export_args 
 		free(ck);
 		free(sp);
 	}
+	/* flinklet takes ForSt's savepoints NATIVE when no format is set; the operator's default, CANONICAL, would fail
+	 * every one of them (its upgrades and suspends too) */
+	if (spec_state_backend(s) == BACKEND_FORST && !spec_get(s, "kubernetes.operator.savepoint.format.type")) {
+		cJSON_AddStringToObject(conf, "kubernetes.operator.savepoint.format.type", "NATIVE");
+		note(notes, xstrdup("set kubernetes.operator.savepoint.format.type: NATIVE (the forst state backend "
+		                    "takes no CANONICAL savepoint, the operator's default format)"));
+	}
 	char slots[24];
 	snprintf(slots, sizeof(slots), "%lld", (long long)s->job.parallelism);
 	cJSON_AddStringToObject(conf, "taskmanager.numberOfTaskSlots", slots);

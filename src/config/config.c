@@ -105,8 +105,9 @@ const struct option_def flinklet_options[] = {
      "Savepoints older than this are disposed of (the newest is always kept)."},
     {"kubernetes.operator.savepoint.cleanup.enabled", OPT_BOOL, "true", 0, 0, NULL,
      "Dispose of savepoints beyond the history limits."},
-    {"kubernetes.operator.savepoint.format.type", OPT_ENUM, "CANONICAL", 0, 0, "CANONICAL,NATIVE",
-     "The format of the savepoints flinklet takes."},
+    {"kubernetes.operator.savepoint.format.type", OPT_ENUM, NULL, 0, 0, "CANONICAL,NATIVE",
+     "The format of the savepoints flinklet takes. Default: NATIVE with forst (every savepoint) and for rocksdb's "
+     "stop savepoints (shutdown, suspend, upgrade within rocksdb), CANONICAL otherwise."},
     {"kubernetes.operator.checkpoint.type", OPT_ENUM, "FULL", 0, 0, "FULL,INCREMENTAL",
      "The type of the checkpoints flinklet triggers (Flink's REST API refuses INCREMENTAL)."},
     {"kubernetes.operator.deployment.rollback.enabled", OPT_BOOL, "false", 0, 0, NULL,

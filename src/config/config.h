@@ -99,7 +99,9 @@ int config_load(const struct config_args *a, struct spec *ret, struct diags *d);
 /* Validates the spec and inserts every default. Returns 0 or -EINVAL. */
 int config_finalize(struct spec *s, struct diags *d);
 /* Valid settings that open the job to the network (a listener of the JVM off loopback, jar upload, the
- * UI's cancel button), one "file:line:col: warning: field: why" message each, in w. */
+ * UI's cancel button), or that cannot stop with a savepoint or make every checkpoint a full one (forst with
+ * CANONICAL savepoints; rocksdb or forst without incremental checkpoints), one "file:line:col: warning: field:
+ * why" message each, in w. */
 void config_warnings(const struct spec *s, struct diags *w);
 /* Sets (or adds) one flinkConfiguration entry. */
 void spec_set(struct spec *s, const char *key, const char *value, enum conf_origin origin, const struct loc *loc);
@@ -114,6 +116,19 @@ const char *spec_get(const struct spec *s, const char *key);
 usec_t spec_duration(const struct spec *s, const char *key); /* 0 when unset */
 int64_t spec_int(const struct spec *s, const char *key);
 bool spec_bool(const struct spec *s, const char *key);
+
+/* The state backend state.backend.type names: hashmap when unset (Flink's default, 1.20 and 2.x), one of Flink's
+ * shortcuts or its factory class; BACKEND_OTHER for any other class. A backend the job's code sets is not seen. */
+enum state_backend { BACKEND_HASHMAP, BACKEND_ROCKSDB, BACKEND_FORST, BACKEND_OTHER };
+enum state_backend spec_state_backend(const struct spec *s);
+const char *state_backend_name(enum state_backend b);
+/* Who a savepoint is for: a stop's (shutdown, suspend, upgrade: restored by the spec's own backend next), or one kept
+ * for its own sake (manual, periodic: restored anywhere, perhaps by another backend). */
+enum savepoint_use { SAVEPOINT_STOP, SAVEPOINT_KEPT };
+/* The format flinklet asks Flink for, "NATIVE" or "CANONICAL": kubernetes.operator.savepoint.format.type when the
+ * configuration sets it; else NATIVE when the running backend is forst (the only format ForSt takes) or, for a stop,
+ * when both the running backend and s's (the one that restores it) are rocksdb; else CANONICAL. */
+const char *spec_savepoint_format(const struct spec *s, enum state_backend running, enum savepoint_use use);
 
 /* The normalized document as JSON (check-config --json) and as YAML (check-config). */
 struct cJSON *spec_to_json(const struct spec *s);

@@ -3,8 +3,8 @@
  * overrides, checks the flinklet.* options, the operator options flinklet honours and the Flink options
  * flinklet depends on, and inserts the Flink settings flinklet derives (snapshot directories under the
  * state directory, retention, REST port, slots, parallelism, every listener on loopback, the Flink side of
- * the memory budget: membudget). It also names the valid settings that open the job to the network
- * (config_warnings). */
+ * the memory budget: membudget). It also names the valid settings that open the job to the network, that
+ * cannot stop with a savepoint or that make every checkpoint a full one (config_warnings). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -454,7 +454,7 @@ int config_finalize(struct spec *s, struct diags *d)
 	return d->msgs.n > before ? -EINVAL : 0;
 }
 
-/* ---- warnings: settings that are valid but open the job to the network ---- */
+/* ---- warnings: settings that are valid but open the job to the network (config_warnings, below) ---- */
 
 static bool loopback_host(const char *v)
 {
@@ -478,6 +478,54 @@ static bool loopback_host(const char *v)
 		return IN6_IS_ADDR_LOOPBACK(&a6) ||
 		       (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127); /* ::ffff:127.0.0.1 */
 	return false;
+}
+
+/* ---- warnings: a state backend that cannot stop with a savepoint, or whose every checkpoint is a full one ---- */
+
+static char *field_of(const struct conf_entry *e)
+{
+	return xasprintf("spec.flinkConfiguration.%s", e->key);
+}
+
+/* ForSt takes NATIVE savepoints only: CANONICAL set by the user makes every savepoint fail. */
+static void warn_forst_canonical(const struct spec *s, struct diags *w)
+{
+	const struct conf_entry *fmt = spec_entry(s, "kubernetes.operator.savepoint.format.type");
+	if (spec_state_backend(s) != BACKEND_FORST || !fmt || strcmp(fmt->value, "CANONICAL"))
+		return;
+	char *field = field_of(fmt);
+	diags_add(w, &fmt->loc, "warning",
+	          "%s: CANONICAL with state.backend.type forst: ForSt takes NATIVE savepoints only, so every savepoint "
+	          "flinklet asks for fails: a stop with upgradeMode savepoint ends without one (exit code 4), an "
+	          "upgrade or suspend goes on from the newest checkpoint (with "
+	          "kubernetes.operator.job.upgrade.last-state-fallback.enabled false: the job keeps running on its "
+	          "old spec); leave it unset (NATIVE with forst) or set NATIVE",
+	          field);
+	free(field);
+}
+
+/* RocksDB and ForSt write only the files new since the last checkpoint when checkpoints are incremental; Flink's
+ * default (execution.checkpointing.incremental: false) writes the whole state every time. */
+static void warn_full_checkpoints(const struct spec *s, struct diags *w)
+{
+	enum state_backend b = spec_state_backend(s);
+	const struct conf_entry *inc = spec_entry(s, "execution.checkpointing.incremental");
+	bool on = false;
+	if ((b != BACKEND_ROCKSDB && b != BACKEND_FORST) || (inc && parse_bool(inc->value, &on) == 0 && on))
+		return;
+	static const char cost[] = "every checkpoint copies the whole state to the volume, not just the files new "
+	                           "since the previous one";
+	const struct conf_entry *at = inc ? inc : spec_entry(s, "state.backend.type");
+	char *field = field_of(at);
+	if (inc)
+		diags_add(w, &at->loc, "warning", "%s: %s with the %s state backend: %s; set it to true", field,
+		          inc->value, state_backend_name(b), cost);
+	else
+		diags_add(w, &at->loc, "warning",
+		          "%s: %s without incremental checkpoints (execution.checkpointing.incremental is false by "
+		          "default): %s; set execution.checkpointing.incremental: true",
+		          field, at->value, cost);
+	free(field);
 }
 
 void config_warnings(const struct spec *s, struct diags *w)
@@ -516,6 +564,8 @@ void config_warnings(const struct spec *s, struct diags *w)
 			          field);
 		free(field);
 	}
+	warn_forst_canonical(s, w);
+	warn_full_checkpoints(s, w);
 }
 
 /* ---- loading ---- */

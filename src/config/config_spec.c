@@ -1,8 +1,10 @@
 /* config_spec: a parsed spec's flinkConfiguration map (its options and Flink's keys), read and set by key: the
  * typed getters every part of flinklet uses (spec_get, spec_duration, spec_int, spec_bool), the old names Flink
- * still accepts for a key (read through the new one), and spec_free. The document's walkers are in config.c. */
+ * still accepts for a key (read through the new one), what the map says about the state backend and so the
+ * savepoint format flinklet asks for, and spec_free. The document's walkers are in config.c. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 
@@ -15,6 +17,7 @@ static const char *const key_aliases[][4] = {
     {"execution.state-recovery.claim-mode", "execution.savepoint-restore-mode", NULL, NULL},
     {"execution.state-recovery.ignore-unclaimed-state", "execution.savepoint.ignore-unclaimed-state", NULL, NULL},
     {"state.backend.type", "state.backend", NULL, NULL},
+    {"execution.checkpointing.incremental", "state.backend.incremental", NULL, NULL},
     {"rest.port", "web.port", "jobmanager.web.port", NULL},
     {"rest.bind-address", "web.address", "jobmanager.web.address", NULL},
     {"web.refresh-interval", "jobmanager.web.refresh-interval", NULL, NULL},
@@ -96,6 +99,59 @@ bool spec_bool(const struct spec *s, const char *key)
 	if (str && parse_bool(str, &v) < 0)
 		v = false;
 	return v;
+}
+
+/* ---- the state backend and the savepoint format ---- */
+
+enum state_backend spec_state_backend(const struct spec *s)
+{
+	static const struct {
+		const char *name;
+		enum state_backend b;
+	} names[] = {
+	    {"hashmap", BACKEND_HASHMAP},
+	    {"org.apache.flink.runtime.state.hashmap.HashMapStateBackendFactory", BACKEND_HASHMAP},
+	    {"rocksdb", BACKEND_ROCKSDB},
+	    {"org.apache.flink.contrib.streaming.state.EmbeddedRocksDBStateBackendFactory", BACKEND_ROCKSDB}, /* 1.x */
+	    {"org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory", BACKEND_ROCKSDB},           /* 2.x */
+	    {"forst", BACKEND_FORST},
+	    {"org.apache.flink.state.forst.ForStStateBackendFactory", BACKEND_FORST},
+	};
+	const char *v = spec_get(s, "state.backend.type");
+	if (!v)
+		return BACKEND_HASHMAP;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(v, names[i].name))
+			return names[i].b;
+	return BACKEND_OTHER;
+}
+
+const char *state_backend_name(enum state_backend b)
+{
+	switch (b) {
+	case BACKEND_HASHMAP:
+		return "hashmap";
+	case BACKEND_ROCKSDB:
+		return "rocksdb";
+	case BACKEND_FORST:
+		return "forst";
+	case BACKEND_OTHER:
+		break;
+	}
+	return "a factory class";
+}
+
+const char *spec_savepoint_format(const struct spec *s, enum state_backend running, enum savepoint_use use)
+{
+	const char *set = spec_get(s, "kubernetes.operator.savepoint.format.type");
+	if (set)
+		return !strcmp(set, "NATIVE") ? "NATIVE" : "CANONICAL";
+	if (running == BACKEND_FORST)
+		return "NATIVE";
+	/* a backend change (an upgrade to another one) needs the canonical format to be restored from */
+	if (use == SAVEPOINT_STOP && running == BACKEND_ROCKSDB && spec_state_backend(s) == BACKEND_ROCKSDB)
+		return "NATIVE";
+	return "CANONICAL";
 }
 
 void spec_set(struct spec *s, const char *key, const char *value, enum conf_origin origin, const struct loc *loc)

@@ -63,6 +63,7 @@ void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, 
 		status_set_string(&r->location, location);
 	}
 	status_set_string(&r->trigger_type, trigger);
+	status_set_string(&r->format_type, NULL);
 	r->id = id;
 	r->time_ms = time_ms;
 }
@@ -71,6 +72,7 @@ void snapshot_ref_free(struct snapshot_ref *r)
 {
 	free(r->location);
 	free(r->trigger_type);
+	free(r->format_type);
 	memset(r, 0, sizeof(*r));
 	r->id = -1;
 }
@@ -125,6 +127,7 @@ static cJSON *savepoint_json(const struct snapshot_ref *r)
 	cJSON_AddStringToObject(o, "location", r->location);
 	cJSON_AddNumberToObject(o, "timeStamp", (double)r->time_ms);
 	cJSON_AddItemToObject(o, "triggerType", str_or_null(r->trigger_type));
+	cJSON_AddStringToObject(o, "formatType", r->format_type ? r->format_type : "UNKNOWN");
 	return o;
 }
 
@@ -254,6 +257,9 @@ static void parse_savepoint(const cJSON *o, struct snapshot_ref *r)
 	if (!cJSON_IsObject(o) || !get_str(o, "location"))
 		return;
 	snapshot_ref_set(r, get_str(o, "location"), -1, get_i64(o, "timeStamp", 0), get_str(o, "triggerType"));
+	const char *fmt = get_str(o, "formatType");
+	if (fmt && (!strcmp(fmt, "NATIVE") || !strcmp(fmt, "CANONICAL")))
+		status_set_string(&r->format_type, fmt);
 }
 
 int status_parse(const char *text, struct status *st)

@@ -28,6 +28,7 @@ struct snapshot_ref {
 	int64_t id;     /* checkpoint id, -1 when unknown */
 	int64_t time_ms;
 	char *trigger_type; /* savepoints: UPGRADE, MANUAL, PERIODIC, SHUTDOWN ... */
+	char *format_type;  /* savepoints: NATIVE or CANONICAL; NULL: unknown (rendered UNKNOWN, as the operator's) */
 };
 
 #define SAVEPOINT_HISTORY_MAX 64
@@ -72,6 +73,7 @@ struct status {
 
 void status_init(struct status *st);
 void status_free(struct status *st);
+/* Sets the reference (its format_type to none: a savepoint's caller sets it after). */
 void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger);
 void snapshot_ref_free(struct snapshot_ref *r);
 /* The next slot of a history of at most max entries, oldest first (*n of them in use): when it is full, the

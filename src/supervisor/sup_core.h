@@ -81,7 +81,8 @@ struct sup_launch {
 	char *start_cause;     /* the cause the JVM printed when it failed to start (the first line of it) */
 	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
-	char *fingerprint; /* what the running JVM was launched with */
+	char *fingerprint;          /* what the running JVM was launched with */
+	enum state_backend backend; /* the running JVM's state backend: it decides the savepoint formats it can take */
 
 	/* the launch whose intent is on its way to the volume: EV_LAUNCH_DURABLE spawns it */
 	struct {
@@ -168,12 +169,14 @@ struct sup_snapshot {
 	bool savepoint_recorded;
 	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
 	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */
+	const char *stop_format;  /* its format: NATIVE or CANONICAL (spec_savepoint_format) */
 	sd_event_source *savepoint_timer, *savepoint_poll_timer;
 	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
 	struct {
 		bool active;
 		enum snapshot_op_kind kind;
 		const char *trigger; /* MANUAL, PERIODIC */
+		const char *format;  /* a savepoint's: NATIVE or CANONICAL */
 		char *request;
 		sd_event_source *poll, *timeout;
 	} op;

@@ -444,6 +444,7 @@ int sup_spawn(struct supervisor *s)
 	sup_arm(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
+	s->launch.backend = spec_state_backend(s->spec);
 	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
 	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
 	log_memory_split(s->spec);

@@ -38,17 +38,27 @@ static char *failure_of(const cJSON *op)
 	return xstrndup(trace->valuestring, strcspn(trace->valuestring, "\n"));
 }
 
-void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger)
+void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format)
 {
 	int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
-	snapshot_ref_set(&s->status.last_savepoint, location, -1, now_ms, trigger);
-	snapshot_ref_set(
-	    snapshot_history_push(s->status.savepoint_history, &s->status.n_savepoint_history, SAVEPOINT_HISTORY_MAX),
-	    location, -1, now_ms, trigger);
+	struct snapshot_ref *last = &s->status.last_savepoint,
+	                    *h = snapshot_history_push(s->status.savepoint_history, &s->status.n_savepoint_history,
+	                                               SAVEPOINT_HISTORY_MAX);
+	snapshot_ref_set(last, location, -1, now_ms, trigger);
+	snapshot_ref_set(h, location, -1, now_ms, trigger);
+	status_set_string(&last->format_type, format);
+	status_set_string(&h->format_type, format);
 	s->snapshot.savepoints++;
 	sup_write_status(s);
-	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s)", location, trigger);
+	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s, %s)", location, trigger,
+	          format ? format : "format unknown");
 	sup_retention(s);
+}
+
+/* The format of a savepoint the running JVM takes: a stop's is restored by the current spec's backend. */
+static const char *savepoint_format(struct supervisor *s, enum savepoint_use use)
+{
+	return spec_savepoint_format(s->spec, s->launch.backend, use);
 }
 
 /* ---- Flink's asynchronous operations ----
@@ -140,7 +150,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 		const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 		if (cJSON_IsString(loc)) {
 			s->snapshot.savepoint_recorded = true;
-			sup_record_savepoint(s, loc->valuestring, "UPGRADE");
+			sup_record_savepoint(s, loc->valuestring, "UPGRADE", s->snapshot.stop_format);
 			sup_raise(s, EV_SAVEPOINT_DONE);
 			return;
 		}
@@ -221,7 +231,7 @@ static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 	cJSON *body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "targetDirectory", uri);
 	cJSON_AddBoolToObject(body, "drain", false);
-	cJSON_AddStringToObject(body, "formatType", spec_get(s->spec, "kubernetes.operator.savepoint.format.type"));
+	cJSON_AddStringToObject(body, "formatType", s->snapshot.stop_format);
 	char *text = cJSON_PrintUnformatted(body);
 	char *path = xasprintf("/jobs/%s/stop", s->job_id);
 	int r = rest_request(s->rest, "POST", path, text, on_stop_triggered, s);
@@ -249,8 +259,9 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	char *intent = xasprintf("stop the job with a savepoint to %s", stop_purpose_text(s->stop.purpose));
 	sup_set_intent(s, intent);
 	free(intent);
-	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a savepoint into %s (to %s)",
-	          s->job_id, s->sp_dir, stop_purpose_text(s->stop.purpose));
+	s->snapshot.stop_format = savepoint_format(s, SAVEPOINT_STOP);
+	sup_event(s, "SavepointTriggered", "upgradeMode savepoint: stopping job %s with a %s savepoint into %s (to %s)",
+	          s->job_id, s->snapshot.stop_format, s->sp_dir, stop_purpose_text(s->stop.purpose));
 	/* the intent is on the volume before the request goes out: sent from the flush's end, the loop goes on (a
 	 * second SIGTERM meanwhile kills at once, and the request is not sent) */
 	sup_after_sync(s, on_stop_intent_durable, ++s->snapshot.stop_sp_gen);
@@ -344,7 +355,8 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 		if (s->snapshot.op.kind == SNAP_SAVEPOINT) {
 			const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 			if (cJSON_IsString(loc))
-				sup_record_savepoint(s, loc->valuestring, s->snapshot.op.trigger);
+				sup_record_savepoint(s, loc->valuestring, s->snapshot.op.trigger,
+				                     s->snapshot.op.format);
 		} else {
 			const cJSON *cid = cJSON_GetObjectItemCaseSensitive(op, "checkpointId");
 			if (cJSON_IsNumber(cid))
@@ -394,8 +406,8 @@ static void op_start(struct supervisor *s, enum snapshot_op_kind kind, const cha
 		char *uri = file_uri_from_path(s->sp_dir);
 		cJSON_AddStringToObject(body, "target-directory", uri);
 		cJSON_AddBoolToObject(body, "cancel-job", false);
-		cJSON_AddStringToObject(body, "formatType",
-		                        spec_get(s->spec, "kubernetes.operator.savepoint.format.type"));
+		s->snapshot.op.format = savepoint_format(s, SAVEPOINT_KEPT);
+		cJSON_AddStringToObject(body, "formatType", s->snapshot.op.format);
 		free(uri);
 		path = xasprintf("/jobs/%s/savepoints", s->job_id);
 	} else {
@@ -403,8 +415,11 @@ static void op_start(struct supervisor *s, enum snapshot_op_kind kind, const cha
 		                        spec_get(s->spec, "kubernetes.operator.checkpoint.type"));
 		path = xasprintf("/jobs/%s/checkpoints", s->job_id);
 	}
-	sup_event(s, kind == SNAP_SAVEPOINT ? "SavepointTriggered" : "CheckpointTriggered", "taking a %s %s of job %s",
-	          trigger, kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint", s->job_id);
+	if (kind == SNAP_SAVEPOINT)
+		sup_event(s, "SavepointTriggered", "taking a %s %s savepoint of job %s", trigger, s->snapshot.op.format,
+		          s->job_id);
+	else
+		sup_event(s, "CheckpointTriggered", "taking a %s checkpoint of job %s", trigger, s->job_id);
 	char *text = cJSON_PrintUnformatted(body);
 	int r = rest_request(s->rest, "POST", path, text, on_op_triggered, s);
 	free(text);
@@ -771,7 +786,7 @@ bool sup_snapshot_recover_stop_savepoint(struct supervisor *s)
 	if (!found)
 		return false;
 	s->snapshot.savepoint_recorded = true;
-	sup_record_savepoint(s, found, "UPGRADE");
+	sup_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
 	free(found);
 	return true;
 }

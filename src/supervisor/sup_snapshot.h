@@ -10,7 +10,7 @@ struct reaped;
 
 int sup_start_stop_with_savepoint(struct supervisor *s);
 char *sup_find_stop_savepoint(struct supervisor *s);
-void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger);
+void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format);
 void sup_request_savepoint(struct supervisor *s, const char *trigger);
 void sup_request_checkpoint(struct supervisor *s, const char *trigger);
 void sup_snapshot_kick(struct supervisor *s); /* starts a pending one when the job is RUNNING */

@@ -66,6 +66,7 @@ CASES = {
     "autoscaler": ({"job.autoscaler.enabled": "true", "job.autoscaler.target.utilization": "0.6",
                     "job.autoscaler.target.utilization.boundary": "0.2"}, {}),
     "rocksdb": ({"state.backend.type": "rocksdb", "state.backend.incremental": "true"}, {}),
+    "forst": ({"state.backend.type": "forst", "execution.checkpointing.incremental": "true"}, {}),
 }
 
 
@@ -91,6 +92,9 @@ def test_export_with_storage_base_is_accepted_by_the_operator(tmp_path, case):
     assert f"copy the savepoint directory file://{state}/savepoints/{SAVEPOINT} to " \
            f"s3://bucket/flink/orders/savepoints/{SAVEPOINT}" in text
     assert "kubectl apply" in text
+    # the savepoint format flinklet used goes with the job when the operator's default would fail it (forst)
+    want = "NATIVE" if conf.get("state.backend.type") == "forst" else None
+    assert fc.get("kubernetes.operator.savepoint.format.type") == want
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

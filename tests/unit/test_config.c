@@ -1660,6 +1660,206 @@ static void test_listener_warning_names_the_flag(void **state)
 	remove_tree(dir);
 }
 
+/* ------------------------------------------------------------------------------------------------ */
+/* the state backend: the savepoint format flinklet asks for, and the warnings about stopping and checkpoints  */
+
+static void test_state_backend_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *conf;
+		enum state_backend want;
+	} cases[] = {
+	    {"", BACKEND_HASHMAP}, /* Flink's default */
+	    {"    state.backend.type: hashmap\n", BACKEND_HASHMAP},
+	    {"    state.backend.type: RocksDB\n", BACKEND_ROCKSDB},
+	    {"    state.backend: rocksdb\n", BACKEND_ROCKSDB}, /* the deprecated key */
+	    {"    state.backend.type: org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackendFactory\n",
+	     BACKEND_ROCKSDB},
+	    {"    state.backend.type: forst\n", BACKEND_FORST},
+	    {"    state.backend.type: org.apache.flink.state.forst.ForStStateBackendFactory\n", BACKEND_FORST},
+	    {"    state.backend.type: com.example.MyBackendFactory\n", BACKEND_OTHER},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *doc = xasprintf(CONF "%s", cases[i].conf);
+		struct spec s;
+		load_good(doc, &s);
+		if (spec_state_backend(&s) != cases[i].want)
+			fail_msg("%s: want %s, got %s", cases[i].conf, state_backend_name(cases[i].want),
+			         state_backend_name(spec_state_backend(&s)));
+		spec_free(&s);
+		free(doc);
+	}
+}
+
+/* Unset, the format is NATIVE where the backend has one and the savepoint goes back to the same backend: every
+ * savepoint of forst (it takes no other), the stop savepoints of rocksdb; an explicit setting always wins. */
+static void test_savepoint_format_follows_the_backend(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *conf;
+		enum state_backend running;
+		enum savepoint_use use;
+		const char *want;
+	} cases[] = {
+	    {"", BACKEND_HASHMAP, SAVEPOINT_STOP, "CANONICAL"},
+	    {"", BACKEND_HASHMAP, SAVEPOINT_KEPT, "CANONICAL"},
+	    {"    state.backend.type: rocksdb\n", BACKEND_ROCKSDB, SAVEPOINT_STOP, "NATIVE"},
+	    {"    state.backend.type: rocksdb\n", BACKEND_ROCKSDB, SAVEPOINT_KEPT, "CANONICAL"},
+	    /* an upgrade from rocksdb to hashmap, and back: the new backend must read it */
+	    {"    state.backend.type: hashmap\n", BACKEND_ROCKSDB, SAVEPOINT_STOP, "CANONICAL"},
+	    {"    state.backend.type: rocksdb\n", BACKEND_HASHMAP, SAVEPOINT_STOP, "CANONICAL"},
+	    {"    state.backend.type: forst\n", BACKEND_FORST, SAVEPOINT_STOP, "NATIVE"},
+	    {"    state.backend.type: forst\n", BACKEND_FORST, SAVEPOINT_KEPT, "NATIVE"},
+	    /* ForSt takes NATIVE only, whichever backend comes next */
+	    {"    state.backend.type: rocksdb\n", BACKEND_FORST, SAVEPOINT_STOP, "NATIVE"},
+	    {"    state.backend.type: com.example.MyBackendFactory\n", BACKEND_OTHER, SAVEPOINT_STOP, "CANONICAL"},
+	    /* the user's choice */
+	    {"    state.backend.type: rocksdb\n    kubernetes.operator.savepoint.format.type: CANONICAL\n",
+	     BACKEND_ROCKSDB, SAVEPOINT_STOP, "CANONICAL"},
+	    {"    state.backend.type: forst\n    kubernetes.operator.savepoint.format.type: CANONICAL\n", BACKEND_FORST,
+	     SAVEPOINT_KEPT, "CANONICAL"},
+	    {"    kubernetes.operator.savepoint.format.type: NATIVE\n", BACKEND_HASHMAP, SAVEPOINT_KEPT, "NATIVE"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *doc = xasprintf(CONF "%s", cases[i].conf);
+		struct spec s;
+		load_good(doc, &s);
+		const char *got = spec_savepoint_format(&s, cases[i].running, cases[i].use);
+		if (strcmp(got, cases[i].want))
+			fail_msg("case %zu (%s, running %s, %s): want %s, got %s", i, cases[i].conf,
+			         state_backend_name(cases[i].running), cases[i].use == SAVEPOINT_STOP ? "stop" : "kept",
+			         cases[i].want, got);
+		spec_free(&s);
+		free(doc);
+	}
+}
+
+/* The default is no value at all: the normalized document (check-config, spec.stable.yaml read back after a
+ * rollback) does not turn it into the user's explicit CANONICAL. */
+static void test_savepoint_format_default_survives_the_normalized_document(void **state)
+{
+	(void)state;
+	struct spec s, back;
+	load_good(CONF "    state.backend.type: rocksdb\n", &s);
+	assert_null(spec_get(&s, "kubernetes.operator.savepoint.format.type"));
+	char *yaml = spec_to_yaml(&s);
+	int rc = -1;
+	char *diags = parse_and_finalize("stable.yaml", yaml, &back, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(spec_savepoint_format(&back, BACKEND_ROCKSDB, SAVEPOINT_STOP), "NATIVE");
+	free(diags);
+	free(yaml);
+	spec_free(&back);
+	spec_free(&s);
+}
+
+#define INCREMENTAL "    execution.checkpointing.incremental: \"true\"\n"
+
+static void test_forst_with_canonical_savepoints_warns(void **state)
+{
+	(void)state;
+	struct spec s;
+	load_good(CONF "    state.backend.type: forst\n"                             /*  9 */
+	          INCREMENTAL                                                        /* 10 */
+	               "    kubernetes.operator.savepoint.format.type: CANONICAL\n", /* 11 */
+	          &s);
+	char *w = warnings_of(&s);
+	assert_int_equal(diag_count(w), 1);
+	assert_contains(w,
+	                "t.yaml:11:48: warning: spec.flinkConfiguration.kubernetes.operator.savepoint.format.type: "
+	                "CANONICAL with state.backend.type forst: ForSt takes NATIVE savepoints only, so every "
+	                "savepoint flinklet asks for fails: a stop with upgradeMode savepoint ends without one (exit "
+	                "code 4)");
+	assert_contains(w, "leave it unset (NATIVE with forst) or set NATIVE");
+	free(w);
+	spec_free(&s);
+
+	/* the same as a -D override names the flag */
+	char *dir = make_tempdir();
+	char *path = write_text(dir, "f.yaml", CONF "    state.backend.type: forst\n" INCREMENTAL);
+	struct config_args a = {.file = path};
+	strv_push(&a.defines, "kubernetes.operator.savepoint.format.type=CANONICAL");
+	struct diags d = {0};
+	assert_int_equal(config_load(&a, &s, &d), 0);
+	w = warnings_of(&s);
+	assert_contains(w, "-D: warning: spec.flinkConfiguration.kubernetes.operator.savepoint.format.type: CANONICAL "
+	                   "with state.backend.type forst");
+	free(w);
+	diags_free(&d);
+	spec_free(&s);
+	strv_free(&a.defines);
+	free(path);
+	remove_tree(dir);
+
+	/* forst unset or NATIVE, and CANONICAL with the backends that take it: nothing to say */
+	static const char *const quiet[] = {
+	    CONF "    state.backend.type: forst\n" INCREMENTAL,
+	    CONF "    state.backend.type: forst\n" INCREMENTAL
+	         "    kubernetes.operator.savepoint.format.type: NATIVE\n",
+	    CONF "    state.backend.type: rocksdb\n" INCREMENTAL
+	         "    kubernetes.operator.savepoint.format.type: CANONICAL\n",
+	    CONF "    kubernetes.operator.savepoint.format.type: CANONICAL\n",
+	};
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		load_good(quiet[i], &s);
+		w = warnings_of(&s);
+		if (*w)
+			fail_msg("%s: want no warning, got %s", quiet[i], w);
+		free(w);
+		spec_free(&s);
+	}
+}
+
+static void test_native_backend_without_incremental_checkpoints_warns(void **state)
+{
+	(void)state;
+	struct spec s;
+	load_good(CONF "    state.backend.type: rocksdb\n", &s); /* 9 */
+	char *w = warnings_of(&s);
+	assert_int_equal(diag_count(w), 1);
+	assert_contains(w, "t.yaml:9:25: warning: spec.flinkConfiguration.state.backend.type: rocksdb without "
+	                   "incremental checkpoints (execution.checkpointing.incremental is false by default): every "
+	                   "checkpoint copies the whole state to the volume, not just the files new since the previous "
+	                   "one; set execution.checkpointing.incremental: true");
+	free(w);
+	spec_free(&s);
+
+	load_good(CONF "    state.backend: forst\n", &s); /* the deprecated key, as written */
+	w = warnings_of(&s);
+	assert_contains(w, "t.yaml:9:20: warning: spec.flinkConfiguration.state.backend: forst without incremental");
+	free(w);
+	spec_free(&s);
+
+	/* off explicitly: the warning is at that setting */
+	load_good(CONF "    state.backend.type: rocksdb\n"                     /*  9 */
+	               "    execution.checkpointing.incremental: \"false\"\n", /* 10 */
+	          &s);
+	w = warnings_of(&s);
+	assert_int_equal(diag_count(w), 1);
+	assert_contains(w, "t.yaml:10:42: warning: spec.flinkConfiguration.execution.checkpointing.incremental: false "
+	                   "with the rocksdb state backend: every checkpoint copies the whole state to the volume");
+	free(w);
+	spec_free(&s);
+
+	/* on (also by Flink's old name), or a backend without incremental checkpoints: nothing to say */
+	static const char *const quiet[] = {
+	    CONF "    state.backend.type: rocksdb\n" INCREMENTAL,
+	    CONF "    state.backend.type: forst\n    state.backend.incremental: true\n",
+	    CONF "    state.backend.type: hashmap\n",
+	    CONF "    execution.checkpointing.interval: 10s\n",
+	};
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		load_good(quiet[i], &s);
+		w = warnings_of(&s);
+		if (*w)
+			fail_msg("%s: want no warning, got %s", quiet[i], w);
+		free(w);
+		spec_free(&s);
+	}
+}
+
 static void test_option_table(void **state)
 {
 	(void)state;
@@ -1725,6 +1925,11 @@ int main(void)
 	    cmocka_unit_test(test_listeners_default_to_loopback),
 	    cmocka_unit_test(test_listener_settings_of_the_user_win_and_warn),
 	    cmocka_unit_test(test_listener_warning_names_the_flag),
+	    cmocka_unit_test(test_state_backend_names),
+	    cmocka_unit_test(test_savepoint_format_follows_the_backend),
+	    cmocka_unit_test(test_savepoint_format_default_survives_the_normalized_document),
+	    cmocka_unit_test(test_forst_with_canonical_savepoints_warns),
+	    cmocka_unit_test(test_native_backend_without_incremental_checkpoints_warns),
 	    cmocka_unit_test(test_option_table),
 	    cmocka_unit_test(test_diags_format),
 	};

@@ -741,6 +741,8 @@ static void fill_status(struct status *st)
 	                 "UPGRADE");
 	snapshot_ref_set(&st->savepoint_history[0], "file:///sp/savepoint-0", -1, 1700000040000, "MANUAL");
 	snapshot_ref_set(&st->savepoint_history[1], "file:///sp/savepoint-1", -1, 1700000050000, "UPGRADE");
+	status_set_string(&st->last_savepoint.format_type, "NATIVE");
+	status_set_string(&st->savepoint_history[1].format_type, "NATIVE");
 	st->n_savepoint_history = 2;
 	snapshot_ref_set(&st->last_checkpoint, "file:///var/lib/flinklet/checkpoints/x/chk-42", 42, 1700000099000,
 	                 NULL);
@@ -773,6 +775,12 @@ static void assert_snapshot_equal(const struct snapshot_ref *a, const struct sna
 		assert_null(b->trigger_type);
 	} else {
 		assert_string_equal(a->trigger_type, b->trigger_type);
+	}
+	if (!a->format_type || !b->format_type) {
+		assert_null(a->format_type);
+		assert_null(b->format_type);
+	} else {
+		assert_string_equal(a->format_type, b->format_type);
 	}
 }
 
@@ -824,6 +832,18 @@ static void test_status_roundtrip(void **state)
 	/* the contract's names */
 	assert_contains(text, "\"lifecycleState\":\t\"STABLE\"");
 	assert_contains(text, "\"jobId\":\t\"0123456789abcdef0123456789abcdef\"");
+	/* each savepoint's format in the operator's field; one recorded before flinklet knew it: UNKNOWN */
+	cJSON *j = cJSON_Parse(text);
+	const cJSON *spi = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "jobStatus"), "savepointInfo");
+	const cJSON *hist = cJSON_GetObjectItem(spi, "savepointHistory");
+	assert_string_equal(
+	    cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(spi, "lastSavepoint"), "formatType")),
+	    "NATIVE");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(hist, 0), "formatType")),
+	                    "UNKNOWN");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(hist, 1), "formatType")),
+	                    "NATIVE");
+	cJSON_Delete(j);
 	free(text);
 	status_free(&back);
 	status_free(&st);
