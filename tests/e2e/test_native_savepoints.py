@@ -111,6 +111,8 @@ def test_rocksdb_stops_with_a_native_savepoint_and_restores_it(flinklets):
     restart_restores(flinklets, f, ROCKSDB, sp, job_id)
 
 
+# asan_elsewhere: the format's choice runs under ASan in the rocksdb test above and in every stop
+@pytest.mark.asan_elsewhere
 def test_forst_stops_with_a_native_savepoint_and_restores_it(flinklets):
     if not glob.glob(os.path.join(FLINK_HOME, "lib", "flink-statebackend-forst-*.jar")):
         pytest.skip(f"no ForSt state backend in {FLINK_HOME}/lib (make flink-lib adds it for Flink 2.x only)")
@@ -125,6 +127,8 @@ def test_forst_stops_with_a_native_savepoint_and_restores_it(flinklets):
     restart_restores(flinklets, f, FORST, sp, job_id)
 
 
+# asan_elsewhere: the format's choice runs under ASan in the rocksdb test above and in every stop
+@pytest.mark.asan_elsewhere
 def test_an_upgrade_to_another_backend_goes_through_a_canonical_savepoint(flinklets):
     """A NATIVE savepoint of RocksDB is RocksDB's files, which the hashmap backend cannot read: the upgrade's stop
     savepoint is CANONICAL when the new spec changes the backend, and the upgraded job restores it."""
@@ -147,6 +151,8 @@ def test_an_upgrade_to_another_backend_goes_through_a_canonical_savepoint(flinkl
     assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0 and summary["records"] > 0, summary
 
 
+# asan_elsewhere: the format's choice runs under ASan in the rocksdb test above and in every stop
+@pytest.mark.asan_elsewhere
 def test_an_explicit_canonical_format_is_kept_with_rocksdb(flinklets):
     f = flinklets(conf={**ROCKSDB, "kubernetes.operator.savepoint.format.type": "CANONICAL"}).start()
     f.wait_stable()

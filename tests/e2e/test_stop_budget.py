@@ -7,8 +7,6 @@ import os
 import signal
 import time
 
-import pytest
-
 from conftest import check_output, restored, wait_for
 
 ROCKS = {"state.backend.type": "rocksdb", "execution.checkpointing.incremental": "true",
@@ -24,7 +22,6 @@ def events_of(f, kind, since=0):
     return [e for e in f.events()[since:] if e["type"] == kind]
 
 
-@pytest.mark.asan_elsewhere  # 256 MiB of Flink's state; the stop's C paths also run in tests/faults/test_stop_budget.py
 def test_a_savepoint_that_cannot_fit_ends_on_a_fresh_checkpoint_inside_the_budget(flinklets):
     """256 MiB of state, a 12 s budget: a savepoint (about 5 s at the 50 MB/s assumed before one is measured, with a
     quarter to spare) does not fit the 7 s the budget leaves once 5 s are kept for the JVM's exit. The stop waits for
