@@ -245,7 +245,8 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 		strv_free(&out->checkpoints);
 		goto done;
 	}
-	qsort(complete, ncomplete, sizeof(*complete), cmp_id_desc);
+	if (ncomplete)
+		qsort(complete, ncomplete, sizeof(*complete), cmp_id_desc);
 	/* what stays: the newest `keep`, and the one the launch restores; their _metadata names what else stays */
 	bool *stays = xcalloc(ncomplete ? ncomplete : 1, sizeof(bool));
 	unsigned keep = in->keep ? in->keep : 1;
