@@ -8,6 +8,13 @@ FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
 FLINK_LIB      = $(FLINK_HOME_DIR)/lib
 JOBS_DIR       = $(BUILD)/jobs-$(FLINK_VERSION)
 JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
+# the same jobs with the Kafka connector inside (tests/jobs/pom.xml), for tests/e2e/test_kafka.py; the connector
+# release is the one built for FLINK_VERSION's minor (newer 2.x: the 2.2 one)
+KAFKA_JOBS_JAR = $(JOBS_DIR)/flinklet-test-jobs-kafka.jar
+KAFKA_CONNECTOR_VERSION ?= $(strip $(if $(filter 1.19.%,$(FLINK_VERSION)),3.3.0-1.19,\
+                             $(if $(filter 1.20.%,$(FLINK_VERSION)),3.4.0-1.20,\
+                             $(if $(filter 2.0.%,$(FLINK_VERSION)),4.0.1-2.0,\
+                             $(if $(filter 2.1.%,$(FLINK_VERSION)),5.0.0-2.1,5.0.0-2.2)))))
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
@@ -124,9 +131,11 @@ $(FLINK_LIB)/.complete: deps/flink/pom.xml
 	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB)
 	touch $@
 
-jobs: $(JOBS_JAR)
-$(JOBS_JAR): $(shell find tests/jobs/src -name '*.java' 2>/dev/null) tests/jobs/pom.xml
-	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Djobs.build.dir=$(CURDIR)/$(JOBS_DIR)
+# one Maven build makes both jars
+jobs: $(JOBS_JAR) $(KAFKA_JOBS_JAR)
+$(JOBS_JAR) $(KAFKA_JOBS_JAR) &: $(shell find tests/jobs/src -name '*.java' 2>/dev/null) tests/jobs/pom.xml
+	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dkafka.connector.version=$(KAFKA_CONNECTOR_VERSION) \
+	  -Djobs.build.dir=$(CURDIR)/$(JOBS_DIR)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
