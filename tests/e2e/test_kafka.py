@@ -73,7 +73,7 @@ class Broker:
         self.root = str(root)
         self.port, self.controller_port = free_port(), free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
-        self.proc = None
+        self.proc = self.log = None
         self.tools_log = open(os.path.join(self.root, "tools.log"), "ab")
 
     def java(self, main, *args, log4j="log4j-tools.properties", jvm=TOOL_JVM):
@@ -148,7 +148,8 @@ class Broker:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.log.close()
+        if self.log:
+            self.log.close()
         self.tools_log.close()
 
 
@@ -234,8 +235,12 @@ class Run:
         after the last seq so that a duplicate committed late would be seen. Returns check_output's summary. The
         wait is shorter than the sink's transaction timeout: a transaction of a dead JVM that only the broker's
         timeout ended would hold the reader back at the last stable offset past it."""
-        wait_for(lambda: len(self.committed.seqs()) >= N, TX_TIMEOUT_S * 0.4, f"all {N} seqs committed to "
-                 f"{self.output} (read_committed: {len(self.committed.lines)} records)")
+        try:
+            wait_for(lambda: len(self.committed.seqs()) >= N, TX_TIMEOUT_S * 0.4, f"all {N} seqs committed")
+        except AssertionError as e:
+            raise AssertionError(f"{e}: {self.output} has {len(self.committed.seqs())} seqs in "
+                                 f"{len(self.committed.lines)} records read_committed, {len(self.uncommitted.lines)} "
+                                 "read_uncommitted") from None
         last = f.status()["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"]
         f.wait_checkpoint(last + 2)
         out = os.path.join(str(f.tmp), "committed")
