@@ -11,6 +11,17 @@ FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
 FLINK_LIB      = $(FLINK_HOME_DIR)/lib
 JOBS_DIR       = $(BUILD)/jobs-$(FLINK_VERSION)
 JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
+# the same jobs with the Kafka connector inside (tests/jobs/pom.xml), for tests/e2e/test_kafka.py; the connector
+# release is the one built for FLINK_VERSION's minor (newer 2.x: the 2.2 one)
+KAFKA_JOBS_JAR = $(JOBS_DIR)/flinklet-test-jobs-kafka.jar
+KAFKA_CONNECTOR_VERSION ?= $(strip $(if $(filter 1.19.%,$(FLINK_VERSION)),3.3.0-1.19,\
+                             $(if $(filter 1.20.%,$(FLINK_VERSION)),3.4.0-1.20,\
+                             $(if $(filter 2.0.%,$(FLINK_VERSION)),4.0.1-2.0,\
+                             $(if $(filter 2.1.%,$(FLINK_VERSION)),5.0.0-2.1,5.0.0-2.2)))))
+# a single-node KRaft Kafka broker and Kafka's console tools from Maven Central (deps/kafka/pom.xml), which
+# tests/e2e/test_kafka.py starts on loopback; not part of flinklet
+KAFKA_VERSION ?= 4.1.1
+KAFKA_LIB      = $(BUILD)/kafka-$(KAFKA_VERSION)/libs
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
@@ -75,7 +86,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # tests/e2e/test_sanitizer_harness.py, found that)
 ASAN_LINK  = $(ASAN_FLAGS) -static-libasan -static-libubsan
 
-.PHONY: all curl-refresh deps deps-run flink-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all curl-refresh deps deps-run flink-lib kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -128,9 +139,16 @@ $(FLINK_LIB)/.complete: deps/flink/pom.xml
 		$(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
 	touch $@
 
-jobs: $(JOBS_JAR)
-$(JOBS_JAR): $(shell find tests/jobs/src -name '*.java' 2>/dev/null) tests/jobs/pom.xml
-	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Djobs.build.dir=$(CURDIR)/$(JOBS_DIR)
+kafka-lib: $(KAFKA_LIB)/.complete
+$(KAFKA_LIB)/.complete: deps/kafka/pom.xml
+	cd deps/kafka && mvn -B -q package -Dkafka.version=$(KAFKA_VERSION) -Dlib.dir=$(CURDIR)/$(KAFKA_LIB)
+	touch $@
+
+# one Maven build makes both jars
+jobs: $(JOBS_JAR) $(KAFKA_JOBS_JAR)
+$(JOBS_JAR) $(KAFKA_JOBS_JAR) &: $(shell find tests/jobs/src -name '*.java' 2>/dev/null) tests/jobs/pom.xml
+	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dkafka.connector.version=$(KAFKA_CONNECTOR_VERSION) \
+	  -Djobs.build.dir=$(CURDIR)/$(JOBS_DIR)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -139,9 +157,9 @@ unit-asan: $(ASAN_BINS)
 	@set -e; for t in $(ASAN_BINS); do echo "== $$t (asan+ubsan)"; \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
-e2e: $(BUILD)/flinklet flink-lib jobs
+e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
-	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 -m pytest -v --durations=20 tests/e2e $(E2E_ARGS)
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 tests/e2e $(E2E_ARGS)
 
 lint:
 	scripts/lint.sh

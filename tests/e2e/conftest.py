@@ -40,8 +40,12 @@ CDS_DIR = os.environ.get("FLINKLET_E2E_CDS_DIR", os.path.abspath("build/e2e-cds"
 class Flinklet:
     """One `flinklet run` process on its own state directory."""
 
-    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None, memory=None):
+    def __init__(self, tmp_path, name="e2e-counter", conf=None, job=None, extra_args=(), state_dir=None, memory=None,
+                 jar=None, entry_class=None):
         self.tmp = tmp_path
+        # the job's jar and class (None: JOBS_JAR, as it is when the file is written, and StatefulCounter)
+        self.jar = jar
+        self.entry_class = entry_class or "dev.flinklet.jobs.StatefulCounter"
         self.memory = memory  # spec.resources.memory, None: not set
         self.state = state_dir or str(tmp_path / "state")
         self.port = free_port()
@@ -89,8 +93,8 @@ class Flinklet:
                 lines += ["  resources:", f"    memory: {self.memory}"]
             lines += [
                 "  job:",
-                f"    jarURI: local://{JOBS_JAR}",
-                "    entryClass: dev.flinklet.jobs.StatefulCounter",
+                f"    jarURI: local://{self.jar or JOBS_JAR}",
+                f"    entryClass: {self.entry_class}",
                 f"    args: {json.dumps(self.job['args'])}",
                 f"    parallelism: {self.job['parallelism']}",
             ]
