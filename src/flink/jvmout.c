@@ -153,6 +153,8 @@ static bool names_exception(const char *line)
 		p++;
 	if (str_has_prefix(p, "Exception in thread"))
 		return true;
+	if (str_has_prefix(p, "Terminating due to ")) /* HotSpot's -XX:+ExitOnOutOfMemoryError */
+		return names_exception(p + strlen("Terminating due to "));
 	if (!colon || colon <= p)
 		return false;
 	for (const char *q = p; q < colon; q++)

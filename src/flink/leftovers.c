@@ -45,7 +45,7 @@ static void blobs_problem(struct blobs *b, char *why)
 static void blobs_read(struct blobs *b, const char *dir, uint64_t max)
 {
 	char *meta = path_join(dir, "_metadata");
-	int fd = open(meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK); /* a named pipe never holds it */
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		blobs_problem(b, xasprintf("%s: %s", meta, fd < 0 ? strerror(errno) : "not a regular file"));
@@ -84,6 +84,13 @@ static bool blobs_name(const struct blobs *b, const char *needle)
 		if (memmem(b->v[i], b->len[i], needle, m))
 			return true;
 	return false;
+}
+
+/* A directory of its own, not a link to one (nothing is removed through a link: it may lead anywhere). */
+static bool real_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -138,6 +145,14 @@ static int cmp_id_desc(const void *x, const void *y)
 static int scan_checkpoints(const char *jobdir, const struct leftovers_scan *in, struct leftovers *out, struct blobs *b,
                             struct ckpt **complete, size_t *ncomplete)
 {
+	struct stat jst;
+	if (lstat(jobdir, &jst) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(jst.st_mode)) { /* a link: its checkpoints stay, and so does everything they may name */
+		blobs_problem(
+		    b, xasprintf("%s is not a directory of its own (a link?): nothing is removed through it", jobdir));
+		return 0;
+	}
 	DIR *d = opendir(jobdir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
@@ -186,16 +201,20 @@ static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *o
 {
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", in->job_id);
-	DIR *d = opendir(in->savepoint_dir);
+	/* a linked savepoint directory is not swept (its partial savepoints stay); savepoints name no shared/ file */
+	DIR *d = real_dir(in->savepoint_dir) ? opendir(in->savepoint_dir) : NULL;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, prefix, strlen(prefix)) || has_suffix(de->d_name, ".disposing"))
 			continue; /* another job's, or retention's own removal in progress */
 		char *path = path_join(in->savepoint_dir, de->d_name);
+		if (!real_dir(path)) { /* a link named like a savepoint, or a file: neither read nor removed */
+			free(path);
+			continue;
+		}
 		struct stat st;
 		char *meta = path_join(path, "_metadata");
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && lstat(meta, &st) < 0 && errno == ENOENT &&
-		    !has_suffix(de->d_name, ".unreadable")) {
+		if (lstat(meta, &st) < 0 && errno == ENOENT && !has_suffix(de->d_name, ".unreadable")) {
 			strv_push_take(&out->savepoints, path); /* Flink writes _metadata last: a partial savepoint */
 			path = NULL;
 		} else {
@@ -208,10 +227,79 @@ static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *o
 		closedir(d);
 }
 
+/* ---- which names the kept _metadata holds: for each length the names have, one pass of a rolling hash over the
+ * bytes (Rabin-Karp) against a hash table of those names, so that 100000 shared files cost about as much as one ---- */
+
+struct name {
+	char *path;
+	const char *name; /* inside path */
+	size_t len;
+	uint64_t hash, size;
+	bool named;
+};
+
+#define HASH_MUL 1099511628211ULL
+
+static int cmp_size(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, c = *(const size_t *)y;
+	return a < c ? -1 : a > c;
+}
+
+static uint64_t hash_of(const char *s, size_t n)
+{
+	uint64_t h = 0;
+	for (size_t i = 0; i < n; i++)
+		h = h * HASH_MUL + (unsigned char)s[i];
+	return h;
+}
+
+/* Marks names[i].named for every name of length len that appears in a blob. */
+static void mark_length(const struct blobs *b, struct name *names, size_t n, size_t len)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++)
+		count += names[i].len == len;
+	size_t cap = 16;
+	while (cap < 2 * count)
+		cap <<= 1;
+	size_t *slot = xcalloc(cap, sizeof(*slot)); /* index + 1 of a name, 0: empty */
+	for (size_t i = 0; i < n; i++) {
+		if (names[i].len != len)
+			continue;
+		size_t k = (size_t)names[i].hash & (cap - 1);
+		while (slot[k])
+			k = (k + 1) & (cap - 1);
+		slot[k] = i + 1;
+	}
+	uint64_t top = 1; /* HASH_MUL^(len-1): what the byte leaving the window weighs */
+	for (size_t i = 1; i < len; i++)
+		top *= HASH_MUL;
+	for (size_t j = 0; j < b->n; j++) {
+		const unsigned char *p = (const unsigned char *)b->v[j];
+		if (b->len[j] < len)
+			continue;
+		uint64_t h = hash_of((const char *)p, len);
+		for (size_t at = 0;; at++) {
+			for (size_t k = (size_t)h & (cap - 1); slot[k]; k = (k + 1) & (cap - 1)) {
+				struct name *nm = &names[slot[k] - 1];
+				if (nm->hash == h && !memcmp(nm->name, p + at, len))
+					nm->named = true;
+			}
+			if (at + len >= b->len[j])
+				break;
+			h = (h - p[at] * top) * HASH_MUL + p[at + len];
+		}
+	}
+	free(slot);
+}
+
 static void scan_shared(const char *jobdir, struct leftovers *out, const struct blobs *b)
 {
 	char *shared = path_join(jobdir, "shared");
-	DIR *d = opendir(shared);
+	DIR *d = real_dir(shared) ? opendir(shared) : NULL; /* a linked shared/ is not swept */
+	struct name *names = NULL;
+	size_t n = 0;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		char *path = path_join(shared, de->d_name);
@@ -220,16 +308,33 @@ static void scan_shared(const char *jobdir, struct leftovers *out, const struct 
 			free(path); /* ".", "..", a directory or a link: not Flink's file of a checkpoint, left alone */
 			continue;
 		}
-		if (blobs_name(b, de->d_name)) {
-			out->kept_shared++;
-			free(path);
-		} else {
-			out->bytes += (uint64_t)st.st_size;
-			strv_push_take(&out->shared, path);
-		}
+		names = xrealloc(names, (n + 1) * sizeof(*names));
+		size_t len = strlen(de->d_name);
+		names[n] = (struct name){
+		    path, path + strlen(path) - len, len, hash_of(de->d_name, len), (uint64_t)st.st_size, false};
+		n++;
 	}
 	if (d)
 		closedir(d);
+	size_t *lens = xcalloc(n ? n : 1, sizeof(*lens)); /* each length the names have, once */
+	for (size_t i = 0; i < n; i++)
+		lens[i] = names[i].len;
+	if (n)
+		qsort(lens, n, sizeof(*lens), cmp_size);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || lens[i] != lens[i - 1])
+			mark_length(b, names, n, lens[i]);
+	free(lens);
+	for (size_t i = 0; i < n; i++) {
+		if (names[i].named) {
+			out->kept_shared++;
+			free(names[i].path);
+		} else {
+			out->bytes += names[i].size;
+			strv_push_take(&out->shared, names[i].path);
+		}
+	}
+	free(names);
 	free(shared);
 }
 

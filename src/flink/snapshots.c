@@ -33,7 +33,8 @@ static uint32_t be32(const unsigned char *p)
 int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **why)
 {
 	char *meta = path_join(dir, "_metadata");
-	int fd = open(meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a named pipe in the place of _metadata must not hold the scan (it is no regular file: damaged) */
+	int fd = open(meta, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	int r = 0;
 	struct stat st;
 	unsigned char hdr[16];

@@ -235,10 +235,18 @@ bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 		return false;
 	const char *kind = restore_kind_to_string(s->restore.kind);
 	const char *cause = s->launch.start_cause ? s->launch.start_cause : "no cause printed";
-	bool on_its_own = s->status.last_exit_signal < 0 && !timed_out;
+	/* the JVM ran out of memory: the state does not fit it, an older point would not either (and would rewind) */
+	bool no_memory = strstr(cause, "OutOfMemoryError") || strstr(cause, "Could not allocate enough memory");
+	bool on_its_own = s->status.last_exit_signal < 0 && !timed_out && !no_memory;
 	char *why = NULL;
 	if (s->restore.evidence) {
 		why = xasprintf("Flink cannot read it: %s", s->restore.evidence);
+	} else if (no_memory && s->restore.reached) {
+		sup_event(
+		    s, "RestoreRetry",
+		    "the JVM ran out of memory while it restored job %s from %s %s (%s); that is no evidence that the "
+		    "point is unreadable (it is never given up for it): restoring the same point again",
+		    s->job_id, kind, point, cause);
 	} else if (timed_out && s->restore.reached) {
 		sup_event(s, "RestoreRetry",
 		          "the startup timeout stopped the JVM while it restored job %s from %s %s; a timeout is no "

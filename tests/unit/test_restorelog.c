@@ -184,6 +184,13 @@ static void test_cause_is_the_root_cause(void **state)
 	assert_int_equal(strlen(c), 30);
 	assert_true(str_has_prefix(c, "Exception in thread"));
 	free(c);
+	/* -XX:+ExitOnOutOfMemoryError's last words are the cause (an out-of-memory is no evidence against a restore
+	 * point: src/supervisor/sup_restore.c) */
+	static const char *const oom[] = {"2026-12-01 INFO restoring",
+	                                  "Terminating due to java.lang.OutOfMemoryError: Java heap space"};
+	c = jvmout_cause_of(oom, 2, 400);
+	assert_string_equal(c, "Terminating due to java.lang.OutOfMemoryError: Java heap space");
+	free(c);
 	static const char *const none[] = {"2026-12-01 INFO all well", "2026-12-01 WARN No tokens obtained"};
 	assert_null(jvmout_cause_of(none, 2, 400));
 }
