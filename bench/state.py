@@ -176,6 +176,7 @@ class Size:
         offset = os.path.getsize(self.f.log_path)
         t0 = now_ms()
         os.kill(pid, signal.SIGKILL)
+        self.kinds["kill-jvm"] += 1
         t_rest = poll_until_running(self.f.port, self.job_id, RESTORE_TIMEOUT)
         st = self.f.wait_stable(timeout=RESTORE_TIMEOUT, not_pid=pid)
         t_log = wait_for(lambda: log_tasks_running_ms(self.f.log_path, offset, n_tasks), 30, "the tasks in the log")
@@ -294,6 +295,7 @@ class Size:
             self.f.proc = None
             self.up()
         self.kinds[kind] += 1
+        log(f"state: {self.size} MiB: {kind}: life {self.lives()} STABLE")
 
     def volume(self):
         """checkpoints/ + savepoints/ once the last launch's sweep is over."""
@@ -304,7 +306,9 @@ class Size:
         except RuntimeError:
             pass  # nothing to remove: no event
         self.fresh_checkpoint()
-        return (du(os.path.join(self.f.state, "checkpoints")), du(os.path.join(self.f.state, "savepoints")))
+        sp = os.path.join(self.f.state, "savepoints")
+        self.savepoints_kept = sum(1 for d in os.listdir(sp) if os.path.exists(os.path.join(sp, d, "_metadata")))
+        return du(os.path.join(self.f.state, "checkpoints")), du(sp)
 
     def run(self, stops):
         try:
@@ -325,7 +329,8 @@ class Size:
             self.demoted = sum(1 for e in evs if e["type"] == "RestorePointDemoted")
             self.unreadable = unreadable(self.f.state)
             self.counts = {t: sum(1 for e in evs if e["type"] == t)
-                           for t in ("StartupExtended", "RestoreRetry", "RestoreFailed", "LeftoversRemoved")}
+                           for t in ("StartupExtended", "RestoreRetry", "RestoreFailed", "LeftoversRemoved",
+                                     "ClassDataSharingArchived")}
         finally:
             if self.f.proc is not None:
                 self.kill_flinklet()
@@ -395,11 +400,12 @@ def rows_of(s, base):
     cb, sb = s.volume_bytes
     mult = (cb + sb) / max(1, s.state_size)
     out.append(row(f"{label}: checkpoints/ + savepoints/ after {s.lives_n} JVM lives",
-                   f"{amount(cb + sb)} (checkpoints {amount(cb)}, savepoints {amount(sb)}) = "
+                   f"{amount(cb + sb)} (checkpoints {amount(cb)}, savepoints {amount(sb)}: {s.savepoints_kept} "
+                   "complete savepoints kept) = "
                    f"{mult:.2f} x the state; goal <= {GOAL_VOLUME:.0f} x: {met(mult <= GOAL_VOLUME) if n else 'n/a'}",
                    "bytes of the files once the last launch's sweep was over; lives: JvmStarted events on the "
-                   f"volume, ended by {', '.join(f'{v} {k}' for k, v in s.kinds.items())} (kill-flinklet includes "
-                   "the kill rounds' hand-run restores; term the stops above); "
+                   f"volume, ended by {', '.join(f'{v} {k}' for k, v in s.kinds.items())} (the kill rounds: a kill "
+                   "-9 of the JVM, then one of flinklet for the hand-run restore; term: the stops above too); "
                    + ", ".join(f"{v} {k}" for k, v in s.counts.items())))
     out.append(row(f"{label}: restore points demoted", f"{s.demoted} RestorePointDemoted, {s.unreadable} "
                    f"*.unreadable; goal 0: {met(s.demoted == 0 and s.unreadable == 0)}",
