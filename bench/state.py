@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import (Flinklet, get_json, kill_group, kill_pid, log, log_tasks_running_ms, now_ms, pid_alive,
@@ -307,7 +308,8 @@ class Size:
             pass  # nothing to remove: no event
         self.fresh_checkpoint()
         sp = os.path.join(self.f.state, "savepoints")
-        self.savepoints_kept = sum(1 for d in os.listdir(sp) if os.path.exists(os.path.join(sp, d, "_metadata")))
+        names = os.listdir(sp) if os.path.isdir(sp) else []  # no savepoint yet: no directory
+        self.savepoints_kept = sum(1 for d in names if os.path.exists(os.path.join(sp, d, "_metadata")))
         return du(os.path.join(self.f.state, "checkpoints")), du(sp)
 
     def run(self, stops):
@@ -422,7 +424,12 @@ def run():
         log(f"state: {size} MiB: {ROUNDS} kill rounds, {stops[size]} stops, {LIVES} JVM lives")
         t0 = time.monotonic()
         s = Size(size)
-        s.run(stops[size])
+        try:
+            s.run(stops[size])
+        except Exception as e:  # the other sizes still run, and the figures of the sizes before stay
+            traceback.print_exc()
+            rows.append(row(f"{size} MiB: (not measured)", f"failed: {e}", "see the output above"))
+            continue
         if size == 0:
             base = {"kill_rest": med(s.res["kill_rest"]), "hand_rest": med(s.res["hand_rest"])}
         mine = rows_of(s, base)
