@@ -52,9 +52,10 @@ def read_proc(pid):
     return argv, env
 
 
-def manual_restore(rdir, argv, env, chk_copy, rest_port, job_id, n_tasks):
+def manual_restore(rdir, argv, env, chk_copy, rest_port, job_id, n_tasks, timeout=120):
     """Starts the same JVM command by hand on the copied checkpoint; returns ms from launch to all tasks RUNNING
-    (in the JVM's log) and to RUNNING as the REST API shows it."""
+    (in the JVM's log) and to RUNNING as the REST API shows it (within timeout seconds: bench/state.py restores
+    gigabytes)."""
     conf_src = env["FLINK_CONF_DIR"]
     conf = os.path.join(rdir, "manual-conf")
     tmp = os.path.join(rdir, "manual-tmp")
@@ -91,7 +92,7 @@ def manual_restore(rdir, argv, env, chk_copy, rest_port, job_id, n_tasks):
         t1 = now_ms()
         p = subprocess.Popen(out, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
-            t_rest = poll_until_running(rest_port, job_id, 120)
+            t_rest = poll_until_running(rest_port, job_id, timeout)
             t_log = wait_for(lambda: log_tasks_running_ms(mlog, 0, n_tasks), 10, "the tasks in the log")
         finally:
             kill_group(p)
