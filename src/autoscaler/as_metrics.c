@@ -140,12 +140,6 @@ int as_topology_from_rest(const cJSON *job, const cJSON *plan, struct as_topolog
 
 /* ---- metric names (1.3) and partitions (1.2) ---- */
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && !strcmp(s + n - k, suffix);
-}
-
 static bool all_digits(const char *s, size_t n)
 {
 	if (n == 0)
@@ -170,7 +164,7 @@ static char *kafka_key(const char *name)
 {
 	static const char suffix[] = ".currentOffset", part[] = ".partition.", reader[] = ".KafkaSourceReader.topic.",
 	                  cluster[] = ".kafkaCluster.";
-	if (!has_suffix(name, suffix))
+	if (!str_has_suffix(name, suffix))
 		return NULL;
 	size_t end = strlen(name) - strlen(suffix);
 	const char *pp = find_last(name, end, part);
@@ -204,7 +198,7 @@ static char *kafka_key(const char *name)
 static char *pulsar_key(const char *name)
 {
 	static const char suffix[] = ".numMsgsReceived", consumer[] = ".PulsarConsumer.", part[] = "-partition-";
-	if (!has_suffix(name, suffix))
+	if (!str_has_suffix(name, suffix))
 		return NULL;
 	size_t end = strlen(name) - strlen(suffix);
 	const char *c = find_last(name, end, consumer);
@@ -281,13 +275,13 @@ int as_vertex_names_from_listing(const cJSON *listing, bool is_source, struct as
 		}
 		if (!strcmp(n, "backPressuredTimeMsPerSecond"))
 			choose(&ret->backpressure, n);
-		else if (src && has_suffix(n, ".numRecordsInPerSecond"))
+		else if (src && str_has_suffix(n, ".numRecordsInPerSecond"))
 			choose(&ret->source_in_per_sec, n);
-		else if (src && has_suffix(n, ".numRecordsIn"))
+		else if (src && str_has_suffix(n, ".numRecordsIn"))
 			choose(&ret->source_in, n);
-		else if (src && has_suffix(n, ".numRecordsOut"))
+		else if (src && str_has_suffix(n, ".numRecordsOut"))
 			choose(&ret->source_out, n);
-		if (has_suffix(n, ".pendingRecords"))
+		if (str_has_suffix(n, ".pendingRecords"))
 			strv_push(&ret->pending, n);
 	}
 	ret->partitions = is_source ? as_count_source_partitions(&all) : 0;

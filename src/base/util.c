@@ -404,17 +404,20 @@ bool str_has_prefix(const char *s, const char *prefix)
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+bool str_has_suffix(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+	return s && n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 void dir_entries(const char *dir, const char *prefix, const char *suffix, struct strv *out)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	size_t sl = suffix ? strlen(suffix) : 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if ((!prefix || str_has_prefix(de->d_name, prefix)) &&
-		    (!suffix || (n >= sl && !strcmp(de->d_name + n - sl, suffix))))
+		if ((!prefix || str_has_prefix(de->d_name, prefix)) && (!suffix || str_has_suffix(de->d_name, suffix)))
 			strv_push_take(out, path_join(dir, de->d_name));
 	}
 	closedir(d);

@@ -77,6 +77,7 @@ size_t edit_distance(const char *a, const char *b);
 /* The closest of the candidates when it is near enough to be a likely typo, else NULL. */
 const char *did_you_mean(const char *got, const char *const *candidates, size_t n);
 bool str_has_prefix(const char *s, const char *prefix);
+bool str_has_suffix(const char *s, const char *suffix);
 /* Appends to out the paths (dir/name) of dir's entries whose name starts with prefix and ends with suffix (either
  * NULL: any); nothing when dir cannot be read. */
 void dir_entries(const char *dir, const char *prefix, const char *suffix, struct strv *out);

@@ -93,12 +93,6 @@ static bool real_dir(const char *path)
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 /* The bytes under path (a file, or a directory's files), without following links. */
 static uint64_t du(const char *path)
 {
@@ -166,14 +160,14 @@ static int scan_checkpoints(const char *jobdir, const struct leftovers_scan *in,
 			free(path);
 			continue;
 		}
-		if (has_suffix(de->d_name, ".disposing")) {
+		if (str_has_suffix(de->d_name, ".disposing")) {
 			strv_push_take(&out->checkpoints, path);
 			continue;
 		}
 		char *end;
 		long long n = strtoll(de->d_name + 4, &end, 10);
 		if (*end || n < 0 || !de->d_name[4]) { /* chk-N.unreadable, or a name that is not Flink's: stays */
-			if (has_suffix(de->d_name, ".unreadable"))
+			if (str_has_suffix(de->d_name, ".unreadable"))
 				blobs_read(b, path, in->max_metadata_bytes);
 			free(path);
 			continue;
@@ -205,7 +199,7 @@ static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *o
 	DIR *d = real_dir(in->savepoint_dir) ? opendir(in->savepoint_dir) : NULL;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, strlen(prefix)) || has_suffix(de->d_name, ".disposing"))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) || str_has_suffix(de->d_name, ".disposing"))
 			continue; /* another job's, or retention's own removal in progress */
 		char *path = path_join(in->savepoint_dir, de->d_name);
 		if (!real_dir(path)) { /* a link named like a savepoint, or a file: neither read nor removed */
@@ -214,7 +208,7 @@ static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *o
 		}
 		struct stat st;
 		char *meta = path_join(path, "_metadata");
-		if (lstat(meta, &st) < 0 && errno == ENOENT && !has_suffix(de->d_name, ".unreadable")) {
+		if (lstat(meta, &st) < 0 && errno == ENOENT && !str_has_suffix(de->d_name, ".unreadable")) {
 			strv_push_take(&out->savepoints, path); /* Flink writes _metadata last: a partial savepoint */
 			path = NULL;
 		} else {
@@ -374,7 +368,7 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 	for (size_t i = 0; i < ncomplete; i++) {
 		char needle[48];
 		snprintf(needle, sizeof(needle), "/chk-%lld/", (long long)complete[i].id);
-		if (stays[i] || (b.problem == NULL && blobs_name(&b, needle)) || b.problem) {
+		if (stays[i] || b.problem || blobs_name(&b, needle)) {
 			if (!stays[i])
 				out->kept_checkpoints++;
 			free(complete[i].path);

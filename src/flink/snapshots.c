@@ -120,12 +120,6 @@ static bool is_job_savepoint(const char *path, const char *prefix)
 	return len - start > plen && !strncmp(path + start, prefix, plen);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind, struct restore_list *list)
 {
 	DIR *d = opendir(dir);
@@ -136,11 +130,11 @@ static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind,
 		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
 		int64_t name_id = -1;
-		if (ends_with(de->d_name, ".unreadable")) {
+		if (str_has_suffix(de->d_name, ".unreadable")) {
 			list->given_up++; /* given up by an earlier start (Flink could not read it): kept for a look */
 			continue;
 		}
-		if (ends_with(de->d_name, SAVEPOINT_DISPOSING_SUFFIX))
+		if (str_has_suffix(de->d_name, SAVEPOINT_DISPOSING_SUFFIX))
 			continue; /* being removed by retention, or half removed by a crash: never a restore point */
 		if (kind == RESTORE_CHECKPOINT) {
 			const char *n = de->d_name + strlen(prefix);

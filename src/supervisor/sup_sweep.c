@@ -57,8 +57,7 @@ static void sweep_run(void *arg)
 	bool renamed = false;
 	for (size_t i = 0; i < j->found.checkpoints.n; i++) {
 		const char *p = j->found.checkpoints.v[i];
-		size_t n = strlen(p), m = strlen(SAVEPOINT_DISPOSING_SUFFIX);
-		if (n >= m && !strcmp(p + n - m, SAVEPOINT_DISPOSING_SUFFIX)) {
+		if (str_has_suffix(p, SAVEPOINT_DISPOSING_SUFFIX)) {
 			strv_push(&j->remove, p);
 			continue;
 		}
