@@ -139,6 +139,110 @@ int read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/* One directory level of rm_tree: the entries of the directory open at fd are unlinked, but for the first
+ * subdirectory not in *failed, whose name is returned (malloc'd; NULL: none left). */
+static char *clear_level(int fd, const ino_t *failed, size_t nfailed, int *r)
+{
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		*r = *r ? *r : -errno;
+		return NULL;
+	}
+	char *descend = NULL;
+	struct dirent *de;
+	while (!descend && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT && !*r)
+				*r = -errno;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT && !*r)
+				*r = -errno;
+			continue;
+		}
+		bool skip = false;
+		for (size_t i = 0; i < nfailed && !skip; i++)
+			skip = failed[i] == st.st_ino;
+		if (!skip)
+			descend = xstrdup(de->d_name);
+	}
+	closedir(d);
+	return descend;
+}
+
+/* Removes the directory tree at path without following links and without a path per file: it walks down and up
+ * with one directory open at a time (openat, "..", unlinkat), so a tree deeper than PATH_MAX, or than the open
+ * files allowed, goes too. What cannot be removed stays, and so does every directory above it; the rest goes. */
+static int rm_tree(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct strv names = {0}; /* the way down from path */
+	ino_t *failed = NULL;    /* directories that could not be emptied: not entered again */
+	size_t nfailed = 0;
+	int r = 0;
+	for (;;) {
+		char *sub = clear_level(fd, failed, nfailed, &r);
+		if (sub) {
+			int subfd = openat(fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat st;
+			if (subfd >= 0) {
+				close(fd);
+				fd = subfd;
+				strv_push_take(&names, sub);
+			} else {
+				if (!r)
+					r = -errno;
+				if (fstatat(fd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+					failed = xrealloc(failed, (nfailed + 1) * sizeof(*failed));
+					failed[nfailed++] = st.st_ino;
+				}
+				free(sub);
+			}
+			continue;
+		}
+		if (names.n == 0)
+			break; /* back at path, emptied as far as it goes */
+		struct stat here;
+		bool known = fstat(fd, &here) == 0;
+		int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+		char *name = names.v[--names.n];
+		names.v[names.n] = NULL;
+		if (fd < 0) {
+			if (!r)
+				r = -errno;
+			free(name);
+			break;
+		}
+		if (unlinkat(fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+			if (!r)
+				r = -errno;
+			if (known) {
+				failed = xrealloc(failed, (nfailed + 1) * sizeof(*failed));
+				failed[nfailed++] = here.st_ino;
+			}
+		}
+		free(name);
+	}
+	if (fd >= 0)
+		close(fd);
+	strv_free(&names);
+	free(failed);
+	if (rmdir(path) < 0 && errno != ENOENT && !r)
+		r = -errno;
+	return r;
+}
+
 int rm_rf(const char *path)
 {
 	struct stat st;
@@ -146,24 +250,7 @@ int rm_rf(const char *path)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	int r = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		char *sub = path_join(path, de->d_name);
-		int q = rm_rf(sub);
-		if (q < 0 && r == 0)
-			r = q;
-		free(sub);
-	}
-	closedir(d);
-	if (rmdir(path) < 0 && errno != ENOENT && r == 0)
-		r = -errno;
-	return r;
+	return rm_tree(path);
 }
 
 pid_t rm_rf_child(const struct strv *paths)

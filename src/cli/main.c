@@ -278,7 +278,7 @@ static void print_next_start(const char *dir, const struct status *st)
 	char *ck = path_join(dir, "checkpoints"), *sp = path_join(dir, "savepoints");
 	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
 	size_t n = 0;
-	if (st->last_savepoint.location)
+	if (st->last_savepoint.location && !st->last_savepoint.claimed)
 		recorded[n++] = st->last_savepoint.location;
 	for (int i = 0; i < st->n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
 		recorded[n++] = st->savepoint_history[i].location;
@@ -397,7 +397,8 @@ static int cmd_status(struct cli *c)
 	return code;
 }
 
-/* The newest complete savepoint of the job on the volume (its directory and the ones status.json records). */
+/* The newest complete savepoint of the job on the volume (its directory and the ones status.json records), not
+ * one restored in claim mode. */
 static char *newest_savepoint(const struct spec *spec)
 {
 	const char *state = spec_get(spec, "flinklet.state.dir");
@@ -412,7 +413,7 @@ static char *newest_savepoint(const struct spec *spec)
 			status_parse(text, &st);
 		const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
 		size_t n = 0;
-		if (st.last_savepoint.location)
+		if (st.last_savepoint.location && !st.last_savepoint.claimed)
 			recorded[n++] = st.last_savepoint.location;
 		for (int i = 0; i < st.n_savepoint_history; i++)
 			recorded[n++] = st.savepoint_history[i].location;
@@ -421,9 +422,14 @@ static char *newest_savepoint(const struct spec *spec)
 		struct restore_scan scan = {ck, sp, id, recorded, NULL, false};
 		struct restore_list list;
 		restore_points_scan(&scan, &list);
-		for (size_t i = 0; i < list.n && !best; i++)
-			if (list.v[i].kind == RESTORE_SAVEPOINT)
+		for (size_t i = 0; i < list.n && !best; i++) {
+			/* a claimed one is the job's checkpoints' now: Flink or the sweep may dispose of it any time */
+			bool claimed = false;
+			for (int k = 0; k < st.n_claimed_savepoints && !claimed; k++)
+				claimed = snapshot_same(st.claimed_savepoints[k].location, list.v[i].path);
+			if (list.v[i].kind == RESTORE_SAVEPOINT && !claimed)
 				best = file_uri_from_path(list.v[i].path);
+		}
 		restore_list_free(&list);
 		free(ck);
 		free(sp);

@@ -76,6 +76,10 @@ const struct option_def flinklet_options[] = {
     {"flinklet.restore.fallback", OPT_ENUM, "previous", 0, 0, "previous,never",
      "When Flink cannot read the newest restore point: previous (restore the next older one, loudly) or never "
      "(stop with lifecycle FAILED instead of rewinding the job)."},
+    {"flinklet.restore.claim-savepoints", OPT_ENUM, "auto", 0, 0, "auto,never",
+     "auto: restore flinklet's own native stop savepoints in claim mode where the Flink version can restore the "
+     "checkpoints after such a restore (FLINK-39964: 2.2.2, 2.3.1, 2.4 and later), so that the first checkpoint "
+     "after the restore is incremental; never: every savepoint in no_claim mode."},
     {"flinklet.restore.max-failures", OPT_INT, "3", 1, 1000, NULL,
      "Consecutive launches that got as far as restoring the same point and failed before it is given up "
      "(without evidence that Flink cannot read it)."},

@@ -305,3 +305,13 @@ const char *flink_version_label(const char *version)
 			return map[i][1];
 	return NULL;
 }
+
+bool flink_claims_native_savepoints(const char *version)
+{
+	unsigned major = 0, minor = 0, patch = 0;
+	if (!version || sscanf(version, "%u.%u.%u", &major, &minor, &patch) < 2)
+		return false;
+	if (major != 2)
+		return major > 2;
+	return minor >= 4 || (minor == 3 && patch >= 1) || (minor == 2 && patch >= 2);
+}

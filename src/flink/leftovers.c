@@ -22,6 +22,13 @@ struct blobs {
 struct ckpt {
 	char *path;
 	int64_t id;
+	const char *claimed; /* a claimed savepoint (its name in the scan's list), ranked with the checkpoints */
+};
+
+/* A savepoint directory without _metadata, removed whole unless a kept _metadata names it. */
+struct partial {
+	char *path;
+	const char *claimed; /* its name in the scan's list of claimed savepoints; NULL: not one of them */
 };
 
 static void blobs_free(struct blobs *b)
@@ -179,7 +186,7 @@ static int scan_checkpoints(const char *jobdir, const struct leftovers_scan *in,
 		free(why);
 		if (r == 0) {
 			*complete = xrealloc(*complete, (*ncomplete + 1) * sizeof(**complete));
-			(*complete)[(*ncomplete)++] = (struct ckpt){path, id};
+			(*complete)[(*ncomplete)++] = (struct ckpt){path, id, NULL};
 		} else if (r == -ENOENT) { /* no _metadata: what a JVM that died in the middle of a checkpoint left */
 			strv_push_take(&out->checkpoints, path);
 		} else { /* damaged, or unreadable: it stays, and so do the files it may name */
@@ -191,11 +198,23 @@ static int scan_checkpoints(const char *jobdir, const struct leftovers_scan *in,
 	return 0;
 }
 
-static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *out, struct blobs *b)
+static const char *claimed_as(const struct leftovers_scan *in, const char *path)
+{
+	for (size_t i = 0; in->claimed && in->claimed[i]; i++)
+		if (!strcmp(in->claimed[i], path) || same_dir(in->claimed[i], path))
+			return in->claimed[i];
+	return NULL;
+}
+
+/* The job's savepoint directories: complete claimed ones into *complete (ranked with the checkpoints), those
+ * without _metadata into *partial (decided once every kept _metadata is read), and the _metadata of the others,
+ * which all stay, into b. */
+static void scan_savepoints(const struct leftovers_scan *in, struct blobs *b, struct ckpt **complete, size_t *ncomplete,
+                            struct partial **partial, size_t *npartial)
 {
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", in->job_id);
-	/* a linked savepoint directory is not swept (its partial savepoints stay); savepoints name no shared/ file */
+	/* a linked savepoint directory is not swept (its partial savepoints stay) */
 	DIR *d = real_dir(in->savepoint_dir) ? opendir(in->savepoint_dir) : NULL;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
@@ -208,12 +227,23 @@ static void scan_savepoints(const struct leftovers_scan *in, struct leftovers *o
 		}
 		struct stat st;
 		char *meta = path_join(path, "_metadata");
+		const char *claimed = str_has_suffix(de->d_name, ".unreadable") ? NULL : claimed_as(in, path);
+		int64_t id = -1;
+		usec_t t = 0;
+		char *why = NULL;
 		if (lstat(meta, &st) < 0 && errno == ENOENT && !str_has_suffix(de->d_name, ".unreadable")) {
-			strv_push_take(&out->savepoints, path); /* Flink writes _metadata last: a partial savepoint */
+			/* Flink writes _metadata last: a partial savepoint, or what Flink left of a claimed one */
+			*partial = xrealloc(*partial, (*npartial + 1) * sizeof(**partial));
+			(*partial)[(*npartial)++] = (struct partial){path, claimed};
+			path = NULL;
+		} else if (claimed && snapshot_check(path, &id, &t, &why) == 0) {
+			*complete = xrealloc(*complete, (*ncomplete + 1) * sizeof(**complete));
+			(*complete)[(*ncomplete)++] = (struct ckpt){path, id, claimed};
 			path = NULL;
 		} else {
-			blobs_read(b, path, in->max_metadata_bytes);
+			blobs_read(b, path, in->max_metadata_bytes); /* a damaged claimed one stays, like any other */
 		}
+		free(why);
 		free(meta);
 		free(path);
 	}
@@ -288,18 +318,29 @@ static void mark_length(const struct blobs *b, struct name *names, size_t n, siz
 	free(slot);
 }
 
-static void scan_shared(const char *jobdir, struct leftovers *out, const struct blobs *b)
+/* The files of dir (shared/, or a claimed savepoint's directory that a kept point still shares files of: thin)
+ * that no kept _metadata names go into out->shared; so does a thin directory's own _metadata. out NULL: only
+ * counts. Returns how many of its files a kept _metadata names. */
+static size_t scan_files(const char *dir, struct leftovers *out, const struct blobs *b, bool thin)
 {
-	char *shared = path_join(jobdir, "shared");
-	DIR *d = real_dir(shared) ? opendir(shared) : NULL; /* a linked shared/ is not swept */
+	DIR *d = real_dir(dir) ? opendir(dir) : NULL; /* a linked one is not swept */
 	struct name *names = NULL;
 	size_t n = 0;
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
-		char *path = path_join(shared, de->d_name);
+		char *path = path_join(dir, de->d_name);
 		struct stat st;
 		if (de->d_name[0] == '.' || lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
 			free(path); /* ".", "..", a directory or a link: not Flink's file of a checkpoint, left alone */
+			continue;
+		}
+		if (thin && !strcmp(de->d_name, "_metadata")) { /* a point subsumed: no restore point any more */
+			if (out) {
+				out->bytes += (uint64_t)st.st_size;
+				strv_push_take(&out->shared, path);
+			} else {
+				free(path);
+			}
 			continue;
 		}
 		names = xrealloc(names, (n + 1) * sizeof(*names));
@@ -319,9 +360,12 @@ static void scan_shared(const char *jobdir, struct leftovers *out, const struct 
 		if (i == 0 || lens[i] != lens[i - 1])
 			mark_length(b, names, n, lens[i]);
 	free(lens);
+	size_t named = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (names[i].named) {
-			out->kept_shared++;
+		named += names[i].named;
+		if (names[i].named || !out) {
+			if (out)
+				out->kept_shared++;
 			free(names[i].path);
 		} else {
 			out->bytes += names[i].size;
@@ -329,7 +373,19 @@ static void scan_shared(const char *jobdir, struct leftovers *out, const struct 
 		}
 	}
 	free(names);
-	free(shared);
+	return named;
+}
+
+/* Whether a kept _metadata names something inside the directory path: by "/<its name>/", or, for a claimed
+ * savepoint, one of its files by its own name (before FLINK-39964 a checkpoint after a claim-mode restore of a
+ * native savepoint names the savepoint's files by their names alone). */
+static bool named_inside(const struct blobs *b, const char *path, bool claimed)
+{
+	const char *base = strrchr(path, '/');
+	char *needle = xasprintf("/%s/", base ? base + 1 : path);
+	bool named = blobs_name(b, needle) || (claimed && scan_files(path, NULL, b, true) > 0);
+	free(needle);
+	return named;
 }
 
 int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
@@ -339,14 +395,19 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 	struct blobs b = {0};
 	struct ckpt *complete = NULL;
 	size_t ncomplete = 0;
+	struct partial *partial = NULL;
+	size_t npartial = 0;
+	struct strv thin = {0};
 	int r = scan_checkpoints(jobdir, in, out, &b, &complete, &ncomplete);
 	if (r < 0) {
 		strv_free(&out->checkpoints);
 		goto done;
 	}
+	scan_savepoints(in, &b, &complete, &ncomplete, &partial, &npartial);
 	if (ncomplete)
 		qsort(complete, ncomplete, sizeof(*complete), cmp_id_desc);
-	/* what stays: the newest `keep`, and the one the launch restores; their _metadata names what else stays */
+	/* what stays: the newest `keep` (claimed savepoints rank as the checkpoints they became), and the one the
+	 * launch restores; their _metadata names what else stays */
 	bool *stays = xcalloc(ncomplete ? ncomplete : 1, sizeof(bool));
 	unsigned keep = in->keep ? in->keep : 1;
 	for (size_t i = 0; i < ncomplete; i++) {
@@ -356,7 +417,6 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 			out->kept_checkpoints++;
 		}
 	}
-	scan_savepoints(in, out, &b);
 	if (in->restore_path && !strncmp(in->restore_path, "/", 1)) {
 		bool listed = false;
 		for (size_t i = 0; i < ncomplete && !listed; i++)
@@ -366,27 +426,61 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 			           in->max_metadata_bytes); /* a savepoint, read again: harmless */
 	}
 	for (size_t i = 0; i < ncomplete; i++) {
-		char needle[48];
-		snprintf(needle, sizeof(needle), "/chk-%lld/", (long long)complete[i].id);
-		if (stays[i] || b.problem || blobs_name(&b, needle)) {
+		bool named = false;
+		if (stays[i] || b.problem) {
+			/* stays: what it names was read */
+		} else if (complete[i].claimed) {
+			named = named_inside(&b, complete[i].path, true);
+		} else {
+			char needle[48];
+			snprintf(needle, sizeof(needle), "/chk-%lld/", (long long)complete[i].id);
+			named = blobs_name(&b, needle);
+		}
+		if (stays[i] || b.problem || named) {
 			if (!stays[i])
 				out->kept_checkpoints++;
+			if (!stays[i] && !b.problem && complete[i].claimed)
+				strv_push(&thin, complete[i].path); /* subsumed, but its files are shared on */
 			free(complete[i].path);
 			continue;
 		}
+		if (complete[i].claimed)
+			strv_push(&out->claimed_gone, complete[i].claimed);
 		strv_push_take(&out->checkpoints, complete[i].path);
 	}
 	free(stays);
+	for (size_t i = 0; i < npartial; i++) {
+		if (b.problem && partial[i].claimed) {
+			free(partial[i].path); /* what a kept point that cannot be read names is not known */
+		} else if (!b.problem && named_inside(&b, partial[i].path, partial[i].claimed != NULL)) {
+			strv_push_take(&thin, partial[i].path);
+		} else {
+			if (partial[i].claimed)
+				strv_push(&out->claimed_gone, partial[i].claimed);
+			strv_push_take(&out->savepoints, partial[i].path);
+		}
+	}
 	for (size_t i = 0; i < out->checkpoints.n; i++)
 		out->bytes += du(out->checkpoints.v[i]);
 	for (size_t i = 0; i < out->savepoints.n; i++)
 		out->bytes += du(out->savepoints.v[i]);
-	if (b.problem)
+	struct stat st;
+	for (size_t i = 0; in->claimed && in->claimed[i]; i++)
+		if (lstat(in->claimed[i], &st) < 0 && errno == ENOENT)
+			strv_push(&out->claimed_gone, in->claimed[i]);
+	if (b.problem) {
 		out->shared_skipped = xstrdup(b.problem);
-	else
-		scan_shared(jobdir, out, &b);
+	} else {
+		char *shared = path_join(jobdir, "shared");
+		(void)scan_files(shared, out, &b, false);
+		free(shared);
+		for (size_t i = 0; i < thin.n; i++)
+			(void)scan_files(thin.v[i], out, &b, true);
+	}
 done:
 	free(complete);
+	free(partial);
+	strv_free(&thin);
 	blobs_free(&b);
 	free(jobdir);
 	return r;
@@ -397,5 +491,6 @@ void leftovers_free(struct leftovers *l)
 	strv_free(&l->checkpoints);
 	strv_free(&l->savepoints);
 	strv_free(&l->shared);
+	strv_free(&l->claimed_gone);
 	free(l->shared_skipped);
 }

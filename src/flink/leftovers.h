@@ -6,11 +6,18 @@
  * shared/ directory that only those referenced. Pure file-system reads: the caller removes what is listed.
  *
  * What stays, always: the newest `keep` complete checkpoints (by id), the point the launch restores, every
- * damaged or given-up (*.unreadable) point, every complete savepoint, and every file of shared/ whose name
- * appears in the _metadata of any of them (a checkpoint names its files by path; the search is for the bytes of
- * the name, so an unusual encoding can only keep a file, never lose one). A checkpoint directory that a kept
- * _metadata names a file in stays too. shared/ is left alone when a kept _metadata cannot be read in full, or
- * when there is more of it than max_metadata_bytes. */
+ * damaged or given-up (*.unreadable) point, every complete savepoint that was not claimed, and every file of
+ * shared/ whose name appears in the _metadata of any of them (a checkpoint names its files by path; the search is
+ * for the bytes of the name, so an unusual encoding can only keep a file, never lose one). A checkpoint directory
+ * that a kept _metadata names a file in stays too. shared/ is left alone when a kept _metadata cannot be read in
+ * full, or when there is more of it than max_metadata_bytes.
+ *
+ * A claimed savepoint (restored in claim mode: the job's checkpoints own it and share its files) counts as the
+ * checkpoint it became: kept while it is among the newest `keep` or the restore point; beyond them, what a dead JVM
+ * did not subsume goes: the whole directory when no kept _metadata names it, else its _metadata and the files no
+ * kept _metadata names (Flink's own disposal of a subsumed point, done for a JVM that died first). A savepoint
+ * directory without _metadata is removed whole only when no kept _metadata names it (what Flink leaves of a claimed
+ * one it disposed of holds the files newer checkpoints share); when one does, only its unnamed files go. */
 #ifndef FLINKLET_LEFTOVERS_H
 #define FLINKLET_LEFTOVERS_H
 
@@ -25,13 +32,19 @@ struct leftovers_scan {
 	unsigned keep;               /* the newest complete checkpoints kept (num-retained; at least 1) */
 	const char *restore_path;    /* the point the launch restores (NULL: none), kept whatever its rank */
 	uint64_t max_metadata_bytes; /* more kept _metadata than this: shared/ is not swept */
+	const char *const *claimed;  /* savepoints restored in claim mode (local paths), NULL-terminated; may be NULL */
 };
 
 struct leftovers {
-	struct strv checkpoints; /* chk-N directories to remove: beyond the kept ones, or without _metadata */
-	struct strv savepoints;  /* savepoint-<jobId6>-X directories of the job without _metadata */
-	struct strv shared;      /* files of <checkpoint dir>/<jobId>/shared/ that no kept _metadata names */
-	uint64_t bytes;          /* what all of it holds */
+	/* chk-N directories to remove (beyond the kept ones, or without _metadata), and claimed savepoints beyond the
+	 * kept ones that no kept _metadata names: complete points, renamed aside before they are removed */
+	struct strv checkpoints;
+	struct strv savepoints; /* savepoint-<jobId6>-X directories of the job without _metadata that nothing names */
+	/* files of <checkpoint dir>/<jobId>/shared/ that no kept _metadata names; and of a claimed savepoint beyond
+	 * the kept ones (or one without _metadata) that a kept _metadata names: its _metadata and unnamed files */
+	struct strv shared;
+	struct strv claimed_gone; /* the claimed savepoints given that are gone, or go whole with this sweep */
+	uint64_t bytes;           /* what all of it holds */
 	unsigned kept_checkpoints, kept_shared;
 	char *shared_skipped; /* why shared/ was not swept (NULL: it was) */
 };

@@ -209,6 +209,21 @@ int restore_points_scan(const struct restore_scan *scan, struct restore_list *li
 	return r;
 }
 
+bool snapshot_same(const char *a, const char *b)
+{
+	char *pa = a ? local_path_from_uri(a) : NULL, *pb = b ? local_path_from_uri(b) : NULL;
+	bool same = false;
+	if (pa && pb) {
+		char *ra = realpath(pa, NULL), *rb = realpath(pb, NULL);
+		same = !strcmp(ra ? ra : pa, rb ? rb : pb);
+		free(ra);
+		free(rb);
+	}
+	free(pa);
+	free(pb);
+	return same;
+}
+
 void restore_list_free(struct restore_list *list)
 {
 	for (size_t i = 0; i < list->n; i++)

@@ -63,6 +63,9 @@ bool corrupt_point_is_newer(const struct corrupt_point *c, const struct restore_
 int restore_points_scan(const struct restore_scan *scan, struct restore_list *list);
 void restore_list_free(struct restore_list *list);
 
+/* Whether two snapshot locations (file: URIs or local paths) are the same directory (resolved when they exist). */
+bool snapshot_same(const char *a, const char *b);
+
 /* Checks a snapshot directory's _metadata: present, a regular file, Flink's magic number. Returns 0
  * with *ret_id (the checkpoint id in the header), or -errno / -EBADMSG with a reason in why. */
 int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **why);

@@ -66,6 +66,7 @@ void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, 
 	status_set_string(&r->format_type, NULL);
 	r->id = id;
 	r->time_ms = time_ms;
+	r->claimed = false;
 }
 
 void snapshot_ref_free(struct snapshot_ref *r)
@@ -95,6 +96,8 @@ void status_free(struct status *st)
 	snapshot_ref_free(&st->last_savepoint);
 	for (int i = 0; i < st->n_savepoint_history; i++)
 		snapshot_ref_free(&st->savepoint_history[i]);
+	for (int i = 0; i < st->n_claimed_savepoints; i++)
+		snapshot_ref_free(&st->claimed_savepoints[i]);
 	snapshot_ref_free(&st->last_checkpoint);
 	for (int i = 0; i < st->n_checkpoint_history; i++)
 		snapshot_ref_free(&st->checkpoint_history[i]);
@@ -128,6 +131,8 @@ static cJSON *savepoint_json(const struct snapshot_ref *r)
 	cJSON_AddNumberToObject(o, "timeStamp", (double)r->time_ms);
 	cJSON_AddItemToObject(o, "triggerType", str_or_null(r->trigger_type));
 	cJSON_AddStringToObject(o, "formatType", r->format_type ? r->format_type : "UNKNOWN");
+	if (r->claimed)
+		cJSON_AddTrueToObject(o, "claimed");
 	return o;
 }
 
@@ -152,6 +157,15 @@ cJSON *status_to_json(const struct status *st)
 	cJSON *hist = cJSON_AddArrayToObject(spi, "savepointHistory");
 	for (int i = 0; i < st->n_savepoint_history; i++)
 		cJSON_AddItemToArray(hist, savepoint_json(&st->savepoint_history[i]));
+	cJSON *claimed = cJSON_AddArrayToObject(spi, "claimedSavepoints");
+	for (int i = 0; i < st->n_claimed_savepoints; i++) {
+		const struct snapshot_ref *r = &st->claimed_savepoints[i];
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "location", r->location);
+		cJSON_AddNumberToObject(c, "checkpointId", (double)r->id);
+		cJSON_AddNumberToObject(c, "timeStamp", (double)r->time_ms);
+		cJSON_AddItemToArray(claimed, c);
+	}
 	if (st->savepoint_trigger_nonce >= 0)
 		cJSON_AddNumberToObject(spi, "lastTriggerNonce", (double)st->savepoint_trigger_nonce);
 	else
@@ -260,6 +274,7 @@ static void parse_savepoint(const cJSON *o, struct snapshot_ref *r)
 	const char *fmt = get_str(o, "formatType");
 	if (fmt && (!strcmp(fmt, "NATIVE") || !strcmp(fmt, "CANONICAL")))
 		status_set_string(&r->format_type, fmt);
+	r->claimed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "claimed"));
 }
 
 int status_parse(const char *text, struct status *st)
@@ -295,6 +310,16 @@ int status_parse(const char *text, struct status *st)
 		parse_savepoint(h, r);
 		if (r->location)
 			st->n_savepoint_history++;
+	}
+	cJSON_ArrayForEach (h, cJSON_GetObjectItemCaseSensitive(spi, "claimedSavepoints")) {
+		if (st->n_claimed_savepoints >= CLAIMED_SAVEPOINTS_MAX)
+			break;
+		if (!cJSON_IsObject(h) || !get_str(h, "location"))
+			continue;
+		struct snapshot_ref *r = &st->claimed_savepoints[st->n_claimed_savepoints++];
+		snapshot_ref_set(r, get_str(h, "location"), get_i64(h, "checkpointId", -1), get_i64(h, "timeStamp", 0),
+		                 NULL);
+		r->claimed = true;
 	}
 	const cJSON *spn = cJSON_GetObjectItemCaseSensitive(spi, "lastTriggerNonce");
 	if (cJSON_IsNumber(spn))

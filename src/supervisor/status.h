@@ -29,10 +29,12 @@ struct snapshot_ref {
 	int64_t time_ms;
 	char *trigger_type; /* savepoints: UPGRADE, MANUAL, PERIODIC, SHUTDOWN ... */
 	char *format_type;  /* savepoints: NATIVE or CANONICAL; NULL: unknown (rendered UNKNOWN, as the operator's) */
+	bool claimed;       /* a savepoint restored in claim mode: Flink's checkpoints own it (it may be gone) */
 };
 
 #define SAVEPOINT_HISTORY_MAX 64
 #define CHECKPOINT_HISTORY_MAX 10
+#define CLAIMED_SAVEPOINTS_MAX 16
 
 struct status {
 	enum lifecycle_state lifecycle;
@@ -44,6 +46,10 @@ struct status {
 	struct snapshot_ref last_savepoint;
 	struct snapshot_ref savepoint_history[SAVEPOINT_HISTORY_MAX];
 	int n_savepoint_history;
+	/* flinklet's own savepoints restored in claim mode, oldest first: out of the history (Flink's checkpoints own
+	 * them and Flink disposes of them once subsumed); the sweep disposes of what a dead JVM left of them */
+	struct snapshot_ref claimed_savepoints[CLAIMED_SAVEPOINTS_MAX];
+	int n_claimed_savepoints;
 	struct snapshot_ref last_checkpoint;
 	/* checkpoints flinklet asked for (MANUAL, PERIODIC), newest last */
 	struct snapshot_ref checkpoint_history[CHECKPOINT_HISTORY_MAX];

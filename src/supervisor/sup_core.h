@@ -120,6 +120,7 @@ struct sup_restore {
 	char *path;
 	enum restore_kind kind;
 	int64_t id; /* its checkpoint id (the _metadata header); -1 with no restore point */
+	bool claim; /* restored in claim mode: a checkpoint, or flinklet's own native stop savepoint */
 	bool reached;
 	struct restorelog scan;
 	char *evidence;

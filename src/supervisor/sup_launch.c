@@ -334,7 +334,7 @@ static int launch_jvm(struct supervisor *s)
 	if (uri)
 		sup_event(s, "Restoring", "restoring job %s to checkpoint id %lld from %s %s (%s)", s->job_id,
 		          (long long)s->restore.id, restore_kind_to_string(s->restore.kind), uri,
-		          s->restore.kind == RESTORE_CHECKPOINT ? "claim mode" : "no_claim mode");
+		          s->restore.claim ? "claim mode" : "no_claim mode");
 	else
 		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",
 		          s->job_id);
@@ -346,7 +346,7 @@ static int launch_jvm(struct supervisor *s)
 	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = uri,
-	    .restore_claim = s->restore.kind == RESTORE_CHECKPOINT,
+	    .restore_claim = s->restore.claim,
 	    .jar_path = s->launch.jar.local_path,
 	};
 	sup_cds_prepare(s, &l);
@@ -412,7 +412,7 @@ int sup_spawn(struct supervisor *s)
 	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = s->launch.spawn.uri,
-	    .restore_claim = s->restore.kind == RESTORE_CHECKPOINT,
+	    .restore_claim = s->restore.claim,
 	    .jar_path = s->launch.jar.local_path,
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,

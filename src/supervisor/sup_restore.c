@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flinkconf.h"
 #include "sup_restore.h"
 
 static bool strv_contains(const struct strv *v, const char *s)
@@ -26,11 +27,16 @@ static void put_aside_done(struct supervisor *s, int r, void *arg)
 	free(aside);
 }
 
-void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
+/* Whether point (a local path) is a directory right inside flinklet's own savepoint directory. */
+static bool in_savepoint_dir(struct supervisor *s, const char *point)
 {
 	size_t splen = strlen(s->sp_dir);
-	if (kind != RESTORE_CHECKPOINT &&
-	    !(!strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/')))
+	return !strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/');
+}
+
+void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
+{
+	if (kind != RESTORE_CHECKPOINT && !in_savepoint_dir(s, point))
 		return;
 	if (sup_volume_busy(s, point))
 		return; /* already on its way aside */
@@ -59,7 +65,9 @@ static int choose(struct supervisor *s)
 	const char *recorded[SAVEPOINT_HISTORY_MAX + 2] = {0};
 	size_t n = 0;
 	if (!s->launch.fresh_start) {
-		if (s->status.last_savepoint.location)
+		/* a claimed one is Flink's to dispose of: gone is no news (in the savepoint directory, the scan finds
+		 * it while it is there) */
+		if (s->status.last_savepoint.location && !s->status.last_savepoint.claimed)
 			recorded[n++] = s->status.last_savepoint.location;
 		for (int i = 0; i < s->status.n_savepoint_history && n < SAVEPOINT_HISTORY_MAX + 1; i++)
 			recorded[n++] = s->status.savepoint_history[i].location;
@@ -144,11 +152,98 @@ static int choose(struct supervisor *s)
 	return 0;
 }
 
+/* The history entry of flinklet's own stop savepoint in the native format at path, or -1. */
+static int own_native_stop_savepoint(struct supervisor *s, const char *path)
+{
+	for (int i = s->status.n_savepoint_history - 1; i >= 0; i--) {
+		const struct snapshot_ref *h = &s->status.savepoint_history[i];
+		if (h->trigger_type && !strcmp(h->trigger_type, "UPGRADE") && h->format_type &&
+		    !strcmp(h->format_type, "NATIVE") && snapshot_same(h->location, path))
+			return i;
+	}
+	return -1;
+}
+
+static int claimed_index(struct supervisor *s, const char *path)
+{
+	for (int i = 0; i < s->status.n_claimed_savepoints; i++)
+		if (snapshot_same(s->status.claimed_savepoints[i].location, path))
+			return i;
+	return -1;
+}
+
+/* Whether the launch restores its point in claim mode: a checkpoint always (flinklet's own, Flink cleans it up
+ * once subsumed); a savepoint when it is one flinklet took itself to stop the job (trigger UPGRADE), in the native
+ * format, in its own savepoint directory, or one claimed already (a launch that died before it checkpointed),
+ * flinklet.restore.claim-savepoints is auto and the Flink version restores what comes after (FLINK-39964). Then the
+ * first checkpoint after the restore is incremental: it shares the savepoint's files instead of uploading the whole
+ * state again. A manual or periodic savepoint, a canonical one (restored by re-inserting every key: its first
+ * checkpoint is a full one either way) and one from elsewhere are never Flink's to delete. */
+static bool claim_restore(struct supervisor *s)
+{
+	if (s->restore.kind == RESTORE_CHECKPOINT)
+		return true;
+	const char *mode = spec_get(s->spec, "flinklet.restore.claim-savepoints");
+	if (s->restore.kind != RESTORE_SAVEPOINT || !s->restore.path || (mode && !strcmp(mode, "never")) ||
+	    !in_savepoint_dir(s, s->restore.path))
+		return false;
+	if (claimed_index(s, s->restore.path) < 0 && own_native_stop_savepoint(s, s->restore.path) < 0)
+		return false;
+	if (!flink_claims_native_savepoints(s->flink_version)) {
+		/* before FLINK-39964 the checkpoints after such a restore name the savepoint's files relative to their
+		 * own directory: the next restore from one of them fails (FileNotFoundException). A claimed one of an
+		 * earlier launch (a fixed version then) is restored in claim mode again: its checkpoints own it. */
+		if (claimed_index(s, s->restore.path) >= 0)
+			return true;
+		log_info(
+		    "restoring flinklet's own NATIVE savepoint %s in no_claim mode: with Flink %s the checkpoints "
+		    "after a claim-mode restore of it could not be restored (FLINK-39964, fixed in 2.2.2, 2.3.1 and "
+		    "2.4); the first checkpoint after the restore is a full one",
+		    s->restore.path, s->flink_version ? s->flink_version : "of unknown version");
+		return false;
+	}
+	return true;
+}
+
+/* The savepoint restored in claim mode leaves the history: Flink's checkpoints own it from this launch on, and
+ * Flink deletes it (its _metadata, and its files once no checkpoint shares them) when newer checkpoints subsume
+ * it, so retention must never count or dispose of it. It is kept in the status's claimed list (what the sweep
+ * disposes of once a dead JVM left it behind), and lastSavepoint, when it is that one, says claimed. */
+static void claim_savepoint(struct supervisor *s)
+{
+	if (claimed_index(s, s->restore.path) >= 0)
+		return; /* claimed by an earlier launch already */
+	int h = own_native_stop_savepoint(s, s->restore.path);
+	if (h < 0)
+		return;
+	struct status *st = &s->status;
+	struct snapshot_ref *c =
+	    snapshot_history_push(st->claimed_savepoints, &st->n_claimed_savepoints, CLAIMED_SAVEPOINTS_MAX);
+	*c = st->savepoint_history[h];
+	c->id = s->restore.id;
+	c->claimed = true;
+	memmove(&st->savepoint_history[h], &st->savepoint_history[h + 1],
+	        sizeof(*st->savepoint_history) * (size_t)(st->n_savepoint_history - h - 1));
+	st->n_savepoint_history--;
+	memset(&st->savepoint_history[st->n_savepoint_history], 0, sizeof(*st->savepoint_history));
+	if (snapshot_same(st->last_savepoint.location, c->location))
+		st->last_savepoint.claimed = true;
+	sup_event(s, "SavepointClaimed",
+	          "savepoint %s (checkpoint id %lld, NATIVE) is restored in claim mode: the job's checkpoints own it "
+	          "from now on and share its files (the next checkpoint is incremental); it leaves the savepoint "
+	          "history, and Flink disposes of it once newer checkpoints subsume it",
+	          c->location, (long long)c->id);
+	sup_write_status(s);
+}
+
 int sup_restore_choose(struct supervisor *s)
 {
 	int r = choose(s);
 	if (r < 0)
 		return r;
+	s->restore.claim = claim_restore(s);
+	if (s->restore.claim && s->restore.kind == RESTORE_SAVEPOINT)
+		claim_savepoint(s);
 	s->restore.reached = false;
 	free(s->restore.evidence);
 	s->restore.evidence = NULL;

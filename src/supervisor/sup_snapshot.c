@@ -540,21 +540,6 @@ void sup_check_nonces(struct supervisor *s)
 
 /* ---- retention ---- */
 
-static bool same_snapshot(const char *a, const char *b)
-{
-	char *pa = a ? local_path_from_uri(a) : NULL, *pb = b ? local_path_from_uri(b) : NULL;
-	bool same = false;
-	if (pa && pb) {
-		char *ra = realpath(pa, NULL), *rb = realpath(pb, NULL);
-		same = !strcmp(ra ? ra : pa, rb ? rb : pb);
-		free(ra);
-		free(rb);
-	}
-	free(pa);
-	free(pb);
-	return same;
-}
-
 /* The restore point the next launch would choose now. */
 static char *newest_restore_point(struct supervisor *s)
 {
@@ -689,9 +674,9 @@ void sup_retention(struct supervisor *s)
 		bool newest = i == st->n_savepoint_history - 1;
 		bool too_many = st->n_savepoint_history - i > max_count;
 		bool too_old = max_age && now_ms - r->time_ms > (int64_t)(max_age / USEC_PER_MSEC);
-		bool protected = newest || same_snapshot(r->location, restore) ||
-		                 same_snapshot(r->location, st->restored_location) ||
-		                 same_snapshot(r->location, st->last_savepoint.location);
+		bool protected = newest || snapshot_same(r->location, restore) ||
+		                 snapshot_same(r->location, st->restored_location) ||
+		                 snapshot_same(r->location, st->last_savepoint.location);
 		if (!(too_many || too_old) || protected) {
 			if (keep != i) {
 				st->savepoint_history[keep] = *r;

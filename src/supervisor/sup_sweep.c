@@ -21,6 +21,7 @@ struct sweep_job {
 	struct supervisor *s; /* touched on the loop only (the done callback) */
 	unsigned gen;
 	char *ckpt_dir, *sp_dir, *job_id, *restore;
+	struct strv claimed; /* the claimed savepoints, local paths */
 	unsigned keep;
 	struct leftovers found;
 	struct strv remove; /* what the child removes: the renamed checkpoints, the savepoints, the files */
@@ -32,6 +33,7 @@ static void sweep_job_free(struct sweep_job *j)
 {
 	leftovers_free(&j->found);
 	strv_free(&j->remove);
+	strv_free(&j->claimed);
 	free(j->ckpt_dir);
 	free(j->sp_dir);
 	free(j->job_id);
@@ -50,6 +52,7 @@ static void sweep_run(void *arg)
 	    .keep = j->keep,
 	    .restore_path = j->restore,
 	    .max_metadata_bytes = SWEEP_MAX_METADATA,
+	    .claimed = (const char *const *)j->claimed.v,
 	};
 	j->r = leftovers_find(&in, &j->found);
 	if (j->r < 0)
@@ -78,6 +81,34 @@ static void sweep_run(void *arg)
 		strv_push(&j->remove, j->found.shared.v[i]);
 }
 
+/* The claimed savepoints that are gone (Flink disposed of them) or go with this sweep leave the status's list. */
+static void forget_claimed(struct supervisor *s, const struct strv *gone)
+{
+	struct status *st = &s->status;
+	int kept = 0;
+	for (int i = 0; i < st->n_claimed_savepoints; i++) {
+		struct snapshot_ref *c = &st->claimed_savepoints[i];
+		char *path = local_path_from_uri(c->location);
+		bool drop = false;
+		for (size_t k = 0; path && k < gone->n && !drop; k++)
+			drop = !strcmp(gone->v[k], path);
+		free(path);
+		if (drop) {
+			snapshot_ref_free(c);
+			continue;
+		}
+		if (kept != i) {
+			st->claimed_savepoints[kept] = *c;
+			memset(c, 0, sizeof(*c));
+		}
+		kept++;
+	}
+	if (kept == st->n_claimed_savepoints)
+		return;
+	st->n_claimed_savepoints = kept;
+	sup_write_status(s);
+}
+
 static void sweep_done(void *arg)
 {
 	struct sweep_job *j = arg;
@@ -87,6 +118,7 @@ static void sweep_done(void *arg)
 		return;
 	}
 	s->sweep.finding = false;
+	forget_claimed(s, &j->found.claimed_gone);
 	if (j->r < 0)
 		log_warn("unable to look for what dead JVMs left in %s/%s: %s", j->ckpt_dir, j->job_id,
 		         strerror(-j->r));
@@ -126,6 +158,11 @@ void sup_sweep_before_launch(struct supervisor *s, const char *restore_path)
 	j->sp_dir = xstrdup(s->sp_dir);
 	j->job_id = xstrdup(s->job_id);
 	j->restore = restore_path ? xstrdup(restore_path) : NULL;
+	for (int i = 0; i < s->status.n_claimed_savepoints; i++) {
+		char *p = local_path_from_uri(s->status.claimed_savepoints[i].location);
+		if (p)
+			strv_push_take(&j->claimed, p);
+	}
 	int64_t keep = spec_int(s->spec, "execution.checkpointing.num-retained");
 	j->keep = keep > 0 ? (unsigned)keep : 1;
 	s->sweep.finding = true;

@@ -439,6 +439,9 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 	s->status.n_savepoint_history = old->n_savepoint_history;
 	memcpy(s->status.savepoint_history, old->savepoint_history, sizeof(old->savepoint_history));
 	old->n_savepoint_history = 0;
+	s->status.n_claimed_savepoints = old->n_claimed_savepoints;
+	memcpy(s->status.claimed_savepoints, old->claimed_savepoints, sizeof(old->claimed_savepoints));
+	old->n_claimed_savepoints = 0;
 	s->status.last_checkpoint = old->last_checkpoint;
 	memset(&old->last_checkpoint, 0, sizeof(old->last_checkpoint));
 	s->status.start_time_ms = old->start_time_ms;

@@ -93,7 +93,7 @@ static bool listed(const struct strv *v, const char *suffix)
 
 static int find(const struct layout *l, unsigned keep, const char *restore, struct leftovers *out)
 {
-	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20};
+	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20, NULL};
 	return leftovers_find(&in, out);
 }
 
@@ -207,7 +207,7 @@ static void test_too_much_metadata_leaves_shared_alone(void **state)
 	chk(&l, 1, "file:/v/checkpoints/" JOB "/shared/s-1");
 	shared(&l, "s-orphan");
 	struct leftovers out;
-	struct leftovers_scan in = {l.ckpt, l.sp, JOB, 2, NULL, 8};
+	struct leftovers_scan in = {l.ckpt, l.sp, JOB, 2, NULL, 8, NULL};
 	assert_int_equal(leftovers_find(&in, &out), 0);
 	assert_non_null(out.shared_skipped);
 	assert_int_equal(out.shared.n, 0);
@@ -240,12 +240,161 @@ static void test_links_and_directories_in_shared_are_left_alone(void **state)
 	layout_free(&l);
 }
 
+/* A savepoint directory of the job: its _metadata (id >= 0) or none (-1), and its files */
+static char *savepoint(const struct layout *l, const char *name, long long id, const char *names, const char **files)
+{
+	char *dir = path_join(l->sp, name);
+	mkdir_p(dir);
+	if (id >= 0)
+		metadata(dir, id, names);
+	for (size_t i = 0; files && files[i]; i++)
+		free(write_text(dir, files[i], "sst bytes"));
+	return dir;
+}
+
+static int find_claimed(const struct layout *l, unsigned keep, const char *restore, const char **claimed,
+                        struct leftovers *out)
+{
+	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20, claimed};
+	return leftovers_find(&in, out);
+}
+
+static void test_a_claimed_savepoint_counts_as_the_checkpoint_it_became(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	const char *files[] = {"sst-1", "sst-2", "sst-3", NULL};
+	/* claimed at id 10 and restored; checkpoints 11 and 12 share sst-1 of it; 13 and 14 were taken after that */
+	char *x = savepoint(&l, "savepoint-012345-aaaaaaaaaaaa", 10,
+	                    "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/sst-1\0"
+	                    "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/sst-2\0"
+	                    "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/sst-3",
+	                    files);
+	chk(&l, 11, "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/sst-1");
+	chk(&l, 12, "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/sst-1");
+	const char *claimed[] = {x, NULL};
+	struct leftovers out;
+	/* among the newest two with 11 (keep 3): it stays whole, a restore point still */
+	assert_int_equal(find_claimed(&l, 3, NULL, claimed, &out), 0);
+	assert_int_equal(out.checkpoints.n + out.savepoints.n + out.shared.n + out.claimed_gone.n, 0);
+	leftovers_free(&out);
+	/* beyond the kept two but the kept 12 shares sst-1: its _metadata and sst-2, sst-3 go, sst-1 stays */
+	assert_int_equal(find_claimed(&l, 2, NULL, claimed, &out), 0);
+	assert_int_equal(out.checkpoints.n, 0);
+	assert_int_equal(out.savepoints.n, 0);
+	assert_int_equal(out.shared.n, 3);
+	assert_true(listed(&out.shared, "_metadata"));
+	assert_true(listed(&out.shared, "sst-2"));
+	assert_true(listed(&out.shared, "sst-3"));
+	assert_int_equal(out.claimed_gone.n, 0);
+	leftovers_free(&out);
+	/* the launch restores it: it stays whole whatever its rank */
+	assert_int_equal(find_claimed(&l, 1, x, claimed, &out), 0);
+	assert_int_equal(out.shared.n, 0);
+	assert_true(listed(&out.checkpoints, "chk-11"));
+	assert_int_equal(out.claimed_gone.n, 0);
+	leftovers_free(&out);
+	/* newer checkpoints that name none of it: the whole directory goes (renamed aside first) and leaves the list */
+	chk(&l, 13, "");
+	chk(&l, 14, "");
+	assert_int_equal(find_claimed(&l, 2, NULL, claimed, &out), 0);
+	assert_true(listed(&out.checkpoints, "savepoint-012345-aaaaaaaaaaaa"));
+	assert_true(listed(&out.checkpoints, "chk-11"));
+	assert_true(listed(&out.checkpoints, "chk-12"));
+	assert_int_equal(out.claimed_gone.n, 1);
+	assert_string_equal(out.claimed_gone.v[0], x);
+	leftovers_free(&out);
+	/* not claimed (a savepoint of the history): every complete savepoint stays */
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_false(listed(&out.checkpoints, "savepoint-012345-aaaaaaaaaaaa"));
+	assert_int_equal(out.savepoints.n, 0);
+	leftovers_free(&out);
+	free(x);
+	layout_free(&l);
+}
+
+static void test_what_flink_left_of_a_disposed_savepoint_stays_while_named(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	/* (Flink's files have names of their own, UUIDs: a name is searched for alone) */
+	const char *xf[] = {"x-1", "x-2", NULL}, *yf[] = {"y-1", "y-2", NULL}, *zf[] = {"z-1", NULL};
+	/* Flink disposed of the claimed savepoint (no _metadata) and kept x-1, which checkpoint 12 shares */
+	char *x = savepoint(&l, "savepoint-012345-aaaaaaaaaaaa", -1, NULL, xf);
+	/* the same, but the status lost its claim (an older status.json): named, so only its unnamed file goes */
+	char *y = savepoint(&l, "savepoint-012345-bbbbbbbbbbbb", -1, NULL, yf);
+	/* a partial savepoint nothing names: removed whole, as before */
+	char *z = savepoint(&l, "savepoint-012345-cccccccccccc", -1, NULL, zf);
+	chk(&l, 12,
+	    "file:/v/savepoints/savepoint-012345-aaaaaaaaaaaa/x-1\0"
+	    "file:/v/savepoints/savepoint-012345-bbbbbbbbbbbb/y-2");
+	char *gone = path_join(l.sp, "savepoint-012345-dddddddddddd"); /* claimed, disposed of entirely */
+	const char *claimed[] = {x, gone, NULL};
+	struct leftovers out;
+	assert_int_equal(find_claimed(&l, 2, NULL, claimed, &out), 0);
+	assert_int_equal(out.savepoints.n, 1);
+	assert_true(listed(&out.savepoints, "savepoint-012345-cccccccccccc"));
+	assert_int_equal(out.shared.n, 2);
+	char *x2 = path_join(x, "x-2"), *y1 = path_join(y, "y-1");
+	bool has_x2 = false, has_y1 = false;
+	for (size_t i = 0; i < out.shared.n; i++) {
+		has_x2 |= !strcmp(out.shared.v[i], x2);
+		has_y1 |= !strcmp(out.shared.v[i], y1);
+	}
+	assert_true(has_x2 && has_y1);
+	assert_int_equal(out.claimed_gone.n, 1);
+	assert_string_equal(out.claimed_gone.v[0], gone);
+	leftovers_free(&out);
+	/* a kept _metadata that cannot be read: the claimed one stays whole, nothing of it goes */
+	char *damaged = at(&l, "chk-13");
+	mkdir_p(damaged);
+	free(write_text(damaged, "_metadata", "not Flink's"));
+	assert_int_equal(find_claimed(&l, 2, NULL, claimed, &out), 0);
+	assert_non_null(out.shared_skipped);
+	assert_int_equal(out.shared.n, 0);
+	assert_false(listed(&out.savepoints, "savepoint-012345-aaaaaaaaaaaa"));
+	leftovers_free(&out);
+	free(x2);
+	free(y1);
+	free(damaged);
+	free(gone);
+	free(x);
+	free(y);
+	free(z);
+	layout_free(&l);
+}
+
+static void test_a_claimed_savepoint_named_by_file_name_alone_keeps_those_files(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	/* before FLINK-39964 the checkpoints after the claim name the savepoint's files by their names alone */
+	const char *files[] = {"c0ffee01-sst", "c0ffee02-sst", NULL};
+	char *x = savepoint(&l, "savepoint-012345-aaaaaaaaaaaa", 10, "", files);
+	chk(&l, 11, "$c0ffee01-sst");
+	chk(&l, 12, "$c0ffee01-sst");
+	const char *claimed[] = {x, NULL};
+	struct leftovers out;
+	assert_int_equal(find_claimed(&l, 2, NULL, claimed, &out), 0);
+	assert_false(listed(&out.checkpoints, "savepoint-012345-aaaaaaaaaaaa"));
+	assert_int_equal(out.shared.n, 2);
+	assert_true(listed(&out.shared, "_metadata"));
+	assert_true(listed(&out.shared, "c0ffee02-sst"));
+	leftovers_free(&out);
+	/* not claimed: a complete savepoint, which stays whole */
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_int_equal(out.shared.n + out.savepoints.n, 0);
+	leftovers_free(&out);
+	free(x);
+	layout_free(&l);
+}
+
 static void test_no_checkpoint_directory_yet(void **state)
 {
 	(void)state;
 	struct layout l = layout();
 	struct leftovers out;
-	struct leftovers_scan in = {l.ckpt, l.sp, "ffffffffffffffffffffffffffffffff", 2, NULL, 1 << 20};
+	struct leftovers_scan in = {l.ckpt, l.sp, "ffffffffffffffffffffffffffffffff", 2, NULL, 1 << 20, NULL};
 	assert_int_equal(leftovers_find(&in, &out), 0);
 	assert_int_equal(out.checkpoints.n + out.savepoints.n + out.shared.n, 0);
 	leftovers_free(&out);
@@ -261,6 +410,9 @@ int main(void)
 	    cmocka_unit_test(test_too_much_metadata_leaves_shared_alone),
 	    cmocka_unit_test(test_links_and_directories_in_shared_are_left_alone),
 	    cmocka_unit_test(test_no_checkpoint_directory_yet),
+	    cmocka_unit_test(test_a_claimed_savepoint_counts_as_the_checkpoint_it_became),
+	    cmocka_unit_test(test_what_flink_left_of_a_disposed_savepoint_stays_while_named),
+	    cmocka_unit_test(test_a_claimed_savepoint_named_by_file_name_alone_keeps_those_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

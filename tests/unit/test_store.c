@@ -222,6 +222,47 @@ static void test_the_job_id_is_made_once_and_kept(void **state)
 	remove_tree(dir);
 }
 
+static void test_a_tree_deeper_than_path_max_goes_and_no_link_is_followed(void **state)
+{
+	(void)state;
+	char *root = make_tempdir();
+	char *outside = path_join(root, "outside");
+	mkdir_p(outside);
+	free(write_text(outside, "precious", "not the tree's"));
+	char *tree = path_join(root, "tree");
+	mkdir_p(tree);
+	/* 2500 levels of "dd/": paths of 7.5 KB, past PATH_MAX; a link to outside at the bottom and halfway */
+	int fd = open(tree, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 2500; i++) {
+		assert_int_equal(mkdirat(fd, "dd", 0700), 0);
+		if (i == 1250)
+			assert_int_equal(symlinkat(outside, fd, "a-link"), 0);
+		int next = openat(fd, "dd", O_RDONLY | O_DIRECTORY);
+		assert_true(next >= 0);
+		close(fd);
+		fd = next;
+	}
+	int leaf = openat(fd, "leaf", O_CREAT | O_WRONLY, 0600);
+	assert_true(leaf >= 0);
+	close(leaf);
+	assert_int_equal(symlinkat(outside, fd, "b-link"), 0);
+	close(fd);
+	assert_int_equal(rm_rf(tree), 0);
+	struct stat st;
+	assert_int_equal(lstat(tree, &st), -1);
+	char *precious = path_join(outside, "precious");
+	assert_int_equal(lstat(precious, &st), 0);
+	/* a file, and nothing at all */
+	assert_int_equal(rm_rf(precious), 0);
+	assert_int_equal(lstat(precious, &st), -1);
+	assert_int_equal(rm_rf(precious), 0);
+	free(precious);
+	free(tree);
+	free(outside);
+	remove_tree(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(test_a_line_torn_by_a_crash_is_cut_off),
 	    cmocka_unit_test(test_the_lock_keeps_a_second_process_off_and_names_the_first),
 	    cmocka_unit_test(test_the_job_id_is_made_once_and_kept),
+	    cmocka_unit_test(test_a_tree_deeper_than_path_max_goes_and_no_link_is_followed),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

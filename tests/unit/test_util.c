@@ -744,6 +744,10 @@ static void fill_status(struct status *st)
 	status_set_string(&st->last_savepoint.format_type, "NATIVE");
 	status_set_string(&st->savepoint_history[1].format_type, "NATIVE");
 	st->n_savepoint_history = 2;
+	snapshot_ref_set(&st->claimed_savepoints[0], "file:///sp/savepoint-c", 12, 1700000030000, NULL);
+	st->claimed_savepoints[0].claimed = true;
+	st->n_claimed_savepoints = 1;
+	st->last_savepoint.claimed = true;
 	snapshot_ref_set(&st->last_checkpoint, "file:///var/lib/flinklet/checkpoints/x/chk-42", 42, 1700000099000,
 	                 NULL);
 	status_set_string(&st->restored_kind, "savepoint");
@@ -804,6 +808,12 @@ static void test_status_roundtrip(void **state)
 	assert_snapshot_equal(&back.savepoint_history[0], &st.savepoint_history[0]);
 	assert_snapshot_equal(&back.savepoint_history[1], &st.savepoint_history[1]);
 	assert_snapshot_equal(&back.last_checkpoint, &st.last_checkpoint);
+	/* the claimed savepoints (out of the history) and lastSavepoint's claim come back */
+	assert_true(back.last_savepoint.claimed);
+	assert_false(back.savepoint_history[1].claimed);
+	assert_int_equal(back.n_claimed_savepoints, 1);
+	assert_string_equal(back.claimed_savepoints[0].location, "file:///sp/savepoint-c");
+	assert_true(back.claimed_savepoints[0].id == 12 && back.claimed_savepoints[0].claimed);
 	assert_string_equal(back.restored_kind, "savepoint");
 	assert_string_equal(back.restored_location, st.restored_location);
 	assert_true(back.restored_id == 4294967301LL);
