@@ -161,16 +161,40 @@ e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 tests/e2e $(E2E_ARGS)
 
+e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) \
+	python3 -m pytest -v --durations=20 -m "heavy or asan_elsewhere" tests/e2e $(E2E_ARGS)
+
+# e2e-matrix: the core e2e files (recovery, never-rewind, lifecycle, promotion) on each Flink version of
+# MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION
+MATRIX_VERSIONS ?= 1.20.5 2.3.0
+MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
+                   tests/e2e/test_promotion.py
+.PHONY: e2e-rest e2e-matrix
+e2e-matrix: $(BUILD)/flinklet
+	@set -e; for v in $(MATRIX_VERSIONS); do \
+	  echo "== e2e-matrix: Flink $$v"; \
+	  $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; \
+	  FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(BUILD)/flink-$$v \
+	  FLINKLET_JOBS_JAR=$(CURDIR)/$(BUILD)/jobs-$$v/flinklet-test-jobs.jar \
+	  python3 -m pytest -v -p no:cacheprovider --durations=10 -m "not heavy" $(MATRIX_FILES) $(E2E_ARGS); \
+	done
+
 lint:
 	scripts/lint.sh
 
+# check runs each e2e file once: under ASan and UBSan (e2e-asan) unless it is heavy or its C paths run under
+# them elsewhere (asan_elsewhere), those against the optimised build (e2e-rest); `make e2e` runs them all against
+# the optimised build. e2e-matrix: the core files again on the other Flink versions.
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) quartz-parity
 	$(MAKE) fuzz-smoke
 	$(MAKE) parity
-	$(MAKE) e2e
 	$(MAKE) e2e-asan
+	$(MAKE) e2e-rest
+	$(MAKE) e2e-matrix
 	$(MAKE) valgrind
 	$(MAKE) faults
 	$(MAKE) chaos
