@@ -37,8 +37,8 @@ static const char usage[] =
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
     "       flinklet autoscaler plan --input FILE [-c FILE]\n"
-    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR]\n"
-    "                                            [--storage-base URI] [--savepoint-base URI]\n"
+    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR] [--flink-home DIR]\n"
+    "                             [--storage-base URI] [--savepoint-base URI] [--operator-version 1.16|1.15]\n"
     "       flinklet version\n"
     "\n"
     "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
@@ -47,7 +47,7 @@ static const char usage[] =
 struct cli {
 	const char *command;
 	struct config_args cfg;
-	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input;
+	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input, *operator_version;
 	const char *subcommand;
 	bool json, ready, live, exit_on_finish, help, wait, preflight;
 };
@@ -120,6 +120,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 				return -1;
 		} else if (!strcmp(a, "--savepoint-base")) {
 			if (need_value(argc, argv, &i, &c->savepoint_base) < 0)
+				return -1;
+		} else if (!strcmp(a, "--operator-version")) {
+			if (need_value(argc, argv, &i, &c->operator_version) < 0)
 				return -1;
 		} else if (!strcmp(a, "--wait")) {
 			c->wait = true;
@@ -485,6 +488,14 @@ static int cmd_export(struct cli *c)
 		fprintf(stderr, "flinklet: export needs --to flinkdeployment\n%s", usage);
 		return EXIT_USAGE;
 	}
+	enum export_operator op = EXPORT_OPERATOR_1_16;
+	if (c->operator_version && export_operator_parse(c->operator_version, &op) < 0) {
+		fprintf(stderr,
+		        "flinklet: --operator-version: \"%s\" is not an operator version export writes for: 1.16 "
+		        "(the default: resources with requests and limits) or 1.15 (resource: {cpu, memory})\n",
+		        c->operator_version);
+		return EXIT_USAGE;
+	}
 	struct spec spec;
 	struct diags d = {0};
 	if (config_load(&c->cfg, &spec, &d) < 0) {
@@ -499,13 +510,20 @@ static int cmd_export(struct cli *c)
 	char *version = NULL;
 	flink_detect_version(lib, &version);
 	struct strv notes = {0};
-	struct export_args a = {sp, c->savepoint_base, c->storage_base, version, &notes};
+	struct export_args a = {
+	    .savepoint = sp,
+	    .savepoint_base = c->savepoint_base,
+	    .storage_base = c->storage_base,
+	    .flink_version = version,
+	    .operator_version = op,
+	    .notes = &notes,
+	};
 	cJSON *fd = export_flinkdeployment(&spec, &a);
 	char *yaml = json_to_yaml(fd);
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"), "job");
 	const char *initial = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(job, "initialSavepointPath"));
-	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator, made by flinklet %s.\n", spec.name,
-	       FLINKLET_VERSION);
+	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator %s, made by flinklet %s.\n", spec.name,
+	       export_operator_name(op), FLINKLET_VERSION);
 	printf("# Steps (docs/deployment.md, Promotion):\n");
 	int step = 1;
 	if (sp && initial && strcmp(sp, initial))
