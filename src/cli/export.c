@@ -418,10 +418,16 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		                      operators[a->operator_version].name));
 	} else if (label) {
 		cJSON_AddStringToObject(spec, "flinkVersion", label);
+		if (!s->flink_version && a->flink_version_from)
+			note(notes,
+			     xasprintf("flinkVersion %s is the Flink the job last ran with (%s, recorded in %s): "
+			               "Flink's jars were not found (--flink-home)",
+			               label, a->flink_version, a->flink_version_from));
 	} else {
 		note(notes, xasprintf("fill in spec.flinkVersion (v1_20, v2_0 .. %s) and spec.image: %s", newest,
 		                      a->flink_version ? "this Flink version has no operator label"
-		                                       : "Flink's jars were not found (--flink-home)"));
+		                                       : "Flink's jars were not found (--flink-home) and the state "
+		                                         "directory records no Flink version"));
 	}
 	cJSON_AddStringToObject(spec, "serviceAccount", "flink");
 

@@ -28,6 +28,7 @@ struct export_args {
 	const char *storage_base;              /* the cluster's shared storage: URI/checkpoints, URI/savepoints (and the
 	                                        * savepoint's new directory unless savepoint_base says otherwise); NULL: none */
 	const char *flink_version;             /* "2.2.1" when known, for image and flinkVersion defaults */
+	const char *flink_version_from;        /* where flink_version was read when not from the jars (status.json) */
 	enum export_operator operator_version; /* the operator the document is for (zero: 1.16) */
 	struct strv *notes; /* out (may be NULL): what was left out, what the user must fill in or check */
 };

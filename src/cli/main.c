@@ -482,6 +482,24 @@ static int cmd_autoscaler_plan(struct cli *c)
 	return r < 0 ? EXIT_USAGE : 0;
 }
 
+/* The Flink version the job last ran with, as the state directory's status.json records it ("2.2.1"); NULL when
+ * there is none. *where is the file it was read from. */
+static char *recorded_flink_version(const struct spec *spec, char **where)
+{
+	char *path = path_join(spec_get(spec, "flinklet.state.dir"), "status.json"), *text = NULL, *version = NULL;
+	struct status st;
+	status_init(&st);
+	if (read_file(path, 4u << 20, &text, NULL) == 0 && status_parse(text, &st) == 0 && !str_empty(st.flink_version))
+		version = xstrdup(st.flink_version);
+	status_free(&st);
+	free(text);
+	if (version)
+		*where = path;
+	else
+		free(path);
+	return version;
+}
+
 static int cmd_export(struct cli *c)
 {
 	if (!c->to || strcmp(c->to, "flinkdeployment")) {
@@ -507,14 +525,26 @@ static int cmd_export(struct cli *c)
 	diags_free(&d);
 	char *sp = newest_savepoint(&spec);
 	char *lib = path_join(spec_get(&spec, "flinklet.flink.home"), "lib");
-	char *version = NULL;
-	flink_detect_version(lib, &version);
+	char *version = NULL, *from = NULL;
+	/* the jars flinklet runs, else the version the job last ran with (the volume outlives the image) */
+	char *recorded = recorded_flink_version(&spec, &from);
 	struct strv notes = {0};
+	bool from_state = false;
+	if (flink_detect_version(lib, &version) < 0) {
+		version = recorded;
+		recorded = NULL;
+		from_state = version != NULL;
+	} else if (recorded && strcmp(recorded, version)) {
+		strv_push_take(&notes, xasprintf("the job last ran on Flink %s (%s); flinkVersion and image follow the "
+		                                 "jars in %s (Flink %s)",
+		                                 recorded, from, lib, version));
+	}
 	struct export_args a = {
 	    .savepoint = sp,
 	    .savepoint_base = c->savepoint_base,
 	    .storage_base = c->storage_base,
 	    .flink_version = version,
+	    .flink_version_from = from_state ? from : NULL,
 	    .operator_version = op,
 	    .notes = &notes,
 	};
@@ -540,6 +570,8 @@ static int cmd_export(struct cli *c)
 	cJSON_Delete(fd);
 	strv_free(&notes);
 	free(version);
+	free(recorded);
+	free(from);
 	free(lib);
 	free(sp);
 	spec_free(&spec);

@@ -3,8 +3,9 @@ issue 27, item 1): every exported document is checked against the operator's own
 rules (operator_rules.py), for 1.16 (the default form: `resources` with requests and limits) and 1.15
 (`--operator-version 1.15`: `resource: {cpu, memory}`). With --storage-base the document must be accepted as it
 is; without, the operator's objections must be exactly the things flinklet's notes (stderr) told the user to fill
-in. Machine-local values (loopback listeners, file: jars, local paths) are left out or named. The real binary
-and Flink's jars (for the version), no JVM: the promotion to a real cluster is test_promotion.py."""
+in. Machine-local values (loopback listeners, file: jars, local paths) are left out or named. flinkVersion comes
+from Flink's jars, else from the Flink version the state directory's status.json records. The real binary and
+Flink's jars (for the version), no JVM: the promotion to a real cluster is test_promotion.py."""
 import json
 import os
 import struct
@@ -200,10 +201,75 @@ def test_no_flink_jars_no_savepoint_said_and_rejected_only_for_that(tmp_path, op
     state.mkdir()
     doc, _, err = export(write_config(tmp_path), state, "--storage-base", "s3://b", flink_home=str(tmp_path / "none"),
                          operator=operator)
-    assert "fill in spec.flinkVersion" in err
+    assert "fill in spec.flinkVersion" in err and "the state directory records no Flink version" in err
     assert "no savepoint of this job on the volume" in err
     assert "initialSavepointPath" not in doc["spec"]["job"]  # not null: the schema has no nullable string
     assert violations(doc, operator) == ["Flink Version must be defined."]
+
+
+# where the Flink version comes from -> (flinkVersion, image); None: the operator's CRD has no label for it
+SOURCES = {
+    "jars (--flink-home)": (None, "v2_2", "flink:2.2.1-java17"),
+    "status.json 2.2.1, no jars": ("2.2.1", "v2_2", "flink:2.2.1-java17"),
+    "status.json 2.3.0, no jars": ("2.3.0", "v2_3", "flink:2.3.0-java17"),
+}
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_both_forms_with_and_without_flink_home(tmp_path, source, operator):
+    recorded, label, image = SOURCES[source]
+    state = state_with_savepoint(tmp_path)
+    if recorded:
+        write_status(state, recorded)
+    doc, text, err = export(write_config(tmp_path), state, "--storage-base", "s3://b/orders", operator=operator,
+                            flink_home=NO_JARS if recorded else None)
+    spec = doc["spec"]
+    assert spec["image"] == image
+    assert_resource_form(doc, operator)
+    if operator == "1.15" and label == "v2_3":
+        # the operator 1.15 supports Flink up to 2.2: its CRD has no v2_3, and the notes say so
+        assert "flinkVersion" not in spec
+        assert "left out flinkVersion v2_3: the operator 1.15 knows Flink up to v2_2" in err
+        assert violations(doc, operator) == ["Flink Version must be defined."]
+        return
+    assert spec["flinkVersion"] == label
+    assert violations(doc, operator) == [], text
+    if recorded:
+        assert f"flinkVersion {label} is the Flink the job last ran with ({recorded}, recorded in " \
+               f"{state}/status.json)" in err
+    # the operator 1.16 still takes 1.15's form (deprecated); 1.15 would drop 1.16's resources and find no memory
+    other = "1.15" if operator == "1.16" else "1.16"
+    if operator == "1.15":
+        assert violations(doc, other) == []
+    else:
+        found = violations(doc, other)
+        for part in ("jobManager", "taskManager"):
+            assert f"spec.{part}.resources: unknown to the operator 1.15's CRD (the API server drops it)" in found
+            name = part[0].upper() + part[1:]
+            assert f"{name} resource memory must be defined using `spec.{part}.resource.memory`" in found
+
+
+@pytest.mark.parametrize("recorded,label", [("2.2.1", "v2_2"), ("2.3.0", "v2_3")])
+def test_flink_version_from_the_state_directory_when_the_jars_are_not_at_hand(tmp_path, recorded, label):
+    """Issue 27, defect 1: without --flink-home (and no Flink at $FLINK_HOME) the export left flinkVersion out
+    ("Flink's jars were not found") although status.json records the version the job ran with. The default
+    operator, no new option: the same command a user ran."""
+    state = state_with_savepoint(tmp_path)
+    write_status(state, recorded)
+    doc, text, err = export(write_config(tmp_path), state, "--storage-base", "s3://b/orders", flink_home=NO_JARS)
+    assert doc["spec"].get("flinkVersion") == label, err
+    assert doc["spec"]["image"] == f"flink:{recorded}-java17"
+    assert "fill in spec.flinkVersion" not in err
+    assert violations(doc) == [], text
+
+
+def test_jars_win_over_the_recorded_version_and_the_difference_is_said(tmp_path):
+    state = state_with_savepoint(tmp_path)
+    write_status(state, "2.1.1")
+    doc, _, err = export(write_config(tmp_path), state, "--storage-base", "s3://b/orders")
+    assert doc["spec"]["flinkVersion"] == "v2_2" and doc["spec"]["image"] == "flink:2.2.1-java17"
+    assert f"the job last ran on Flink 2.1.1 ({state}/status.json); flinkVersion and image follow the jars" in err
 
 
 @pytest.mark.parametrize("given", ["1.14", "1.17", "2.0", "1.16x", "1.16.", "v1.16", ""])
