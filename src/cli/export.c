@@ -1,10 +1,12 @@
 /* export: the FlinkDeployment that carries a flinklet job to the operator (see src/cli/export.h). What the
  * operator's admission rules need is either filled in (flinkVersion, the storage directories from
  * --storage-base, a Kubernetes name) or said in a note; what only makes sense on the machine flinklet ran on
- * (loopback listeners, its volume, local paths) is left out or said in a note too. */
+ * (loopback listeners, its volume, local paths) is left out or said in a note too. The operator version
+ * decides the JobManager's and TaskManager's resource form and the newest flinkVersion its CRD takes. */
 #include "export.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,47 @@
 #include <cjson/cJSON.h>
 
 #include "flinkconf.h"
+
+/* What each operator version accepts: its name and the newest flinkVersion of its CRD's enum. */
+static const struct {
+	const char *name;
+	const char *newest_label;
+} operators[] = {
+    [EXPORT_OPERATOR_1_16] = {"1.16", "v2_4"},
+    [EXPORT_OPERATOR_1_15] = {"1.15", "v2_2"},
+};
+
+int export_operator_parse(const char *text, enum export_operator *ret)
+{
+	for (size_t i = 0; text && i < sizeof(operators) / sizeof(operators[0]); i++) {
+		size_t n = strlen(operators[i].name);
+		if (strncmp(text, operators[i].name, n))
+			continue;
+		const char *patch = text + n;
+		if (*patch == '.' && patch[1] && strspn(patch + 1, "0123456789") == strlen(patch + 1))
+			patch = ""; /* 1.16.1: the same CRD */
+		if (*patch)
+			continue;
+		*ret = (enum export_operator)i;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *export_operator_name(enum export_operator op)
+{
+	return operators[op].name;
+}
+
+/* v2_3 -> 203; -1 for what is not a label. */
+static int label_rank(const char *label)
+{
+	unsigned major, minor;
+	char tail;
+	if (!label || sscanf(label, "v%u_%u%c", &major, &minor, &tail) != 2)
+		return -1;
+	return (int)(major * 100 + minor);
+}
 
 /* Keys flinklet set for its own volume and MiniCluster (defaults it filled in): the cluster decides. */
 static bool derived_default(const struct conf_entry *e)
@@ -92,6 +135,7 @@ static int cmp_key(const void *a, const void *b)
 	return strcmp((*x)->key, (*y)->key);
 }
 
+/* The operator 1.15's `resource`: memory in Flink's syntax, cpu a number of cores. */
 static cJSON *resource(uint64_t memory, double cpu)
 {
 	cJSON *r = cJSON_CreateObject();
@@ -99,6 +143,60 @@ static cJSON *resource(uint64_t memory, double cpu)
 	snprintf(mem, sizeof(mem), "%llum", (unsigned long long)(memory >> 20));
 	cJSON_AddStringToObject(r, "memory", mem);
 	cJSON_AddNumberToObject(r, "cpu", cpu);
+	return r;
+}
+
+/* Kubernetes quantities the operator 1.16 and Kubernetes read alike: memory in MiB ("1024Mi"; Kubernetes
+ * reads "1024m" as millibytes while the operator reads it as Flink's MiB), cpu in cores or millicores. */
+static cJSON *quantities(uint64_t memory_mib, double cpu)
+{
+	cJSON *q = cJSON_CreateObject();
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%lluMi", (unsigned long long)memory_mib);
+	cJSON_AddStringToObject(q, "memory", buf);
+	long long milli = llround(cpu * 1000);
+	if (milli < 1)
+		milli = 1;
+	if (milli % 1000 == 0)
+		snprintf(buf, sizeof(buf), "%lld", milli / 1000);
+	else
+		snprintf(buf, sizeof(buf), "%lldm", milli);
+	cJSON_AddStringToObject(q, "cpu", buf);
+	return q;
+}
+
+/* A limit factor the user set for Flink's native Kubernetes pods (kubernetes.<part>.<what>.limit-factor): the
+ * operator 1.16 sets that option itself from limits / requests, so the limits carry it. 1 when unset. */
+static double limit_factor(const cJSON *conf, const char *part, const char *what, struct strv *notes)
+{
+	char *key = xasprintf("kubernetes.%s.%s.limit-factor", part, what);
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(conf, key));
+	double f = 1;
+	if (v) {
+		char *end = NULL;
+		errno = 0;
+		double parsed = strtod(v, &end);
+		if (end != v && !*end && !errno && isfinite(parsed) && parsed >= 1)
+			f = parsed;
+		else
+			note(notes, xasprintf("check %s: %s is not a limit factor (a number, at least 1): the %s's "
+			                      "resources.limits are its requests",
+			                      key, v, part));
+	}
+	free(key);
+	return f;
+}
+
+/* The operator 1.16's `resources` (Kubernetes' ResourceRequirements): the requests are what 1.15's `resource`
+ * said, the limits the same (Guaranteed, as the operator made 1.15's pods) unless a limit factor says more. */
+static cJSON *requirements(uint64_t memory, double cpu, const cJSON *conf, const char *part, struct strv *notes)
+{
+	uint64_t mib = memory >> 20;
+	double mem_factor = limit_factor(conf, part, "memory", notes);
+	double cpu_factor = limit_factor(conf, part, "cpu", notes);
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddItemToObject(r, "requests", quantities(mib, cpu));
+	cJSON_AddItemToObject(r, "limits", quantities((uint64_t)floor((double)mib * mem_factor), cpu * cpu_factor));
 	return r;
 }
 
@@ -149,6 +247,27 @@ char *export_k8s_name(const char *name)
 	}
 	b.buf[b.len] = '\0';
 	return strbuf_steal(&b);
+}
+
+/* The operator's autoscaler takes one sample per reconcile: a metrics window shorter than its reconcile interval
+ * never holds two, so it would never scale, and the operator's validator rejects it (since 1.16, FLINK-39826).
+ * flinklet samples more often; on the cluster the operator's default window applies. */
+static void autoscaler_window(cJSON *conf, struct strv *notes)
+{
+	const char *enabled = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(conf, "job.autoscaler.enabled"));
+	const char *window =
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(conf, "job.autoscaler.metrics.window"));
+	const char *reconcile =
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(conf, "kubernetes.operator.reconcile.interval"));
+	usec_t w, interval = 60 * USEC_PER_SEC;
+	if (!enabled || strcasecmp(enabled, "true") || !window || parse_duration(window, &w) < 0 ||
+	    (reconcile && parse_duration(reconcile, &interval) < 0) || w >= interval)
+		return;
+	note(notes, xasprintf("left out job.autoscaler.metrics.window: %s (shorter than the operator's reconcile "
+	                      "interval, %s: the operator samples once per reconcile, so its autoscaler would never "
+	                      "scale, and its validator rejects it; the operator's default, 15 min, applies)",
+	                      window, reconcile ? reconcile : "60 s"));
+	cJSON_DeleteItemFromObjectCaseSensitive(conf, "job.autoscaler.metrics.window");
 }
 
 /* flinkConfiguration: the user's settings less what cannot work on the cluster, plus the storage. */
@@ -234,6 +353,7 @@ static void export_configuration(const struct spec *s, const struct export_args 
 		note(notes, xstrdup("left out kubernetes.operator.cluster.health-check.enabled: true (the operator's "
 		                    "health check needs kubernetes.operator.jm-deployment-recovery.enabled)"));
 	}
+	autoscaler_window(conf, notes);
 }
 
 /* What the operator rejects without shared storage, said when --storage-base did not give it. */
@@ -283,6 +403,7 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 
 	const char *label =
 	    s->flink_version ? s->flink_version : (a->flink_version ? flink_version_label(a->flink_version) : NULL);
+	const char *newest = operators[a->operator_version].newest_label;
 	if (s->image)
 		cJSON_AddStringToObject(spec, "image", s->image);
 	else if (a->flink_version) {
@@ -290,12 +411,24 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		cJSON_AddStringToObject(spec, "image", img);
 		free(img);
 	}
-	if (label)
+	if (label && label_rank(label) > label_rank(newest)) {
+		note(notes, xasprintf("left out flinkVersion %s: the operator %s knows Flink up to %s (its CRD rejects "
+		                      "%s); the operator 1.16 takes it (export without --operator-version %s)",
+		                      label, operators[a->operator_version].name, newest, label,
+		                      operators[a->operator_version].name));
+	} else if (label) {
 		cJSON_AddStringToObject(spec, "flinkVersion", label);
-	else
-		note(notes, xasprintf("fill in spec.flinkVersion (v1_20, v2_0 .. v2_2) and spec.image: %s",
+		if (!s->flink_version && a->flink_version_from)
+			note(notes,
+			     xasprintf("flinkVersion %s is the Flink the job last ran with (%s, recorded in %s): "
+			               "Flink's jars were not found (--flink-home)",
+			               label, a->flink_version, a->flink_version_from));
+	} else {
+		note(notes, xasprintf("fill in spec.flinkVersion (v1_20, v2_0 .. %s) and spec.image: %s", newest,
 		                      a->flink_version ? "this Flink version has no operator label"
-		                                       : "Flink's jars were not found (--flink-home)"));
+		                                       : "Flink's jars were not found (--flink-home) and the state "
+		                                         "directory records no Flink version"));
+	}
 	cJSON_AddStringToObject(spec, "serviceAccount", "flink");
 
 	cJSON *conf = cJSON_AddObjectToObject(spec, "flinkConfiguration");
@@ -308,10 +441,16 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 	double cpu = s->cpu > 0 ? s->cpu : 1.0;
 	uint64_t jm_mem = mem / 4 > (1024ULL << 20) ? mem / 4 : 1024ULL << 20;
 	double jm_cpu = cpu / 4 > 0.5 ? cpu / 4 : 0.5;
+	jm_cpu = round(jm_cpu * 100) / 100;
 	cJSON *jm = cJSON_AddObjectToObject(spec, "jobManager");
-	cJSON_AddItemToObject(jm, "resource", resource(jm_mem, round(jm_cpu * 100) / 100));
 	cJSON *tm = cJSON_AddObjectToObject(spec, "taskManager");
-	cJSON_AddItemToObject(tm, "resource", resource(mem, cpu));
+	if (a->operator_version == EXPORT_OPERATOR_1_15) {
+		cJSON_AddItemToObject(jm, "resource", resource(jm_mem, jm_cpu));
+		cJSON_AddItemToObject(tm, "resource", resource(mem, cpu));
+	} else {
+		cJSON_AddItemToObject(jm, "resources", requirements(jm_mem, jm_cpu, conf, "jobmanager", notes));
+		cJSON_AddItemToObject(tm, "resources", requirements(mem, cpu, conf, "taskmanager", notes));
+	}
 
 	cJSON *job = cJSON_AddObjectToObject(spec, "job");
 	const char *jar = s->job.jar_uri;

@@ -37,8 +37,8 @@ static const char usage[] =
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
     "       flinklet autoscaler plan --input FILE [-c FILE]\n"
-    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR]\n"
-    "                                            [--storage-base URI] [--savepoint-base URI]\n"
+    "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR] [--flink-home DIR]\n"
+    "                             [--storage-base URI] [--savepoint-base URI] [--operator-version 1.16|1.15]\n"
     "       flinklet version\n"
     "\n"
     "The configuration file is -c FILE, else $FLINKLET_CONFIG, else " FLINKLET_DEFAULT_CONFIG ".\n"
@@ -47,7 +47,7 @@ static const char usage[] =
 struct cli {
 	const char *command;
 	struct config_args cfg;
-	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input;
+	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input, *operator_version;
 	const char *subcommand;
 	bool json, ready, live, exit_on_finish, help, wait, preflight;
 };
@@ -120,6 +120,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 				return -1;
 		} else if (!strcmp(a, "--savepoint-base")) {
 			if (need_value(argc, argv, &i, &c->savepoint_base) < 0)
+				return -1;
+		} else if (!strcmp(a, "--operator-version")) {
+			if (need_value(argc, argv, &i, &c->operator_version) < 0)
 				return -1;
 		} else if (!strcmp(a, "--wait")) {
 			c->wait = true;
@@ -485,10 +488,36 @@ static int cmd_autoscaler_plan(struct cli *c)
 	return r < 0 ? EXIT_USAGE : 0;
 }
 
+/* The Flink version the job last ran with, as the state directory's status.json records it ("2.2.1"); NULL when
+ * there is none. *where is the file it was read from. */
+static char *recorded_flink_version(const struct spec *spec, char **where)
+{
+	char *path = path_join(spec_get(spec, "flinklet.state.dir"), "status.json"), *text = NULL, *version = NULL;
+	struct status st;
+	status_init(&st);
+	if (read_file(path, 4u << 20, &text, NULL) == 0 && status_parse(text, &st) == 0 && !str_empty(st.flink_version))
+		version = xstrdup(st.flink_version);
+	status_free(&st);
+	free(text);
+	if (version)
+		*where = path;
+	else
+		free(path);
+	return version;
+}
+
 static int cmd_export(struct cli *c)
 {
 	if (!c->to || strcmp(c->to, "flinkdeployment")) {
 		fprintf(stderr, "flinklet: export needs --to flinkdeployment\n%s", usage);
+		return EXIT_USAGE;
+	}
+	enum export_operator op = EXPORT_OPERATOR_1_16;
+	if (c->operator_version && export_operator_parse(c->operator_version, &op) < 0) {
+		fprintf(stderr,
+		        "flinklet: --operator-version: \"%s\" is not an operator version export writes for: 1.16 "
+		        "(the default: resources with requests and limits) or 1.15 (resource: {cpu, memory})\n",
+		        c->operator_version);
 		return EXIT_USAGE;
 	}
 	struct spec spec;
@@ -502,16 +531,35 @@ static int cmd_export(struct cli *c)
 	diags_free(&d);
 	char *sp = newest_savepoint(&spec);
 	char *lib = path_join(spec_get(&spec, "flinklet.flink.home"), "lib");
-	char *version = NULL;
-	flink_detect_version(lib, &version);
+	char *version = NULL, *from = NULL;
+	/* the jars flinklet runs, else the version the job last ran with (the volume outlives the image) */
+	char *recorded = recorded_flink_version(&spec, &from);
 	struct strv notes = {0};
-	struct export_args a = {sp, c->savepoint_base, c->storage_base, version, &notes};
+	bool from_state = false;
+	if (flink_detect_version(lib, &version) < 0) {
+		version = recorded;
+		recorded = NULL;
+		from_state = version != NULL;
+	} else if (recorded && strcmp(recorded, version)) {
+		strv_push_take(&notes, xasprintf("the job last ran on Flink %s (%s); flinkVersion and image follow the "
+		                                 "jars in %s (Flink %s)",
+		                                 recorded, from, lib, version));
+	}
+	struct export_args a = {
+	    .savepoint = sp,
+	    .savepoint_base = c->savepoint_base,
+	    .storage_base = c->storage_base,
+	    .flink_version = version,
+	    .flink_version_from = from_state ? from : NULL,
+	    .operator_version = op,
+	    .notes = &notes,
+	};
 	cJSON *fd = export_flinkdeployment(&spec, &a);
 	char *yaml = json_to_yaml(fd);
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fd, "spec"), "job");
 	const char *initial = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(job, "initialSavepointPath"));
-	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator, made by flinklet %s.\n", spec.name,
-	       FLINKLET_VERSION);
+	printf("# The FlinkDeployment of %s for the Flink Kubernetes Operator %s, made by flinklet %s.\n", spec.name,
+	       export_operator_name(op), FLINKLET_VERSION);
 	printf("# Steps (docs/deployment.md, Promotion):\n");
 	int step = 1;
 	if (sp && initial && strcmp(sp, initial))
@@ -528,6 +576,8 @@ static int cmd_export(struct cli *c)
 	cJSON_Delete(fd);
 	strv_free(&notes);
 	free(version);
+	free(recorded);
+	free(from);
 	free(lib);
 	free(sp);
 	spec_free(&spec);

@@ -125,7 +125,9 @@ def test_savepoint_export_and_a_real_cluster_continue_the_job(tmp_path, flinklet
                 "web.submit.enable", "web.cancel.enable"} & set(conf)
     assert not loopback, f"flinklet's loopback listeners are not the cluster's: {loopback}"
     assert conf["execution.checkpointing.interval"] == "1s"
-    assert fd["spec"]["jobManager"]["resource"]["memory"] and fd["spec"]["taskManager"]["resource"]["memory"]
+    # the operator 1.16's form (the default): Kubernetes' requests and limits
+    assert all(fd["spec"][p]["resources"][s]["memory"] for p in ("jobManager", "taskManager")
+               for s in ("requests", "limits"))
 
     # 3. a real distributed cluster runs the same jar from that savepoint
     cluster = Cluster(tmp_path, {k: v for k, v in conf.items() if k.startswith("execution.checkpointing.")})

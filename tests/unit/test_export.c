@@ -1,8 +1,10 @@
 /* test_export: the pieces of `flinklet export` a promotion relies on without a Flink around: the Kubernetes
  * name the operator's validator accepts ([a-z]([-a-z0-9]{0,43}[a-z0-9])?, whatever flinklet's own name was),
- * and deprecated key spellings folded to the current one (so the old directory keys are left out as well). */
+ * deprecated key spellings folded to the current one (so the old directory keys are left out as well), and
+ * the operator versions --operator-version takes (anything else is refused). */
 #include "unit.h"
 
+#include <errno.h>
 #include <regex.h>
 
 #include "config.h"
@@ -50,11 +52,42 @@ static void test_canonical_keys(void **state)
 	assert_string_equal(spec_canonical_key("pipeline.name"), "pipeline.name");
 }
 
+static void test_operator_versions(void **state)
+{
+	(void)state;
+	enum export_operator op = EXPORT_OPERATOR_1_15;
+	assert_int_equal(export_operator_parse("1.16", &op), 0);
+	assert_int_equal(op, EXPORT_OPERATOR_1_16);
+	assert_string_equal(export_operator_name(op), "1.16");
+	assert_int_equal(export_operator_parse("1.15", &op), 0);
+	assert_int_equal(op, EXPORT_OPERATOR_1_15);
+	assert_string_equal(export_operator_name(op), "1.15");
+	/* a patch release has its minor's CRD */
+	assert_int_equal(export_operator_parse("1.16.1", &op), 0);
+	assert_int_equal(op, EXPORT_OPERATOR_1_16);
+	assert_int_equal(export_operator_parse("1.15.0", &op), 0);
+	assert_int_equal(op, EXPORT_OPERATOR_1_15);
+	/* the default is 1.16: a zeroed export_args asks for it */
+	struct export_args a = {0};
+	assert_int_equal(a.operator_version, EXPORT_OPERATOR_1_16);
+	/* refused, and op left as it was */
+	static const char *const bad[] = {"",      "1",       "1.1",   "1.14",  "1.17",  "2.0", "1.16.",
+	                                  "1.16x", "1.16.1a", "v1.16", "1.160", " 1.16", NULL};
+	for (size_t i = 0; bad[i]; i++) {
+		op = EXPORT_OPERATOR_1_15;
+		if (export_operator_parse(bad[i], &op) != -EINVAL)
+			fail_msg("export_operator_parse(\"%s\") took it", bad[i]);
+		assert_int_equal(op, EXPORT_OPERATOR_1_15);
+	}
+	assert_int_equal(export_operator_parse(NULL, &op), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_canonical_keys),
+	    cmocka_unit_test(test_operator_versions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
