@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lint: the formatting check (clang-format, style in .clang-format), the static analyser (cppcheck),
-# and the project's banned calls (system, popen, sprintf, strcpy, strcat, gets, strtok).
+# the project's banned calls (system, popen, sprintf, strcpy, strcat, gets, strtok), and the configuration keys
+# the C code reads by name (scripts/check_option_keys.py: none misspelt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=$(ls src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/support/*.c tests/support/*.h 2>/dev/null)
@@ -16,4 +17,6 @@ if grep -nE '\b(system|popen|sprintf|vsprintf|strcpy|strcat|gets|strtok)\s*\(' s
 	echo "lint: banned call found" >&2
 	exit 1
 fi
+echo "lint: option keys"
+python3 scripts/check_option_keys.py
 echo "lint: ok"

@@ -8,7 +8,8 @@
 
 #include "config.h"
 
-/* Flink keys flinklet reads, with the deprecated spellings Flink still honours. */
+/* Flink keys flinklet reads, with the deprecated spellings Flink still honours (scripts/check_option_keys.py holds
+ * every key the C code reads by name to what src/config/ knows: a Flink key read here belongs in this table). */
 static const char *const key_aliases[][4] = {
     {"execution.checkpointing.dir", "state.checkpoints.dir", "state.backend.fs.checkpointdir", NULL},
     {"execution.checkpointing.savepoint-dir", "state.savepoints.dir", "savepoints.state.backend.fs.dir", NULL},
@@ -21,6 +22,8 @@ static const char *const key_aliases[][4] = {
     {"rest.port", "web.port", "jobmanager.web.port", NULL},
     {"rest.bind-address", "web.address", "jobmanager.web.address", NULL},
     {"web.refresh-interval", "jobmanager.web.refresh-interval", NULL, NULL},
+    {"io.tmp.dirs", NULL, NULL, NULL},
+    {"execution.checkpointing.tolerable-failed-checkpoints", NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL},
 };
 
