@@ -235,9 +235,15 @@ def flinklets(tmp_path):
         f.stop()
 
 
+# make check-fast: the files of tests/e2e that start no JVM (NO_JVM_FILES in the Makefile), without Flink's jars
+NO_JVM = os.environ.get("FLINKLET_NO_JVM") == "1"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def real_components():
     assert os.access(BIN, os.X_OK), f"{BIN} is not built (make)"
+    if NO_JVM:
+        return
     assert os.path.isdir(os.path.join(FLINK_HOME, "lib")), "FLINK_HOME must hold the Flink jars (make flink-lib)"
     assert os.path.exists(JOBS_JAR), f"{JOBS_JAR} is not built (make jobs)"
 
@@ -248,7 +254,7 @@ def cds_archive(real_components, tmp_path_factory):
     flinklet has dumped its JVM's classes), so every test's JVM starts from it as on a volume that outlives pods.
     Skipped when the archive is there already (e2e-asan and valgrind after e2e) or flinklet runs under a wrapper.
     A failure here fails nothing: the tests then start without an archive, as flinklet itself would."""
-    if WRAPPER or glob.glob(os.path.join(CDS_DIR, "*.jsa")):
+    if NO_JVM or WRAPPER or glob.glob(os.path.join(CDS_DIR, "*.jsa")):
         return
     f = Flinklet(tmp_path_factory.mktemp("cds-warmup"), name="cds-warmup",
                  conf={"flinklet.jvm.class-data-sharing.dump-delay": "3 s"})
