@@ -25,7 +25,7 @@ struct plan {
 	struct as_scaling_history history;
 	struct as_samples samples;
 	struct as_delayed delayed;
-	bool have_samples, backlog;
+	bool have_samples, samples_read, backlog;
 	double tm_cpu;
 	uint64_t tm_memory;
 	int slots;
@@ -337,8 +337,10 @@ static int parse_input(struct plan *pl, const cJSON *root, const struct spec *sp
 		want_int(pl, now, "now", 0, INT64_C(1) << 53, "a timestamp in epoch milliseconds", &pl->now);
 	const cJSON *samples = cJSON_GetObjectItemCaseSensitive(root, "samples");
 	pl->have_samples = samples != NULL;
-	if (samples)
+	if (samples && !pl->samples_read)
 		parse_samples(pl, samples);
+	else if (samples && pl->samples.n < 2)
+		err(pl, "samples: at least 2 samples are needed to evaluate rates (got %zu)", pl->samples.n);
 	const cJSON *backlog = cJSON_GetObjectItemCaseSensitive(root, "processingBacklog");
 	if (backlog && !cJSON_IsBool(backlog))
 		err(pl, "processingBacklog: must be true or false");
@@ -490,6 +492,31 @@ static void plan_free(struct plan *pl)
 	cJSON_Delete(pl->events);
 }
 
+/* The input document: its samples read from the text (as_jsonin.c) and the rest, with "[]" in their place, by
+ * cJSON; or, when the samples cannot be read so, all of it by cJSON. NULL: not valid JSON (*ret_end: where cJSON
+ * stopped). */
+static cJSON *read_document(const char *text, size_t len, struct as_samples *samples, bool *ret_read,
+                            const char **ret_end)
+{
+	size_t begin, end;
+	*ret_read = false;
+	if (as_plan_samples_from_text(text, len, samples, &begin, &end)) {
+		size_t n = begin + 2 + (len - end);
+		char *rest = xmalloc(n);
+		memcpy(rest, text, begin);
+		memcpy(rest + begin, "[]", 2);
+		memcpy(rest + begin + 2, text + end, len - end);
+		cJSON *root = cJSON_ParseWithLength(rest, n);
+		free(rest);
+		if (root) {
+			*ret_read = true;
+			return root;
+		}
+		as_samples_free(samples);
+	}
+	return cJSON_ParseWithLengthOpts(text, len, ret_end, false);
+}
+
 int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_or_null, char **ret_output_json,
                     struct strv *errors)
 {
@@ -498,15 +525,15 @@ int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_
 		strv_push_take(errors, xasprintf("(document): too large (%zu bytes, at most %u)", len, MAX_PLAN_BYTES));
 		return -EINVAL;
 	}
+	struct plan pl;
+	memset(&pl, 0, sizeof(pl));
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(input_json, len, &end, false);
+	cJSON *root = read_document(input_json, len, &pl.samples, &pl.samples_read, &end);
 	if (!root) {
 		size_t at = end && end >= input_json ? (size_t)(end - input_json) : 0;
 		strv_push_take(errors, xasprintf("(document): not valid JSON (at byte %zu)", at));
 		return -EINVAL;
 	}
-	struct plan pl;
-	memset(&pl, 0, sizeof(pl));
 	as_options_defaults(&pl.o);
 	pl.errors = errors;
 	size_t before = errors->n;

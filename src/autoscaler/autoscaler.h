@@ -641,6 +641,13 @@ int as_vertex_raw_from_json(const struct cJSON *values, const struct as_vertex_n
 int as_snapshot_to_sample(const struct as_options *o, const struct as_snapshot *snap, const struct as_samples *history,
                           int64_t now, struct as_sample *ret, char **ret_error);
 
+/* ---- plan's input (as_jsonin.c) ---- */
+/* The top-level "samples" of a plan document read straight from its text into ret (oldest first, as
+ * as_samples_from_json_at reads them), [*ret_begin, *ret_end) the bytes of its value. Returns 1, or 0 (ret empty)
+ * when the text has no such member or anything about the document is not plain JSON that
+ * as_samples_from_json_at accepts as it is: the caller then reads the document with cJSON. */
+int as_plan_samples_from_text(const char *text, size_t len, struct as_samples *ret, size_t *ret_begin, size_t *ret_end);
+
 /* ---- state documents (as_state.c) ---- */
 int as_samples_from_json_at(const struct cJSON *j, const char *path, struct as_samples *ret, char **ret_error);
 /* One history entry: {"timestamp", "currentParallelism", "newParallelism", "metrics": {...}}, or plan's
