@@ -445,7 +445,7 @@ static const char *decision_text(const struct as_exec *x)
 	return "no change";
 }
 
-static char *render(struct plan *pl, const struct as_exec *x, const bool *excluded)
+static char *render(struct plan *pl, const struct as_exec *x, const bool *excluded, cJSON *hook)
 {
 	cJSON *out = cJSON_CreateObject(), *vs = cJSON_CreateObject(), *g = cJSON_CreateObject();
 	cJSON_AddBoolToObject(out, "scaling", x->scaled);
@@ -476,6 +476,8 @@ static char *render(struct plan *pl, const struct as_exec *x, const bool *exclud
 	cJSON_AddItemToObject(out, "delayedScaleDown", as_delayed_to_json(&pl->delayed));
 	cJSON_AddItemToObject(out, "events", pl->events);
 	pl->events = NULL;
+	if (hook)
+		cJSON_AddItemToObject(out, "hook", hook);
 	char *text = as_json_pretty(out);
 	cJSON_Delete(out);
 	return text;
@@ -517,8 +519,41 @@ static cJSON *read_document(const char *text, size_t len, struct as_samples *sam
 	return cJSON_ParseWithLengthOpts(text, len, ret_end, false);
 }
 
+/* The scaling hook on the decision's rescale, as the supervisor runs it: what it did, for the output's "hook". */
+static cJSON *review(struct as_exec *x, const struct as_hook_runner *hook)
+{
+	cJSON *h = cJSON_CreateObject();
+	cJSON_AddStringToObject(h, "path", hook->path);
+	if (!x->proposed) {
+		cJSON_AddStringToObject(h, "verdict", "not run");
+		cJSON_AddStringToObject(h, "message", "the decision is not a rescale: nothing to review");
+		return h;
+	}
+	char *proposal = as_hook_proposal(x, "plan", hook->timeout_ms), *message = NULL;
+	struct as_hook_result r = {hook->path, NULL, NULL, 0, NULL};
+	hook->run(hook->ud, proposal, &r);
+	r.hook = hook->path;
+	enum as_hook_verdict v = as_hook_review(x, &r, &message);
+	if (v == AS_HOOK_APPLIED || v == AS_HOOK_ADJUSTED)
+		as_exec_commit(x);
+	else
+		x->blocked_by = v == AS_HOOK_VETOED ? "vetoed by the scaling hook" : "the scaling hook failed";
+	cJSON_AddStringToObject(h, "verdict", as_hook_verdict_name(v));
+	cJSON_AddStringToObject(h, "message", message);
+	cJSON_AddItemToObject(h, "proposal", cJSON_Parse(proposal));
+	free(message);
+	free(proposal);
+	return h;
+}
+
 int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_or_null, char **ret_output_json,
                     struct strv *errors)
+{
+	return autoscaler_plan_hooked(input_json, len, spec_or_null, NULL, ret_output_json, errors);
+}
+
+int autoscaler_plan_hooked(const char *input_json, size_t len, const struct spec *spec_or_null,
+                           const struct as_hook_runner *hook, char **ret_output_json, struct strv *errors)
 {
 	*ret_output_json = NULL;
 	if (len > MAX_PLAN_BYTES) {
@@ -575,9 +610,11 @@ int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_
 	    .tm_memory = pl.tm_memory,
 	    .slots_per_tm = pl.slots,
 	    .em = &em,
+	    .review = hook && hook->run,
 	};
 	as_execute(&x);
-	*ret_output_json = render(&pl, &x, excluded);
+	cJSON *hook_out = x.review ? review(&x, hook) : NULL;
+	*ret_output_json = render(&pl, &x, excluded, hook_out);
 	as_exec_free(&x);
 	free(excluded);
 	plan_free(&pl);
