@@ -162,7 +162,7 @@ def test_a_hook_that_approves_lets_the_rescale_through(tmp_path, supervisors, se
     assert kinds[:3] == ["ScalingHookApplied", "ScalingReport", "ScalingApplied"], kinds
     ok = events(sup, "ScalingHookApplied")[0]
     assert f"approved the rescale ({AGG} 2 -> 4)" in ok["message"] and "within budget" in ok["message"], ok
-    assert f"Parallelism 2 -> 4" in events(sup, "ScalingReport")[0]["message"]
+    assert "Parallelism 2 -> 4" in events(sup, "ScalingReport")[0]["message"]
     wait_for(lambda: overrides(sup).get(AGG) == "4", TIMEOUT, "the override in status.json")
     # what the hook was told: every vertex, the proposal, its limit, the metrics the decision stood on, why
     p = proposals(tmp_path)[0]
