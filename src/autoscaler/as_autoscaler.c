@@ -59,6 +59,7 @@ static void job_free(struct as_job *j)
 	job_drop_eval(j);
 	as_dedupe_free(&j->dedupe);
 	strv_free(&j->cycle_excluded);
+	as_proposal_free(j->proposal);
 	free(j->key);
 	free(j);
 }
@@ -272,6 +273,28 @@ static void keep_eval(struct as_job *j, const struct as_topology *t, struct as_e
 static enum as_outcome cycle_with_topology(struct autoscaler *as, struct as_job *j, const struct as_context *ctx,
                                            const struct as_emitter *em, const struct as_topology *t, bool *excluded);
 
+/* An executed rescale stored (3.1 steps 10-13): the scaling history of the vertices that move, the overrides of
+ * every vertex, a restart-time record. */
+static void store_scaling(struct autoscaler *as, struct as_job *j, const struct as_topology *t,
+                          const struct as_evaluation *ev, const struct as_vertex_decision *d, int64_t now)
+{
+	as_pmap_free(&j->overrides);
+	for (size_t i = 0; i < t->n; i++) {
+		if (d[i].in_summary) {
+			struct as_history_entry e = {now, t->v[i].parallelism, d[i].new_p, {{0, 0}}};
+			memcpy(e.m, ev->v[i].m, sizeof(e.m));
+			as_scaling_history_add(&j->scaling_history, t->v[i].id, &e);
+		}
+		as_pmap_set(&j->overrides, t->v[i].id, d[i].in_summary ? d[i].new_p : t->v[i].parallelism);
+	}
+	j->tracking.r = xrealloc(j->tracking.r, (j->tracking.n + 1) * sizeof(*j->tracking.r));
+	j->tracking.r[j->tracking.n++] = (struct as_tracking_record){now, -1};
+	save(as, j, AS_STATE_SCALING_HISTORY);
+	save(as, j, AS_STATE_SCALING_TRACKING);
+	save(as, j, AS_STATE_PARALLELISM_OVERRIDES);
+	j->scalings++;
+}
+
 static enum as_outcome run_cycle(struct autoscaler *as, struct as_job *j, const struct as_context *ctx,
                                  const struct as_emitter *em)
 {
@@ -372,24 +395,14 @@ static enum as_outcome cycle_with_topology(struct autoscaler *as, struct as_job 
 	    .slots_per_tm = ctx->slots_per_tm,
 	    .em = em,
 	};
+	x.review = ctx->hook;
 	as_execute(&x);
 	enum as_outcome out;
-	if (x.scaled) {
-		as_pmap_free(&j->overrides);
-		for (size_t i = 0; i < t->n; i++) {
-			if (x.d[i].in_summary) {
-				struct as_history_entry e = {now, t->v[i].parallelism, x.d[i].new_p, {{0, 0}}};
-				memcpy(e.m, ev.v[i].m, sizeof(e.m));
-				as_scaling_history_add(&j->scaling_history, t->v[i].id, &e);
-			}
-			as_pmap_set(&j->overrides, t->v[i].id, x.d[i].in_summary ? x.d[i].new_p : t->v[i].parallelism);
-		}
-		j->tracking.r = xrealloc(j->tracking.r, (j->tracking.n + 1) * sizeof(*j->tracking.r));
-		j->tracking.r[j->tracking.n++] = (struct as_tracking_record){now, -1};
-		save(as, j, AS_STATE_SCALING_HISTORY);
-		save(as, j, AS_STATE_SCALING_TRACKING);
-		save(as, j, AS_STATE_PARALLELISM_OVERRIDES);
-		j->scalings++;
+	if (x.proposed) {
+		j->proposal = as_proposal_take(&x); /* executed or not when the hook has answered */
+		out = AS_OUTCOME_PROPOSED;
+	} else if (x.scaled) {
+		store_scaling(as, j, t, &ev, x.d, now);
 		out = AS_OUTCOME_SCALED;
 	} else {
 		j->balanced++;
@@ -455,6 +468,8 @@ enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context 
 	struct core_emit ce = {as, j, ctx->now_ms};
 	struct as_emitter em = {core_emit, &ce};
 	enum as_outcome out;
+	as_proposal_free(j->proposal); /* one the caller never had answered: this cycle decides afresh */
+	j->proposal = NULL;
 	strv_free(&j->cycle_excluded);
 	if (!ctx->options->enabled) {
 		clear_all(as, j, &em);
@@ -470,6 +485,64 @@ enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context 
 	as_snapshot_free(&j->snap);
 	j->snap_fed = false;
 	return out;
+}
+
+/* ---- the scaling hook's answer ---- */
+
+char *autoscaler_proposal_json(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                               int64_t timeout_ms)
+{
+	struct as_job *j = autoscaler_job(as, job_key);
+	if (!j->proposal)
+		return NULL;
+	struct as_exec x;
+	as_proposal_exec(j->proposal, o, &j->delayed, NULL, &x);
+	return as_hook_proposal(&x, job_key, timeout_ms);
+}
+
+enum as_outcome autoscaler_hook_done(struct autoscaler *as, const struct as_context *ctx,
+                                     const struct as_hook_result *r)
+{
+	struct as_job *j = autoscaler_job(as, ctx->job_key);
+	struct as_proposal *p = j->proposal;
+	if (!p)
+		return AS_OUTCOME_NOT_READY;
+	j->proposal = NULL;
+	struct core_emit ce = {as, j, ctx->now_ms};
+	struct as_emitter em = {core_emit, &ce};
+	struct as_exec x;
+	as_proposal_exec(p, ctx->options, &j->delayed, &em, &x);
+	enum as_hook_verdict v = as_hook_review(&x, r, NULL);
+	enum as_outcome out = AS_OUTCOME_BALANCED;
+	if (v == AS_HOOK_APPLIED || v == AS_HOOK_ADJUSTED) {
+		as_exec_commit(&x);
+		store_scaling(as, j, &p->t, &p->ev, p->d, p->now);
+		out = AS_OUTCOME_SCALED;
+		/* what the status page and GET /metrics show follows an adjustment */
+		for (size_t i = 0; j->have_eval && j->last_eval.n == p->ev.n && i < p->ev.n; i++) {
+			j->last_eval.v[i].m[AS_EM_RECOMMENDED_PARALLELISM] =
+			    p->ev.v[i].m[AS_EM_RECOMMENDED_PARALLELISM];
+			j->last_eval.v[i].m[AS_EM_EXPECTED_PROCESSING_RATE] =
+			    p->ev.v[i].m[AS_EM_EXPECTED_PROCESSING_RATE];
+		}
+	} else {
+		j->balanced++;
+	}
+	if (j->delayed.updated) {
+		save(as, j, AS_STATE_DELAYED_SCALE_DOWN);
+		j->delayed.updated = false;
+	}
+	as_proposal_free(p);
+	flush(as, j, &em);
+	realize(as, j, ctx, &em);
+	return out;
+}
+
+void autoscaler_proposal_drop(struct autoscaler *as, const char *job_key)
+{
+	struct as_job *j = autoscaler_job(as, job_key);
+	as_proposal_free(j->proposal);
+	j->proposal = NULL;
 }
 
 void autoscaler_cleanup(struct autoscaler *as, const char *job_key)

@@ -68,7 +68,7 @@ void as_execute(struct as_exec *x)
 	const struct as_options *o = x->o;
 	const struct as_topology *t = x->t;
 	x->d = xcalloc(t->n ? t->n : 1, sizeof(*x->d));
-	x->scaled = false;
+	x->scaled = x->proposed = false;
 	x->blocked_by = NULL;
 	for (size_t i = 0; i < t->n; i++)
 		x->d[i].target = x->d[i].new_p = t->v[i].parallelism;
@@ -138,8 +138,18 @@ void as_execute(struct as_exec *x)
 		return;
 	}
 
+	/* the scaling hook's turn (as the operator's custom executors: after the gates, before the report) */
+	if (x->review) {
+		x->proposed = true;
+		return;
+	}
+	as_exec_commit(x);
+}
+
+void as_exec_commit(struct as_exec *x)
+{
 	/* 9. the report; 14. every delayed scale-down is cleared */
-	char *msg = as_scaling_report(t, x->ev, x->d, true, NULL);
+	char *msg = as_scaling_report(x->t, x->ev, x->d, true, NULL);
 	as_emit(x->em, AS_EVENT_NORMAL, AS_REASON_SCALING_REPORT, "ScalingExecutor", -1, "%s", msg);
 	free(msg);
 	as_delayed_clear_all(x->delayed);

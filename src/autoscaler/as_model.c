@@ -432,7 +432,7 @@ const char *as_state_kind_name(enum as_state_kind k)
 const char *as_outcome_name(enum as_outcome o)
 {
 	static const char *const names[] = {"disabled", "not-running", "not-ready", "collecting",
-	                                    "balanced", "scaled",      "error"};
+	                                    "balanced", "scaled",      "error",     "proposed"};
 	return names[o];
 }
 

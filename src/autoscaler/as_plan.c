@@ -25,7 +25,7 @@ struct plan {
 	struct as_scaling_history history;
 	struct as_samples samples;
 	struct as_delayed delayed;
-	bool have_samples, backlog;
+	bool have_samples, samples_read, backlog;
 	double tm_cpu;
 	uint64_t tm_memory;
 	int slots;
@@ -337,8 +337,10 @@ static int parse_input(struct plan *pl, const cJSON *root, const struct spec *sp
 		want_int(pl, now, "now", 0, INT64_C(1) << 53, "a timestamp in epoch milliseconds", &pl->now);
 	const cJSON *samples = cJSON_GetObjectItemCaseSensitive(root, "samples");
 	pl->have_samples = samples != NULL;
-	if (samples)
+	if (samples && !pl->samples_read)
 		parse_samples(pl, samples);
+	else if (samples && pl->samples.n < 2)
+		err(pl, "samples: at least 2 samples are needed to evaluate rates (got %zu)", pl->samples.n);
 	const cJSON *backlog = cJSON_GetObjectItemCaseSensitive(root, "processingBacklog");
 	if (backlog && !cJSON_IsBool(backlog))
 		err(pl, "processingBacklog: must be true or false");
@@ -443,7 +445,7 @@ static const char *decision_text(const struct as_exec *x)
 	return "no change";
 }
 
-static char *render(struct plan *pl, const struct as_exec *x, const bool *excluded)
+static char *render(struct plan *pl, const struct as_exec *x, const bool *excluded, cJSON *hook)
 {
 	cJSON *out = cJSON_CreateObject(), *vs = cJSON_CreateObject(), *g = cJSON_CreateObject();
 	cJSON_AddBoolToObject(out, "scaling", x->scaled);
@@ -474,6 +476,8 @@ static char *render(struct plan *pl, const struct as_exec *x, const bool *exclud
 	cJSON_AddItemToObject(out, "delayedScaleDown", as_delayed_to_json(&pl->delayed));
 	cJSON_AddItemToObject(out, "events", pl->events);
 	pl->events = NULL;
+	if (hook)
+		cJSON_AddItemToObject(out, "hook", hook);
 	char *text = as_json_pretty(out);
 	cJSON_Delete(out);
 	return text;
@@ -490,23 +494,81 @@ static void plan_free(struct plan *pl)
 	cJSON_Delete(pl->events);
 }
 
+/* The input document: its samples read from the text (as_jsonin.c) and the rest, with "[]" in their place, by
+ * cJSON; or, when the samples cannot be read so, all of it by cJSON. NULL: not valid JSON (*ret_end: where cJSON
+ * stopped). */
+static cJSON *read_document(const char *text, size_t len, struct as_samples *samples, bool *ret_read,
+                            const char **ret_end)
+{
+	size_t begin, end;
+	*ret_read = false;
+	if (as_plan_samples_from_text(text, len, samples, &begin, &end)) {
+		size_t n = begin + 2 + (len - end);
+		char *rest = xmalloc(n);
+		memcpy(rest, text, begin);
+		memcpy(rest + begin, "[]", 2);
+		memcpy(rest + begin + 2, text + end, len - end);
+		cJSON *root = cJSON_ParseWithLength(rest, n);
+		free(rest);
+		if (root) {
+			*ret_read = true;
+			return root;
+		}
+		as_samples_free(samples);
+	}
+	return cJSON_ParseWithLengthOpts(text, len, ret_end, false);
+}
+
+/* The scaling hook on the decision's rescale, as the supervisor runs it: what it did, for the output's "hook". */
+static cJSON *review(struct as_exec *x, const struct as_hook_runner *hook)
+{
+	cJSON *h = cJSON_CreateObject();
+	cJSON_AddStringToObject(h, "path", hook->path);
+	if (!x->proposed) {
+		cJSON_AddStringToObject(h, "verdict", "not run");
+		cJSON_AddStringToObject(h, "message", "the decision is not a rescale: nothing to review");
+		return h;
+	}
+	char *proposal = as_hook_proposal(x, "plan", hook->timeout_ms), *message = NULL;
+	struct as_hook_result r = {hook->path, NULL, NULL, 0, NULL};
+	hook->run(hook->ud, proposal, &r);
+	r.hook = hook->path;
+	enum as_hook_verdict v = as_hook_review(x, &r, &message);
+	if (v == AS_HOOK_APPLIED || v == AS_HOOK_ADJUSTED)
+		as_exec_commit(x);
+	else
+		x->blocked_by = v == AS_HOOK_VETOED ? "vetoed by the scaling hook" : "the scaling hook failed";
+	cJSON_AddStringToObject(h, "verdict", as_hook_verdict_name(v));
+	cJSON_AddStringToObject(h, "message", message);
+	cJSON_AddItemToObject(h, "proposal", cJSON_Parse(proposal));
+	free(message);
+	free(proposal);
+	return h;
+}
+
 int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_or_null, char **ret_output_json,
                     struct strv *errors)
+{
+	return autoscaler_plan_hooked(input_json, len, spec_or_null, NULL, ret_output_json, errors);
+}
+
+int autoscaler_plan_hooked(const char *input_json, size_t len, const struct spec *spec_or_null,
+                           const struct as_hook_runner *hook, char **ret_output_json, struct strv *errors)
 {
 	*ret_output_json = NULL;
 	if (len > MAX_PLAN_BYTES) {
 		strv_push_take(errors, xasprintf("(document): too large (%zu bytes, at most %u)", len, MAX_PLAN_BYTES));
 		return -EINVAL;
 	}
+	struct plan pl;
+	memset(&pl, 0, sizeof(pl));
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(input_json, len, &end, false);
+	cJSON *root = read_document(input_json, len, &pl.samples, &pl.samples_read, &end);
 	if (!root) {
 		size_t at = end && end >= input_json ? (size_t)(end - input_json) : 0;
 		strv_push_take(errors, xasprintf("(document): not valid JSON (at byte %zu)", at));
 		return -EINVAL;
 	}
-	struct plan pl;
-	memset(&pl, 0, sizeof(pl));
 	as_options_defaults(&pl.o);
 	pl.errors = errors;
 	size_t before = errors->n;
@@ -548,9 +610,11 @@ int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_
 	    .tm_memory = pl.tm_memory,
 	    .slots_per_tm = pl.slots,
 	    .em = &em,
+	    .review = hook && hook->run,
 	};
 	as_execute(&x);
-	*ret_output_json = render(&pl, &x, excluded);
+	cJSON *hook_out = x.review ? review(&x, hook) : NULL;
+	*ret_output_json = render(&pl, &x, excluded, hook_out);
 	as_exec_free(&x);
 	free(excluded);
 	plan_free(&pl);

@@ -4,6 +4,7 @@
  * It is not for any decision logic: that is in as_eval.c and as_scale.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +62,16 @@ int32_t as_java_d2i(double x)
 }
 
 /* The shortest decimal digits that read back as |x| (as Java's Double.toString picks them):
- * |x| = d0.d1d2... x 10^exp10. x must be finite and non-zero. */
+ * |x| = d0.d1d2... x 10^exp10. x must be finite and non-zero. They are |x| rounded to the fewest digits (1 to 17)
+ * that read back as |x|, without trailing zeros. When that is 15 digits or fewer, |x| rounded to 15 digits is the
+ * same decimal with zeros after it (DBL_DIG: a decimal of at most 15 digits that reads as a normal double comes
+ * back from it at 15 digits), so a normal |x| needs at most three tries (15, 16, 17 digits), not up to 17; a
+ * subnormal one, whose precision is lower, tries every length. */
 static void shortest_digits(double x, char digits[24], int *exp10)
 {
 	char buf[40];
 	double a = fabs(x);
-	for (int prec = 1; prec <= 17; prec++) {
+	for (int prec = a >= DBL_MIN ? DBL_DIG : 1; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*e", prec - 1, a);
 		if (strtod(buf, NULL) == a)
 			break;
@@ -140,7 +145,9 @@ double as_round3_digits(double x)
 /* The same result as as_round3_digits without formatting a number, whenever that can be decided from x alone
  * (every value the autoscaler meets but about one in 10^10); otherwise it asks as_round3_digits. Let D be
  * the shortest decimal form of |x| (what decimal_round rounds) and t = fl(1000 |x|):
- * - |x| integral (below 2^53): D is an integer, so |x| already has at most 3 decimals: x.
+ * - |x| integral, of any size: D is an integer too, so x. (Below 10^16, |x| itself is a decimal of at most 16
+ *   digits that reads back as |x|, so D has no more digits than |x|'s integral part: no fraction. From 10^16 up,
+ *   no decimal of at most 17 digits has a fraction.)
  * - m = the integer nearest t, and m / 1000.0 == |x| (IEEE division is correctly rounded, so the decimal
  *   m/1000 reads back as |x|): then D, no longer than m/1000 and with the same leading digit position, has
  *   at most 3 decimals too: x. Conversely, when D has at most 3 decimals, 1000 D is an integer within
@@ -152,13 +159,13 @@ double as_round3_digits(double x)
 double as_round3(double x)
 {
 	double a = fabs(x);
-	if (!(a < 1e12) || a == 0) /* NaN, infinite, huge, zero */
-		return a == 0 || !isfinite(x) ? x : as_round3_digits(x);
+	if (a == floor(a) && isfinite(a)) /* integral, zero included */
+		return x;
+	if (!(a < 1e12)) /* NaN, infinite, huge */
+		return !isfinite(x) ? x : as_round3_digits(x);
 	double t = a * 1000.0;
 	double k = floor(t);
 	double frac = t - k; /* exact */
-	if (a == floor(a))
-		return x;
 	double m = frac >= 0.5 ? k + 1 : k;
 	if (m / 1000.0 == a)
 		return x;

@@ -431,6 +431,7 @@ bool as_resource_requirements_update(const struct cJSON *current, const struct a
 
 struct autoscaler;
 struct as_job;
+struct as_proposal;
 
 /* The parts are copied; the store is owned (freed by autoscaler_free). */
 struct autoscaler *autoscaler_new(const struct as_realizer *realizer, const struct as_event_handler *events,
@@ -478,6 +479,7 @@ struct as_context {
 	double tm_cpu;                        /* TaskManager CPU, 0: unknown (the CPU quota never trips) */
 	uint64_t tm_memory;                   /* TaskManager memory in bytes, 0: unknown */
 	int slots_per_tm;                     /* taskmanager.numberOfTaskSlots, 0: unknown (quota skipped) */
+	bool hook;                            /* a scaling hook reviews each rescale (flinklet.autoscaler.hook) */
 };
 
 /* The job status the standalone autoscaler uses: RUNNING counts as CREATED unless every task is
@@ -492,6 +494,7 @@ enum as_outcome {
 	AS_OUTCOME_BALANCED,    /* evaluated and decided: no rescale (or blocked by a gate) */
 	AS_OUTCOME_SCALED,      /* a rescale was decided and stored */
 	AS_OUTCOME_ERROR,       /* an AutoscalerError event was emitted */
+	AS_OUTCOME_PROPOSED,    /* a rescale waits for the scaling hook's answer (autoscaler_hook_done) */
 };
 const char *as_outcome_name(enum as_outcome o);
 
@@ -499,6 +502,42 @@ const char *as_outcome_name(enum as_outcome o);
 enum as_outcome autoscaler_scale(struct autoscaler *as, const struct as_context *ctx);
 /* The job is gone: drop caches, clear and flush its stored state. */
 void autoscaler_cleanup(struct autoscaler *as, const char *job_key);
+
+/* ---- The scaling hook (as_hook.c; docs/autoscaler.md, "The scaling hook") ----
+ *
+ * With ctx->hook, a rescale the cycle decides is not executed at once: the cycle returns AS_OUTCOME_PROPOSED and
+ * keeps the proposal; the caller runs the hook with autoscaler_proposal_json() on its stdin and hands what became
+ * of it to autoscaler_hook_done(), which executes the rescale as it was proposed or as the hook adjusted it, or
+ * not at all (a veto, or a hook that failed), says which in a ScalingHook* event, stores the decision as a cycle
+ * would and re-applies the overrides. Nothing else runs for the job in between (the caller's to ensure). */
+
+/* What became of one run of the hook: failure NULL when it exited 0 in time (its answer is answer), else why not
+ * ("did not answer within 10 s", "exited with code 3", "could not be run: No such file or directory", ...). */
+struct as_hook_result {
+	const char *hook; /* the executable, for messages */
+	const char *failure;
+	const char *answer;
+	size_t answer_len;
+	const char *errors; /* the end of its stderr as one line, for messages; may be NULL */
+};
+enum as_hook_verdict { AS_HOOK_APPLIED, AS_HOOK_ADJUSTED, AS_HOOK_VETOED, AS_HOOK_FAILED };
+const char *as_hook_verdict_name(enum as_hook_verdict v); /* "applied", "adjusted", "vetoed", "failed" */
+#define AS_REASON_HOOK_APPLIED "ScalingHookApplied"
+#define AS_REASON_HOOK_ADJUSTED "ScalingHookAdjusted"
+#define AS_REASON_HOOK_VETOED "ScalingHookVetoed"
+#define AS_REASON_HOOK_FAILED "ScalingHookFailed"
+
+/* The job's proposal as the hook's input document (malloc'd JSON, docs/autoscaler.md); NULL when none waits.
+ * timeout_ms: the hook's deadline, told to it. */
+char *autoscaler_proposal_json(struct autoscaler *as, const char *job_key, const struct as_options *o,
+                               int64_t timeout_ms);
+/* The hook's outcome for the job's proposal (see above). Returns AS_OUTCOME_SCALED when the rescale is executed,
+ * AS_OUTCOME_BALANCED when it is not, AS_OUTCOME_NOT_READY when no proposal waited. */
+enum as_outcome autoscaler_hook_done(struct autoscaler *as, const struct as_context *ctx,
+                                     const struct as_hook_result *r);
+/* Forgets the job's proposal without executing it (the JVM restarted, the autoscaler was turned off, flinklet
+ * stops): the next cycle decides afresh. */
+void autoscaler_proposal_drop(struct autoscaler *as, const char *job_key);
 
 /* The overrides a new JVM of the job starts with (pipeline.jobvertex-parallelism-overrides), so that a
  * restart costs one restore, not a restore and then a rescale: the stored ones merged with the user's as
@@ -522,6 +561,17 @@ struct cJSON *autoscaler_report_json(struct autoscaler *as, const char *job_key)
  * "<json path>: <problem>". */
 int autoscaler_plan(const char *input_json, size_t len, const struct spec *spec_or_null, char **ret_output_json,
                     struct strv *errors);
+/* The same with a scaling hook: a rescale the plan decides is put to run(ud, proposal, ret) (which fills ret, its
+ * strings valid until the plan returns), executed as the hook says, and the output says what the hook did under
+ * "hook". hook NULL: autoscaler_plan. */
+struct as_hook_runner {
+	const char *path;
+	int64_t timeout_ms;
+	void (*run)(void *ud, const char *proposal, struct as_hook_result *ret);
+	void *ud;
+};
+int autoscaler_plan_hooked(const char *input_json, size_t len, const struct spec *spec_or_null,
+                           const struct as_hook_runner *hook, char **ret_output_json, struct strv *errors);
 
 /* ======================================================================================================
  * Library internals: shared between the src/autoscaler/as_*.c files and the unit tests. Not for other callers.
@@ -641,6 +691,13 @@ int as_vertex_raw_from_json(const struct cJSON *values, const struct as_vertex_n
 int as_snapshot_to_sample(const struct as_options *o, const struct as_snapshot *snap, const struct as_samples *history,
                           int64_t now, struct as_sample *ret, char **ret_error);
 
+/* ---- plan's input (as_jsonin.c) ---- */
+/* The top-level "samples" of a plan document read straight from its text into ret (oldest first, as
+ * as_samples_from_json_at reads them), [*ret_begin, *ret_end) the bytes of its value. Returns 1, or 0 (ret empty)
+ * when the text has no such member or anything about the document is not plain JSON that
+ * as_samples_from_json_at accepts as it is: the caller then reads the document with cJSON. */
+int as_plan_samples_from_text(const char *text, size_t len, struct as_samples *ret, size_t *ret_begin, size_t *ret_end);
+
 /* ---- state documents (as_state.c) ---- */
 int as_samples_from_json_at(const struct cJSON *j, const char *path, struct as_samples *ret, char **ret_error);
 /* One history entry: {"timestamp", "currentParallelism", "newParallelism", "metrics": {...}}, or plan's
@@ -727,14 +784,41 @@ struct as_exec {
 	uint64_t tm_memory;
 	int slots_per_tm;
 	const struct as_emitter *em;
+	bool review; /* a scaling hook reviews a rescale: stop before executing it (proposed) */
 	/* out */
 	struct as_vertex_decision *d; /* per topology index (allocated by as_execute) */
 	bool scaled;                  /* the summaries are to be applied */
+	bool proposed;                /* review: the summaries wait for the hook (as_exec_commit executes them) */
 	const char *blocked_by;       /* NULL, or what kept the summaries from being applied */
 };
 /* 3.1 steps 2-9 and 14: decides, emits the events, clears the delayed scale-downs after a rescale. */
 void as_execute(struct as_exec *x);
+/* Steps 9 and 14 of a rescale as_execute decided (and, with review, the hook let through): the ScalingReport of
+ * the summaries, the delayed scale-downs cleared; scaled is set. */
+void as_exec_commit(struct as_exec *x);
 void as_exec_free(struct as_exec *x);
+
+/* ---- the scaling hook's side of a rescale (as_hook.c) ---- */
+/* A rescale waiting for the hook: what the hook is told and what executing it needs, owned. */
+struct as_proposal {
+	int64_t now;
+	struct as_topology t; /* the vertices' ids, parallelism, max parallelism, partitions, and the order */
+	struct as_evaluation ev;
+	struct as_vertex_decision *d;
+	bool *excluded;
+};
+/* The proposal of x (proposed): copies what it needs, takes x->d. */
+struct as_proposal *as_proposal_take(struct as_exec *x);
+/* An as_exec over the proposal (for as_hook_review and as_exec_commit; nothing to free). */
+void as_proposal_exec(struct as_proposal *p, const struct as_options *o, struct as_delayed *delayed,
+                      const struct as_emitter *em, struct as_exec *ret);
+/* The proposal x holds (proposed) as the hook's input document; job names the job ("plan" in the plan command). */
+char *as_hook_proposal(const struct as_exec *x, const char *job, int64_t timeout_ms);
+/* Reads what became of the hook against the proposal, changes x->d (and RECOMMENDED_PARALLELISM,
+ * EXPECTED_PROCESSING_RATE) as an adjustment says, emits the ScalingHook* event and returns the verdict: applied
+ * and adjusted are then committed (as_exec_commit), vetoed and failed are not. *ret_message: the event's message
+ * (malloc'd), when not NULL. */
+enum as_hook_verdict as_hook_review(struct as_exec *x, const struct as_hook_result *r, char **ret_message);
 /* The ScalingReport message for the vertices in the summary (5.2). */
 char *as_scaling_report(const struct as_topology *t, const struct as_evaluation *ev, const struct as_vertex_decision *d,
                         bool enabled_header, const char *disabled_by);
@@ -787,7 +871,9 @@ struct as_job {
 	bool have_eval;
 	uint64_t scalings, balanced, errors;
 	struct as_dedupe dedupe;
+	struct as_proposal *proposal; /* a rescale waiting for the scaling hook (as_hook.c) */
 };
+void as_proposal_free(struct as_proposal *p);
 void as_job_reset_collector(struct as_job *job);
 
 #endif

@@ -16,6 +16,7 @@
 #include "artifacts.h"
 #include "export.h"
 #include "fsmode.h"
+#include "hookproc.h"
 #include "preflight.h"
 #include "flinkconf.h"
 #include "snapshots.h"
@@ -36,7 +37,7 @@ static const char usage[] =
     "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
-    "       flinklet autoscaler plan --input FILE [-c FILE]\n"
+    "       flinklet autoscaler plan --input FILE [-c FILE] [--hook PATH | --no-hook] [--hook-timeout DURATION]\n"
     "       flinklet export       --to flinkdeployment [-c FILE] [--state-dir DIR] [--flink-home DIR]\n"
     "                             [--storage-base URI] [--savepoint-base URI] [--operator-version 1.16|1.15]\n"
     "       flinklet version\n"
@@ -48,8 +49,8 @@ struct cli {
 	const char *command;
 	struct config_args cfg;
 	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input, *operator_version;
-	const char *subcommand;
-	bool json, ready, live, exit_on_finish, help, wait, preflight;
+	const char *subcommand, *hook, *hook_timeout;
+	bool json, ready, live, exit_on_finish, help, wait, preflight, no_hook;
 };
 
 static int need_value(int argc, char **argv, int *i, const char **out)
@@ -110,6 +111,14 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		} else if (!strcmp(a, "--input")) {
 			if (need_value(argc, argv, &i, &c->input) < 0)
 				return -1;
+		} else if (!strcmp(a, "--hook")) {
+			if (need_value(argc, argv, &i, &c->hook) < 0)
+				return -1;
+		} else if (!strcmp(a, "--hook-timeout")) {
+			if (need_value(argc, argv, &i, &c->hook_timeout) < 0)
+				return -1;
+		} else if (!strcmp(a, "--no-hook")) {
+			c->no_hook = true;
 		} else if (!strcmp(a, "plan") && !strcmp(c->command, "autoscaler") && !c->subcommand) {
 			c->subcommand = a;
 		} else if (!strcmp(a, "--to")) {
@@ -445,10 +454,49 @@ static char *newest_savepoint(const struct spec *spec)
 	return best;
 }
 
+/* plan's scaling hook, run as the supervisor runs it (src/flink/hookproc.c), but blocking */
+struct plan_hook {
+	int64_t timeout_ms;
+	struct hookproc proc;
+	char *failure, *errors;
+};
+
+static void run_plan_hook(void *ud, const char *proposal, struct as_hook_result *ret)
+{
+	struct plan_hook *h = ud;
+	hookproc_run(&h->proc, ret->hook, proposal, strlen(proposal), h->timeout_ms, &h->failure);
+	h->errors = hookproc_errors_tail(&h->proc, 300);
+	ret->failure = h->failure;
+	ret->answer = h->proc.answer.buf ? h->proc.answer.buf : "";
+	ret->answer_len = h->proc.answer.len;
+	ret->errors = h->errors;
+}
+
+/* The hook of the plan: --no-hook, --hook, else the configuration's flinklet.autoscaler.hook; its timeout
+ * --hook-timeout, else the configuration's. Returns 0, or -EINVAL (said) for a bad --hook-timeout. */
+static int plan_hook(const struct cli *c, const struct spec *sp, struct as_hook_runner *ret, struct plan_hook *h)
+{
+	const char *path = c->no_hook ? NULL : c->hook ? c->hook : sp ? spec_get(sp, "flinklet.autoscaler.hook") : NULL;
+	usec_t timeout = sp ? spec_duration(sp, "flinklet.autoscaler.hook.timeout") : 0;
+	if (c->hook_timeout && (parse_duration(c->hook_timeout, &timeout) < 0 || timeout < 100 * USEC_PER_MSEC)) {
+		fprintf(stderr,
+		        "flinklet: --hook-timeout: must be a duration of at least 100 ms such as 10 s (got \"%s\")\n",
+		        c->hook_timeout);
+		return -EINVAL;
+	}
+	memset(h, 0, sizeof(*h));
+	h->proc.in = h->proc.out = h->proc.err = -1;
+	h->timeout_ms = timeout ? (int64_t)(timeout / USEC_PER_MSEC) : 10000;
+	*ret = (struct as_hook_runner){path, h->timeout_ms, path && *path ? run_plan_hook : NULL, h};
+	return 0;
+}
+
 static int cmd_autoscaler_plan(struct cli *c)
 {
 	if (!c->subcommand || !c->input) {
-		fprintf(stderr, "flinklet: usage: flinklet autoscaler plan --input FILE [-c FILE]\n");
+		fprintf(stderr,
+		        "flinklet: usage: flinklet autoscaler plan --input FILE [-c FILE] [--hook PATH | --no-hook] "
+		        "[--hook-timeout DURATION]\n");
 		return EXIT_USAGE;
 	}
 	char *text = NULL;
@@ -474,13 +522,23 @@ static int cmd_autoscaler_plan(struct cli *c)
 	}
 	char *out = NULL;
 	struct strv errors = {0};
-	r = autoscaler_plan(text, len, sp, &out, &errors);
+	struct as_hook_runner hook;
+	struct plan_hook ph;
+	if (plan_hook(c, sp, &hook, &ph) < 0) {
+		spec_free(&spec);
+		free(text);
+		return EXIT_USAGE;
+	}
+	r = autoscaler_plan_hooked(text, len, sp, hook.run ? &hook : NULL, &out, &errors);
 	if (r < 0) {
 		for (size_t i = 0; i < errors.n; i++)
 			fprintf(stderr, "%s: %s\n", c->input, errors.v[i]);
 	} else {
 		fputs(out, stdout);
 	}
+	hookproc_close(&ph.proc);
+	free(ph.failure);
+	free(ph.errors);
 	free(out);
 	strv_free(&errors);
 	spec_free(&spec);

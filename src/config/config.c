@@ -141,6 +141,12 @@ const struct option_def flinklet_options[] = {
     {"flinklet.log.level", OPT_ENUM, "info", 0, 0, "debug,info,warn,error", "The supervisor's log level."},
     {"kubernetes.operator.flink.client.timeout", OPT_DURATION, "10 s", 0, 0, NULL,
      "Timeout of one request to Flink's REST API (the operator's option, same default)."},
+    {"flinklet.autoscaler.hook", OPT_PATH, NULL, 0, 0, NULL,
+     "An executable that reviews every rescale the autoscaler decides before it is executed: the proposal (JSON) "
+     "on its stdin, its answer on its stdout (apply, veto, or adjust the parallelism). One that fails or does not "
+     "answer in time vetoes the rescale. Default: none."},
+    {"flinklet.autoscaler.hook.timeout", OPT_DURATION, "10 s", 100, 0, NULL,
+     "How long the scaling hook may take: then its process group is killed and the rescale is not executed."},
     {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 

@@ -13,7 +13,7 @@
 
 /* In the child, between fork and exec: only async-signal-safe calls. */
 static void child_exec(char *const argv[], char *const envp[], const char *cwd, pid_t parent, int errfd,
-                       const int out[2])
+                       const int out[2], int in)
 {
 	sigset_t all;
 	sigemptyset(&all);
@@ -33,7 +33,7 @@ static void child_exec(char *const argv[], char *const envp[], const char *cwd, 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(127);
-	int null = open("/dev/null", O_RDONLY);
+	int null = in >= 0 ? in : open("/dev/null", O_RDONLY);
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		if (null != STDIN_FILENO)
@@ -67,18 +67,25 @@ static void close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
-int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_out, int *ret_err)
+static int spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_in, int *ret_out,
+                 int *ret_err)
 {
 	int pipefd[2];
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
+	if (ret_in && pipe2(inp, O_CLOEXEC) < 0) {
+		int r = -errno;
+		close_pair(pipefd);
+		return r;
+	}
 	if (ret_out && ret_err) {
 		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 			int r = -errno;
 			close_pair(pipefd);
 			close_pair(outp);
 			close_pair(errp);
+			close_pair(inp);
 			return r;
 		}
 		/* room for a burst of log lines while the supervisor is busy (best effort) */
@@ -92,18 +99,21 @@ int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *re
 		close_pair(pipefd);
 		close_pair(outp);
 		close_pair(errp);
+		close_pair(inp);
 		return r;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
 		int out[2] = {outp[1], errp[1]};
-		child_exec(argv, envp, cwd, parent, pipefd[1], out);
+		child_exec(argv, envp, cwd, parent, pipefd[1], out, inp[0]);
 	}
 	close(pipefd[1]);
 	if (outp[1] >= 0)
 		close(outp[1]);
 	if (errp[1] >= 0)
 		close(errp[1]);
+	if (inp[0] >= 0)
+		close(inp[0]);
 	setpgid(pid, pid); /* also here: whichever runs first wins the race */
 	int child_errno = 0;
 	ssize_t n;
@@ -120,6 +130,8 @@ int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *re
 			close(outp[0]);
 		if (errp[0] >= 0)
 			close(errp[0]);
+		if (inp[1] >= 0)
+			close(inp[1]);
 		return -child_errno;
 	}
 	*ret_pid = pid;
@@ -127,7 +139,20 @@ int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *re
 		*ret_out = outp[0];
 		*ret_err = errp[0];
 	}
+	if (ret_in)
+		*ret_in = inp[1];
 	return 0;
+}
+
+int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_out, int *ret_err)
+{
+	return spawn(argv, envp, cwd, ret_pid, NULL, ret_out, ret_err);
+}
+
+int jvm_spawn_piped(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_in, int *ret_out,
+                    int *ret_err)
+{
+	return spawn(argv, envp, cwd, ret_pid, ret_in, ret_out, ret_err);
 }
 
 int jvm_kill_group(pid_t pgid)

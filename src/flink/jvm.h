@@ -14,6 +14,10 @@
  * pipes whose read ends are returned there (close-on-exec; the caller owns them); otherwise it inherits
  * flinklet's. The child gets no descriptor of flinklet's but 0, 1 and 2. */
 int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_out, int *ret_err);
+/* jvm_spawn for another program flinklet runs the same way (the autoscaler's scaling hook, src/flink/hookproc.c),
+ * with its stdin a pipe too, whose write end is *ret_in (close-on-exec; the caller owns it). */
+int jvm_spawn_piped(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_in, int *ret_out,
+                    int *ret_err);
 /* SIGKILLs what is left of a process group whose leader has exited (leftovers that would hold ports). */
 int jvm_kill_group(pid_t pgid);
 /* Sends sig to the JVM's whole process group. */

@@ -1,6 +1,8 @@
 /* sup_autoscaler: the autoscaler (src/autoscaler/as_*.c, FLIP-334's design) wired into the supervisor: the
  * control loop on the event loop at autoscaler.standalone.control-loop.interval, the REST collector
- * that feeds it one request at a time (never blocking the loop), the REST realizer that rescales in place
+ * that feeds it one request at a time (never blocking the loop), the scaling hook (flinklet.autoscaler.hook: a
+ * child process asked about each rescale, its pipes I/O sources of the loop, killed at its deadline, its exit from
+ * the supervisor's reaper; the cycle ends when it has answered), the REST realizer that rescales in place
  * through PUT /jobs/:id/resource-requirements, the event handler that writes events.jsonl, and the
  * overrides in status.json. A new JVM starts with the stored overrides in its configuration
  * (pipeline.jobvertex-parallelism-overrides, sup_launch.c), so a restart restores the job once at the scaled
@@ -13,6 +15,8 @@
 #include <curl/curl.h>
 
 #include "autoscaler.h"
+#include "hookproc.h"
+#include "jvm.h"
 #include "store.h"
 #include "sup_autoscaler.h"
 #include "sup_observe.h"
@@ -76,27 +80,38 @@ char *sup_autoscaler_launch_overrides(struct supervisor *s)
 	return text;
 }
 
-static void scale(struct supervisor *s, const struct as_options *o)
+static const char *hook_path(struct supervisor *s)
 {
-	struct as_pmap user;
-	user_overrides(s, &user);
-	struct as_context ctx = {
+	const char *p = spec_get(s->spec, "flinklet.autoscaler.hook");
+	return str_empty(p) ? NULL : p;
+}
+
+static void context(struct supervisor *s, const struct as_options *o, const struct as_pmap *user,
+                    struct as_context *ret)
+{
+	*ret = (struct as_context){
 	    .job_key = s->job_id,
 	    .options = o,
 	    .job_status = as_effective_status(s->status.job_state, s->status.tasks_total, s->status.tasks_running,
 	                                      s->status.tasks_finished),
 	    .now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC),
-	    .user_overrides = &user,
+	    .user_overrides = user,
 	    .tm_cpu = s->spec->cpu,
 	    .tm_memory = s->spec->memory,
 	    .slots_per_tm = (int)spec_int(s->spec, "taskmanager.numberOfTaskSlots"),
+	    .hook = hook_path(s) != NULL,
 	};
 	if (s->state != SUP_RUNNING)
-		ctx.job_status = s->status.job_state ? s->status.job_state : "CREATED";
-	enum as_outcome out = autoscaler_scale(s->autoscaler.as, &ctx);
+		ret->job_status = s->status.job_state ? s->status.job_state : "CREATED";
+}
+
+/* What a cycle (or the hook's answer) leaves: the timeline point, the overrides in status.json. */
+static void cycle_outcome(struct supervisor *s, enum as_outcome out)
+{
 	log_debug("autoscaler: %s", as_outcome_name(out));
+	if (out == AS_OUTCOME_PROPOSED)
+		return; /* the hook's answer says what became of the cycle */
 	sup_observe_autoscaler(s, out);
-	as_pmap_free(&user);
 	cJSON *ov = autoscaler_overrides_json(s->autoscaler.as, s->job_id);
 	char *text = cJSON_PrintUnformatted(ov);
 	status_set_string(&s->status.autoscaler_overrides, text);
@@ -105,15 +120,160 @@ static void scale(struct supervisor *s, const struct as_options *o)
 	sup_write_status(s);
 }
 
-static void cycle_end(struct supervisor *s)
+static enum as_outcome scale(struct supervisor *s, const struct as_options *o)
+{
+	struct as_pmap user;
+	user_overrides(s, &user);
+	struct as_context ctx;
+	context(s, o, &user, &ctx);
+	enum as_outcome out = autoscaler_scale(s->autoscaler.as, &ctx);
+	cycle_outcome(s, out);
+	as_pmap_free(&user);
+	return out;
+}
+
+static void hook_start(struct supervisor *s);
+
+static void cycle_done(struct supervisor *s)
 {
 	struct as_cycle *c = cycle_of(s);
-	if (c->active)
-		scale(s, &c->opts);
 	c->active = false;
 	as_options_free(&c->opts);
 	strv_free(&c->listings);
 	strv_free(&c->vertices);
+}
+
+static void cycle_end(struct supervisor *s)
+{
+	struct as_cycle *c = cycle_of(s);
+	/* a proposed rescale keeps the cycle going until the hook has answered (hook_finish ends it) */
+	if (c->active && scale(s, &c->opts) == AS_OUTCOME_PROPOSED)
+		hook_start(s);
+	else
+		cycle_done(s);
+}
+
+/* ---- the scaling hook (docs/autoscaler.md, "The scaling hook") ---- */
+
+struct as_hook_run {
+	struct hookproc proc;
+	sd_event_source *in, *out, *err, *deadline;
+	int64_t timeout_ms;
+	char *path;
+};
+
+static void hook_sources_off(struct as_hook_run *h)
+{
+	h->in = sd_event_source_disable_unref(h->in);
+	h->out = sd_event_source_disable_unref(h->out);
+	h->err = sd_event_source_disable_unref(h->err);
+	h->deadline = sup_disarm(h->deadline);
+}
+
+static void hook_free(struct as_hook_run *h)
+{
+	if (!h)
+		return;
+	hook_sources_off(h);
+	hookproc_close(&h->proc);
+	free(h->path);
+	free(h);
+}
+
+/* What became of the hook (failure NULL: it answered) goes to the autoscaler, unless the job it was asked about is
+ * gone meanwhile (the JVM restarted, the job stopped, the autoscaler was turned off): then the proposal is dropped
+ * and the next cycle decides afresh. The cycle ends here. */
+static void hook_finish(struct supervisor *s, struct as_hook_run *h, const char *failure)
+{
+	struct as_cycle *c = cycle_of(s);
+	if (c->gen != s->launch.gen || s->launch.jvm_pid <= 0 || s->state != SUP_RUNNING) {
+		log_info("autoscaler: the scaling hook's answer is not used: the job it was asked about is no longer "
+		         "running in the same JVM");
+		autoscaler_proposal_drop(s->autoscaler.as, s->job_id);
+	} else {
+		char *errors = hookproc_errors_tail(&h->proc, 300);
+		struct as_hook_result r = {h->path, failure, h->proc.answer.buf ? h->proc.answer.buf : "",
+		                           h->proc.answer.len, errors};
+		struct as_pmap user;
+		user_overrides(s, &user);
+		struct as_context ctx;
+		context(s, &c->opts, &user, &ctx);
+		cycle_outcome(s, autoscaler_hook_done(s->autoscaler.as, &ctx, &r));
+		as_pmap_free(&user);
+		free(errors);
+	}
+	hook_free(h);
+	s->autoscaler.hook = NULL;
+	cycle_done(s);
+}
+
+static int on_hook_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct supervisor *s = userdata;
+	struct as_hook_run *h = s->autoscaler.hook;
+	hookproc_pump(&h->proc);
+	/* a pipe at its end was closed by the pump: its source goes with it */
+	if (h->proc.in < 0)
+		h->in = sd_event_source_disable_unref(h->in);
+	if (h->proc.out < 0)
+		h->out = sd_event_source_disable_unref(h->out);
+	if (h->proc.err < 0)
+		h->err = sd_event_source_disable_unref(h->err);
+	return 0;
+}
+
+static int on_hook_deadline(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	struct as_hook_run *h = s->autoscaler.hook;
+	h->deadline = sup_disarm(h->deadline);
+	hookproc_kill(&h->proc, true); /* its exit comes through the reaper */
+	return 0;
+}
+
+/* Asks the hook about the cycle's proposal; the cycle ends with its answer (at once when it cannot be run: that is
+ * its answer). */
+static void hook_start(struct supervisor *s)
+{
+	struct as_cycle *c = cycle_of(s);
+	struct as_hook_run *h = xcalloc(1, sizeof(*h));
+	h->path = xstrdup(hook_path(s));
+	usec_t timeout = spec_duration(s->spec, "flinklet.autoscaler.hook.timeout");
+	h->timeout_ms = timeout ? (int64_t)(timeout / USEC_PER_MSEC) : 10000;
+	char *proposal = autoscaler_proposal_json(s->autoscaler.as, s->job_id, &c->opts, h->timeout_ms);
+	int r = proposal ? hookproc_start(&h->proc, h->path, proposal, strlen(proposal)) : -ENOMSG;
+	free(proposal);
+	s->autoscaler.hook = h;
+	if (r < 0) {
+		h->proc.in = h->proc.out = h->proc.err = -1;
+		char *why = xasprintf("could not be run: %s", strerror(-r));
+		hook_finish(s, h, why);
+		free(why);
+		return;
+	}
+	log_debug("autoscaler: asking the scaling hook %s (pid %d)", h->path, (int)h->proc.pid);
+	if (sd_event_add_io(s->event, &h->in, h->proc.in, EPOLLOUT, on_hook_io, s) < 0 ||
+	    sd_event_add_io(s->event, &h->out, h->proc.out, EPOLLIN, on_hook_io, s) < 0 ||
+	    sd_event_add_io(s->event, &h->err, h->proc.err, EPOLLIN, on_hook_io, s) < 0 ||
+	    sup_arm(s, &h->deadline, (usec_t)h->timeout_ms * USEC_PER_MSEC, on_hook_deadline) < 0) {
+		log_warn("autoscaler: unable to watch the scaling hook's pipes; it is stopped");
+		hookproc_kill(&h->proc, false); /* its exit comes through the reaper */
+	}
+}
+
+bool sup_autoscaler_reaped(struct supervisor *s, const struct reaped *r)
+{
+	struct as_hook_run *h = s->autoscaler.hook;
+	if (!h || h->proc.pid <= 0 || r->pid != h->proc.pid)
+		return false;
+	jvm_kill_group(h->proc.pid); /* what it left running */
+	hook_sources_off(h);
+	hookproc_pump(&h->proc); /* what it wrote before it ended */
+	h->proc.pid = 0;
+	char *failure = hookproc_failure(&h->proc, r->exit_code, r->exit_signal, h->timeout_ms);
+	hook_finish(s, h, failure);
+	free(failure);
+	return true;
 }
 
 static void cycle_fail(struct supervisor *s, const char *why)
@@ -396,6 +556,11 @@ int sup_autoscaler_setup(struct supervisor *s)
 void sup_autoscaler_free(struct supervisor *s)
 {
 	s->autoscaler.timer = sup_disarm(s->autoscaler.timer);
+	if (s->autoscaler.hook) {
+		hookproc_kill(&s->autoscaler.hook->proc, false); /* reaped as an orphan, if at all before the exit */
+		hook_free(s->autoscaler.hook);
+		s->autoscaler.hook = NULL;
+	}
 	if (s->autoscaler.cycle) {
 		struct as_cycle *c = s->autoscaler.cycle;
 		c->active = false;

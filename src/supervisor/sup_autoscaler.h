@@ -5,7 +5,11 @@
 
 #include "sup_core.h"
 
+struct reaped;
+
 int sup_autoscaler_setup(struct supervisor *s);
+/* The scaling hook's exit (true: r was the hook): its answer applies, adjusts or vetoes the cycle's rescale. */
+bool sup_autoscaler_reaped(struct supervisor *s, const struct reaped *r);
 /* The autoscaler's overrides in force, merged with the user's, for a new JVM's
  * pipeline.jobvertex-parallelism-overrides (malloc'd "vertex:p,..."); NULL when there are none. */
 char *sup_autoscaler_launch_overrides(struct supervisor *s);

@@ -244,6 +244,7 @@ struct sup_notify {
 struct sup_autoscaler {
 	struct autoscaler *as;
 	struct as_cycle *cycle;
+	struct as_hook_run *hook; /* the scaling hook answering the cycle's proposal; NULL: none */
 	sd_event_source *timer;
 	struct as_pmap pending;
 	bool realizing;

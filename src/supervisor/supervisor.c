@@ -318,7 +318,7 @@ void sup_dispatch(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
-	if (sup_cds_reaped(s, r) || sup_snapshot_reaped(s, r) || sup_sweep_reaped(s, r))
+	if (sup_cds_reaped(s, r) || sup_snapshot_reaped(s, r) || sup_sweep_reaped(s, r) || sup_autoscaler_reaped(s, r))
 		return;
 	if (r->pid != s->launch.jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);

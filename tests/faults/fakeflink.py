@@ -79,6 +79,7 @@ class FakeFlink(ThreadingHTTPServer):
         self.stop_failures = 0     # how many of the next stop-with-savepoint operations Flink reports FAILED
         self.on_savepoint_reported = None  # called when a savepoint is reported COMPLETED to flinklet
         self.requests = []
+        self.bodies = []           # (method, path, body text) of every request that had a body
         self.state_dirs = []       # flinklet state directories whose job-id the fake lists in /jobs/overview
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -162,10 +163,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_any(self, method):
         n = int(self.headers.get("Content-Length") or 0)
-        if n:
-            self.rfile.read(n)
+        body = self.rfile.read(n) if n else b""
         with self.server.lock:
             self.server.requests.append((time.monotonic(), method, self.path))
+            if body:
+                self.server.bodies.append((method, self.path, body.decode(errors="replace")))
         r = self.server.answer(method, self.path)
         if r == "timeout":
             time.sleep(30)  # longer than the client timeout the tests configure

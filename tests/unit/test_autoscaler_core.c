@@ -36,6 +36,7 @@ struct fx {
 	int64_t running_ts;
 	bool drop_busy; /* the agg vertex's listing lacks busyTimeMsPerSecond */
 	bool nan_busy;  /* the agg vertex's busyTimeMsPerSecond has no value (a legacy source, say) */
+	bool hook;      /* a scaling hook reviews rescales */
 };
 
 static void on_event(void *ud, const char *job_key, enum as_event_type type, const char *reason, const char *message,
@@ -156,8 +157,12 @@ static enum as_outcome cycle_with(struct fx *f, int64_t now, const char *status,
 	struct as_job *job = autoscaler_job(f->as, "job1");
 	if (status && !strcmp(status, "RUNNING"))
 		collect(f, job, now);
-	struct as_context ctx = {
-	    .job_key = "job1", .options = &f->o, .job_status = status, .now_ms = now, .user_overrides = user};
+	struct as_context ctx = {.job_key = "job1",
+	                         .options = &f->o,
+	                         .job_status = status,
+	                         .now_ms = now,
+	                         .user_overrides = user,
+	                         .hook = f->hook};
 	return autoscaler_scale(f->as, &ctx);
 }
 
@@ -492,6 +497,135 @@ static void test_resource_requirements(void **state)
 	as_pmap_free(&m);
 }
 
+/* ---- the scaling hook (issue 27): a rescale proposed, then executed as the hook's answer says ---- */
+
+static enum as_outcome answer(struct fx *f, int64_t now, const char *failure, const char *text)
+{
+	struct as_context ctx = {
+	    .job_key = "job1", .options = &f->o, .job_status = "RUNNING", .now_ms = now, .hook = true};
+	struct as_hook_result r = {"/hooks/h", failure, text, text ? strlen(text) : 0, NULL};
+	return autoscaler_hook_done(f->as, &ctx, &r);
+}
+
+static void propose(struct fx *f)
+{
+	f->hook = true;
+	assert_int_equal(cycle(f, T(5000)), AS_OUTCOME_NOT_READY);
+	for (int t = 10000; t <= 30000; t += 10000)
+		assert_int_equal(cycle(f, T(t)), AS_OUTCOME_COLLECTING);
+	assert_int_equal(cycle(f, T(40000)), AS_OUTCOME_PROPOSED);
+}
+
+static void test_hook_approves(void **state)
+{
+	struct fx *f = *state;
+	propose(f);
+	/* nothing executed or stored yet: no report, no overrides, no history; the source's scale-down pending */
+	struct as_job *job = autoscaler_job(f->as, "job1");
+	assert_int_equal(f->events.n, 0);
+	assert_int_equal(f->realized, 0);
+	assert_int_equal(job->scaling_history.n, 0);
+	assert_int_equal(job->delayed.n, 1);
+	char *p = autoscaler_proposal_json(f->as, "job1", &f->o, 5000);
+	assert_non_null(p);
+	assert_contains(p, "\"id\": \"agg\",\n      \"currentParallelism\": 2,\n      \"proposedParallelism\": 4,");
+	assert_contains(p, "\"timeoutMs\": 5000,");
+	assert_contains(
+	    p, "\"reason\": \"agg 2 -> 4: true processing rate 800.00 is below the scale-up threshold 1000.00\"");
+	free(p);
+	assert_int_equal(answer(f, T(41000), NULL, "{\"decision\": \"apply\"}\n"), AS_OUTCOME_SCALED);
+	/* executed as a cycle without a hook executes it */
+	assert_int_equal(f->realized, 1);
+	assert_string_equal(f->last_overrides, "src:2,agg:4");
+	assert_int_equal(job->scaling_history.n, 1);
+	assert_int_equal(job->scaling_history.v[0].e[0].ts, T(40000)); /* the decision's time */
+	assert_int_equal(job->tracking.n, 1);
+	assert_int_equal(job->delayed.n, 0);
+	assert_int_equal(f->events.n, 2);
+	assert_string_equal(f->events.v[0], "Normal|ScalingHookApplied|The scaling hook /hooks/h approved the rescale "
+	                                    "(agg 2 -> 4)");
+	assert_contains(f->events.v[1],
+	                "Normal|ScalingReport|Scaling execution enabled, begin scaling vertices:{ Vertex "
+	                "ID agg | Parallelism 2 -> 4 |");
+	/* answered once: a second answer finds nothing to decide */
+	assert_int_equal(answer(f, T(42000), NULL, "{\"decision\": \"apply\"}"), AS_OUTCOME_NOT_READY);
+	assert_null(autoscaler_proposal_json(f->as, "job1", &f->o, 5000));
+}
+
+static void test_hook_adjusts(void **state)
+{
+	struct fx *f = *state;
+	propose(f);
+	assert_int_equal(answer(f, T(41000), NULL, "{\"decision\": \"adjust\", \"parallelism\": {\"agg\": 3}}"),
+	                 AS_OUTCOME_SCALED);
+	assert_string_equal(f->last_overrides, "src:2,agg:3");
+	struct as_job *job = autoscaler_job(f->as, "job1");
+	struct as_history_entry *e = &job->scaling_history.v[0].e[0];
+	assert_int_equal(e->new_parallelism, 3);
+	assert_double(e->m[AS_EM_EXPECTED_PROCESSING_RATE].current, 1200); /* 800 / 2 x 3 */
+	assert_string_equal(f->events.v[0], "Normal|ScalingHookAdjusted|The scaling hook /hooks/h adjusted the rescale "
+	                                    "(agg 2 -> 4) to agg 2 -> 3");
+	assert_contains(f->events.v[1], "Parallelism 2 -> 3 | Processing capacity 800.00 -> 1200.00 |");
+	cJSON *r = autoscaler_report_json(f->as, "job1");
+	char *text = cJSON_PrintUnformatted(r);
+	assert_contains(text, "\"RECOMMENDED_PARALLELISM\":3,");
+	free(text);
+	cJSON_Delete(r);
+}
+
+static void test_hook_vetoes_and_fails(void **state)
+{
+	struct fx *f = *state;
+	propose(f);
+	struct as_job *job = autoscaler_job(f->as, "job1");
+	assert_int_equal(answer(f, T(41000), NULL, "{\"decision\": \"veto\", \"reason\": \"freeze\"}"),
+	                 AS_OUTCOME_BALANCED);
+	assert_int_equal(f->realized, 0);
+	assert_int_equal(job->overrides.n, 0);
+	assert_int_equal(job->scaling_history.n, 0);
+	assert_int_equal(job->tracking.n, 0);
+	assert_int_equal(job->delayed.n, 1); /* the source's pending scale-down stays pending */
+	assert_int_equal(f->events.n, 1);
+	assert_string_equal(
+	    f->events.v[0],
+	    "Warning|ScalingHookVetoed|The scaling hook /hooks/h vetoed the rescale (agg 2 -> 4): freeze");
+	/* the next cycle proposes the same again; the same veto is not said again within scaling.event.interval */
+	assert_int_equal(cycle(f, T(50000)), AS_OUTCOME_PROPOSED);
+	assert_int_equal(answer(f, T(51000), NULL, "{\"decision\": \"veto\"}"), AS_OUTCOME_BALANCED);
+	assert_int_equal(f->events.n, 1);
+	/* a hook that fails vetoes too, and says why */
+	assert_int_equal(cycle(f, T(60000)), AS_OUTCOME_PROPOSED);
+	assert_int_equal(answer(f, T(61000), "exited with code 3", ""), AS_OUTCOME_BALANCED);
+	assert_int_equal(f->events.n, 2);
+	assert_string_equal(f->events.v[1],
+	                    "Warning|ScalingHookFailed|The scaling hook /hooks/h exited with code 3; the "
+	                    "rescale (agg 2 -> 4) is not executed");
+	assert_int_equal(job->overrides.n, 0);
+	/* an adjustment to no change at all is a veto */
+	assert_int_equal(cycle(f, T(70000)), AS_OUTCOME_PROPOSED);
+	assert_int_equal(answer(f, T(71000), NULL, "{\"decision\": \"adjust\", \"parallelism\": {\"agg\": 2}}"),
+	                 AS_OUTCOME_BALANCED);
+	assert_string_equal(f->events.v[2], "Warning|ScalingHookVetoed|The scaling hook /hooks/h adjusted the rescale "
+	                                    "(agg 2 -> 4) to no change");
+	assert_int_equal(job->overrides.n, 0);
+	assert_int_equal(f->realized, 0);
+}
+
+static void test_hook_proposal_dropped(void **state)
+{
+	struct fx *f = *state;
+	propose(f);
+	/* the JVM restarted while the hook ran: the proposal is forgotten, the answer finds nothing */
+	autoscaler_proposal_drop(f->as, "job1");
+	assert_int_equal(answer(f, T(41000), NULL, "{\"decision\": \"apply\"}"), AS_OUTCOME_NOT_READY);
+	assert_int_equal(f->realized, 0);
+	/* a proposal never answered is dropped by the next cycle, which decides afresh */
+	assert_int_equal(cycle(f, T(50000)), AS_OUTCOME_PROPOSED);
+	assert_int_equal(cycle(f, T(60000)), AS_OUTCOME_PROPOSED);
+	assert_int_equal(answer(f, T(61000), NULL, "{\"decision\": \"apply\"}"), AS_OUTCOME_SCALED);
+	assert_int_equal(autoscaler_job(f->as, "job1")->scaling_history.v[0].e[0].ts, T(60000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +640,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_file_store_and_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cleanup, setup, teardown),
 	    cmocka_unit_test(test_resource_requirements),
+	    cmocka_unit_test_setup_teardown(test_hook_approves, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hook_adjusts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hook_vetoes_and_fails, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hook_proposal_dropped, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("autoscaler_core", tests, NULL, NULL);
 }

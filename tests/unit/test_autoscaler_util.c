@@ -96,7 +96,7 @@ static double nudge(uint64_t *s, double x)
 static double round3_case(uint64_t *s)
 {
 	double u = (double)(xorshift(s) >> 11) * 0x1p-53, x;
-	switch (xorshift(s) % 8) {
+	switch (xorshift(s) % 9) {
 	case 0:
 		x = u * pow(10, (int)(xorshift(s) % 30) - 12);
 		break;
@@ -123,6 +123,9 @@ static double round3_case(uint64_t *s)
 		x = strtod(b, NULL);
 		break;
 	}
+	case 7: /* integral, up to far above 10^12 (a long-running job's record counters) */
+		x = (double)(xorshift(s) % 100000000000000000ull) * (xorshift(s) & 1 ? 1 : 0.5);
+		break;
 	default:
 		x = (double)(xorshift(s) % 1000000) / 1000.0 * (1 + (double)((int)(xorshift(s) % 21) - 10) * 0x1p-52);
 		break;
@@ -150,6 +153,10 @@ static void test_round3_fast_is_exact(void **state)
 	                              999999999999.9995,
 	                              1e12,
 	                              1e12 + 0.5,
+	                              1500000000123.0,
+	                              123456789012345678.0,
+	                              0x1p60,
+	                              1e300,
 	                              4503599627370495.5,
 	                              -0.0,
 	                              5e-324,
@@ -162,6 +169,78 @@ static void test_round3_fast_is_exact(void **state)
 		if (memcmp(&fast, &ref, sizeof(fast)))
 			fail_msg("as_round3(%.17g) = %.17g, the decimal digits give %.17g", edge[i], fast, ref);
 	}
+}
+
+/* The shortest decimal digits as the loop over every length from 1 to 17 finds them (the reference): the first
+ * length whose rounding of |x| reads back as |x|. */
+static void ref_shortest(double x, char digits[24], int *exp10)
+{
+	char buf[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, fabs(x));
+		if (strtod(buf, NULL) == fabs(x))
+			break;
+	}
+	size_t n = 0;
+	const char *p = buf;
+	for (; *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[n++] = *p;
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	*exp10 = atoi(p + 1);
+}
+
+/* Double.toString's digits and exponent: "123.45" is 12345 at 10^2, "1.0E-4" is 1 at 10^-4. */
+static void java_digits(const char *s, char digits[24], int *exp10)
+{
+	const char *p = s + (*s == '-'), *e = strchr(p, 'E');
+	size_t n = 0;
+	int point = -1, lead = 0;
+	for (const char *q = p; *q && q != e; q++) {
+		if (*q == '.') {
+			point = (int)(q - p);
+			continue;
+		}
+		if (n == 0 && *q == '0') {
+			lead++;
+			continue;
+		}
+		digits[n++] = *q;
+	}
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	*exp10 = e ? atoi(e + 1) : point - 1 - lead;
+	if (!e && point > 0 && lead > point - 1) /* 0.00ddd */
+		*exp10 = point - 1 - lead;
+}
+
+/* shortest_digits tries 15, 16 and 17 digits only (not every length from 1): it finds the same digits as the full
+ * loop, seen through Double.toString and the rounding of the decimal form, for every kind of value round3_case makes
+ * (subnormal ones included) and exact short decimals. */
+static void test_shortest_digits_are_the_loops(void **state)
+{
+	(void)state;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	char got[40], want[24], gd[24];
+	for (int i = 0; i < 40000; i++) {
+		double x = i % 4 == 3
+		               ? strtod((snprintf(got, sizeof(got), "%.*g", 1 + i % 15, round3_case(&seed)), got), NULL)
+		               : round3_case(&seed);
+		if (!isfinite(x) || x == 0)
+			continue;
+		int we, ge;
+		ref_shortest(x, want, &we);
+		as_java_double_str(x, got, sizeof(got));
+		java_digits(got, gd, &ge);
+		if (strcmp(gd, want) || ge != we)
+			fail_msg("Double.toString(%.17g) = %s: digits %s at 10^%d, the loop gives %s at 10^%d", x, got,
+			         gd, ge, want, we);
+	}
+	assert_double(as_round_up2(5e-324), 0.01);
+	assert_double(as_round3_digits(2.2250738585072014e-308 * 3), 2.2250738585072014e-308 * 3);
 }
 
 static void test_round_up2(void **state)
@@ -369,11 +448,17 @@ static void test_pretty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_jround),       cmocka_unit_test(test_java_casts_and_floor),
-	    cmocka_unit_test(test_round3),       cmocka_unit_test(test_round3_fast_is_exact),
-	    cmocka_unit_test(test_round_up2),    cmocka_unit_test(test_java_double_str),
-	    cmocka_unit_test(test_json_numbers), cmocka_unit_test(test_window_functions),
-	    cmocka_unit_test(test_pmap),         cmocka_unit_test(test_pretty),
+	    cmocka_unit_test(test_jround),
+	    cmocka_unit_test(test_java_casts_and_floor),
+	    cmocka_unit_test(test_round3),
+	    cmocka_unit_test(test_round3_fast_is_exact),
+	    cmocka_unit_test(test_shortest_digits_are_the_loops),
+	    cmocka_unit_test(test_round_up2),
+	    cmocka_unit_test(test_java_double_str),
+	    cmocka_unit_test(test_json_numbers),
+	    cmocka_unit_test(test_window_functions),
+	    cmocka_unit_test(test_pmap),
+	    cmocka_unit_test(test_pretty),
 	};
 	return cmocka_run_group_tests_name("autoscaler_util", tests, NULL, NULL);
 }
