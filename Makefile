@@ -163,7 +163,8 @@ e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
 
 # check-fast: the two-minute loop: the build, the unit tests, lint, and the files of tests/e2e that start no JVM
 # (no Flink jars needed); nothing is installed. `make check` runs all of them too.
-NO_JVM_FILES = tests/e2e/test_layout.py tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_units.py
+NO_JVM_FILES = tests/e2e/test_layout.py tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
+               tests/e2e/test_units.py
 .PHONY: check-fast
 check-fast: all unit lint
 	FLINKLET_NO_JVM=1 FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet python3 -m pytest -q -p no:cacheprovider $(NO_JVM_FILES)
