@@ -315,6 +315,7 @@ $(PARITY_116_JAR): $(shell find tests/parity/oracle-1.16/src -name '*.java' 2>/d
 	cd tests/parity/oracle-1.16 && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_116_DIR) \
 	  -Dautoscaler.version=$(PARITY_116_VERSION)
 parity-116-harness:
+	@mkdir -p $(BUILD)
 	@$(MAKE) --no-print-directory $(PARITY_116_JAR) > $(BUILD)/parity-1.16.log 2>&1 || \
 	  { mkdir -p $(PARITY_116_DIR); echo "org.apache.flink:flink-autoscaler:$(PARITY_116_VERSION) did not resolve \
 	(see $(BUILD)/parity-1.16.log)" > $(PARITY_116_DIR)/UNAVAILABLE; rm -f $(PARITY_116_JAR); }
