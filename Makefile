@@ -306,15 +306,31 @@ fuzz-smoke:
 # into build/parity/ like the test jobs: fetched once, then from the Maven cache) runs the operator's classes on
 # PARITY_CASES plan documents that tests/parity/parity.py generates from PARITY_SEED; every difference from
 # `flinklet autoscaler plan` must be one of the listed changes made upstream after that release.
+# The second oracle (issue 27; tests/parity/oracle-1.16/pom.xml, into build/parity-1.16/) runs the operator 1.16
+# autoscaler on the same cases; it is built when flink-autoscaler $(PARITY_116_VERSION) resolves (the local Maven
+# repository or Maven Central), and its tests say why they are skipped when it does not.
 PARITY_CASES ?= 4000
 PARITY_SEED  ?= 19
 PARITY_DIR    = $(BUILD)/parity
 PARITY_JAR    = $(PARITY_DIR)/flinklet-parity-harness.jar
-.PHONY: parity
+PARITY_116_DIR     = $(BUILD)/parity-1.16
+PARITY_116_JAR     = $(PARITY_116_DIR)/flinklet-parity-harness-116.jar
+PARITY_116_VERSION ?= 1.16-SNAPSHOT
+.PHONY: parity parity-116-harness
 $(PARITY_JAR): $(shell find tests/parity/src -name '*.java' 2>/dev/null) tests/parity/pom.xml
 	cd tests/parity && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_DIR)
-parity: $(BUILD)/flinklet $(PARITY_JAR)
-	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet PARITY_HARNESS=$(CURDIR)/$(PARITY_DIR) PARITY_CASES=$(PARITY_CASES) \
+$(PARITY_116_JAR): $(shell find tests/parity/oracle-1.16/src -name '*.java' 2>/dev/null) tests/parity/oracle-1.16/pom.xml
+	cd tests/parity/oracle-1.16 && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_116_DIR) \
+	  -Dautoscaler.version=$(PARITY_116_VERSION)
+parity-116-harness:
+	@mkdir -p $(BUILD)
+	@$(MAKE) --no-print-directory $(PARITY_116_JAR) > $(BUILD)/parity-1.16.log 2>&1 || \
+	  { mkdir -p $(PARITY_116_DIR); echo "org.apache.flink:flink-autoscaler:$(PARITY_116_VERSION) did not resolve \
+	(see $(BUILD)/parity-1.16.log)" > $(PARITY_116_DIR)/UNAVAILABLE; rm -f $(PARITY_116_JAR); }
+	@if [ -f $(PARITY_116_JAR) ]; then rm -f $(PARITY_116_DIR)/UNAVAILABLE; fi
+parity: $(BUILD)/flinklet $(PARITY_JAR) parity-116-harness
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet PARITY_HARNESS=$(CURDIR)/$(PARITY_DIR) \
+	PARITY_HARNESS_116=$(CURDIR)/$(PARITY_116_DIR) PARITY_CASES=$(PARITY_CASES) \
 	PARITY_SEED=$(PARITY_SEED) python3 -m pytest -v -p no:cacheprovider tests/parity
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------

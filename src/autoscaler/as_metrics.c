@@ -291,6 +291,17 @@ int as_vertex_names_from_listing(const cJSON *listing, bool is_source, struct as
 
 /* ---- aggregated values ---- */
 
+const char *as_vertex_names_missing(const struct as_vertex_names *n)
+{
+	/* required names (1.3) that the listing did not have */
+	return !n->busy                ? "busyTimeMsPerSecond"
+	       : !n->is_source         ? NULL
+	       : !n->backpressure      ? "backPressuredTimeMsPerSecond"
+	       : !n->source_in_per_sec ? "Source__*.numRecordsInPerSecond"
+	       : !n->source_in         ? "Source__*.numRecordsIn"
+	                               : NULL;
+}
+
 static void agg_merge(struct as_agg *into, const struct as_agg *a, bool *seen)
 {
 	if (!*seen) {
@@ -348,13 +359,7 @@ int as_vertex_raw_from_json(const cJSON *values, const struct as_vertex_names *n
 				raw->pending = isnan(raw->pending) ? a.sum : raw->pending + a.sum;
 	}
 	raw->present = true;
-	/* required names (1.3) that the listing did not have */
-	raw->missing = !names->busy                ? "busyTimeMsPerSecond"
-	               : !names->is_source         ? NULL
-	               : !names->backpressure      ? "backPressuredTimeMsPerSecond"
-	               : !names->source_in_per_sec ? "Source__*.numRecordsInPerSecond"
-	               : !names->source_in         ? "Source__*.numRecordsIn"
-	                                           : NULL;
+	raw->missing = as_vertex_names_missing(names);
 	return 0;
 }
 
@@ -527,7 +532,9 @@ void as_collect_listings_needed(struct as_job *job, struct strv *ret)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct as_vertex *v = &t->v[i];
 		const struct as_vertex_names *n = cached_names(job, v->id);
-		if (!v->finished && (as_is_source(v) || !n->listed))
+		/* a listing that lacked a required name is not kept: the operator throws before caching
+		 * it, so the vertex is listed again (its metrics may not have been registered yet) */
+		if (!v->finished && (as_is_source(v) || !n->listed || as_vertex_names_missing(n)))
 			strv_push(ret, v->id);
 	}
 }

@@ -1,8 +1,8 @@
 /* as_scale: the per-vertex scaling decision (reference 3.2 - 3.8): the scale factor from the capacity
- * formula and its clamps, min/max parallelism, alignment to key groups or source partitions (BALANCED,
- * EVENLY_SPREAD, OFF and the legacy blocking modes), ineffective-scaling detection, delayed scale-down
- * and the observed scalability coefficient. It is not for the job-level gates and the decision's
- * effects (as_exec.c). */
+ * formula and its clamps, min/max parallelism, the source partition cap, alignment to key groups or
+ * source partitions (BALANCED, EVENLY_SPREAD, OFF and the legacy blocking modes), ineffective-scaling
+ * detection, delayed scale-down and the observed scalability coefficient. It is not for the job-level
+ * gates and the decision's effects (as_exec.c). */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,7 +50,10 @@ int as_scale_parallelism(const struct as_options *o, const char *vertex, int p, 
 	double c = ceil(f * p);
 	int raw = c >= (double)INT32_MAX ? INT32_MAX : as_java_d2i(c);
 	int ub = imin(max_p, upper_limit);
-	int new_p = imin(imax(lower_limit, raw), ub);
+	/* operator 1.16: a source that reports its partitions (Kafka, Pulsar) is never scaled above their
+	 * number, whatever the alignment mode: the readers beyond it would sit idle holding slots */
+	int cap = partitions > 0 ? imin(ub, partitions) : ub;
+	int new_p = imin(imax(lower_limit, raw), cap);
 	if (new_p == p)
 		return p;
 	if (!(partitions > 0 || has_hash_input))

@@ -659,6 +659,8 @@ struct as_vertex_names {
 void as_vertex_names_free(struct as_vertex_names *n);
 /* Chooses the names of a listing ([{"id": name}, ...]) and counts the source partitions. */
 int as_vertex_names_from_listing(const struct cJSON *listing, bool is_source, struct as_vertex_names *ret);
+/* The first required metric (1.3) a listing did not name, or NULL when it named them all. */
+const char *as_vertex_names_missing(const struct as_vertex_names *n);
 /* Distinct Kafka and Pulsar partitions named by metric names (1.2). */
 int as_count_source_partitions(const struct strv *names);
 

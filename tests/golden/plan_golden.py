@@ -6,7 +6,8 @@ The inputs come from a seeded generator (no files to keep in sync): windows of s
 kind the rounding and the window functions meet (many decimals, exact ties at the 4th decimal, sums such as
 0.1 + 0.2, huge and tiny numbers, negative numbers, NaN, infinities, nulls, vertices missing from samples),
 evaluated-metrics inputs, scaling history, delayed scale-downs, and random options (aggregators, bounds,
-alignment modes, exclusions, quotas, metrics-only mode). The docs' examples are in the set too.
+alignment modes, exclusions, quotas, metrics-only mode). The docs' examples are in the set too, and so are the
+plan documents of tests/golden/cases/ (each reproduces a defect found from outside).
 tests/golden/plan-golden.sha256 holds, per case, the SHA-256 of plan's stdout (or of its exit code and stderr
 when the input is rejected).
 
@@ -234,6 +235,9 @@ def cases():
         if not path.endswith(".out.json"):
             with open(path) as f:
                 out.append(("docs-" + os.path.basename(path)[:-5], f.read()))
+    for path in sorted(glob.glob(os.path.join(HERE, "cases", "*.json"))):
+        with open(path) as f:
+            out.append(("case-" + os.path.basename(path)[:-5], f.read()))
     for i in range(120):
         rnd = random.Random(1000 + i)
         n = rnd.choice([1, 2, 2, 3, 5, 8, 13])

@@ -361,6 +361,15 @@ static void test_errors(void **state)
 	    f->events.v[1],
 	    "Warning|AutoscalerError|Could not find required metric busyTimeMsPerSecond for vertex agg");
 	assert_int_equal(job->errors, 2);
+	/* issue 27, defect 6: a listing that lacked a required name is not kept; agg is listed again in the
+	 * next cycle, and once Flink lists busyTimeMsPerSecond the cycles collect again (before, the first
+	 * listing stayed cached and every later cycle failed with the same error) */
+	f->drop_busy = false;
+	assert_int_equal(cycle(f, T(25000)), AS_OUTCOME_NOT_READY); /* one sample in the window */
+	assert_int_equal(job->history.n, 1);
+	assert_int_equal(cycle(f, T(35000)), AS_OUTCOME_COLLECTING);
+	assert_int_equal(f->events.n, 2);
+	assert_int_equal(job->errors, 2);
 }
 
 static void test_metrics_only_mode(void **state)

@@ -1,6 +1,8 @@
 package dev.flinklet.jobs;
 
 import java.util.Properties;
+import java.util.concurrent.locks.LockSupport;
+
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
@@ -32,7 +34,9 @@ import org.apache.flink.util.Collector;
  * producer's transaction.timeout.ms, default 900000: the broker's default transaction.max.timeout.ms, which
  * it must not exceed, and longer than flinklet's whole crash loop with its default restart settings; the
  * sink's own default, 1 h, is refused by such a broker; docs/operations.md, "Kafka jobs"), --rate N (records/s read in total, default unlimited: a throttle after
- * the source, so that a test can fault the job while it still has input), --keys N (default 16).
+ * the source, so that a test can fault the job while it still has input), --subtask-rate N (records/s each
+ * Parse subtask reads at most, default unlimited: the work per record, so that more subtasks read more, for the
+ * autoscaler's tests), --keys N (default 16).
  *
  * <p>Checkpointing, parallelism, state backend and restart strategy are deliberately NOT set here:
  * they come from the Flink configuration given by the supervisor.
@@ -49,12 +53,14 @@ public final class KafkaCounter {
         String prefix = args.getRequired("transactional-id-prefix");
         long txTimeout = args.getLong("transaction-timeout-ms", 900_000);
         long rate = args.getLong("rate", 0);
+        long subtaskRate = args.getLong("subtask-rate", 0);
         long keys = args.getLong("keys", 16);
         if (keys <= 0) {
             throw new IllegalArgumentException("--keys must be > 0");
         }
-        if (rate < 0 || txTimeout <= 0) {
-            throw new IllegalArgumentException("--rate must be >= 0, --transaction-timeout-ms > 0");
+        if (rate < 0 || subtaskRate < 0 || txTimeout <= 0) {
+            throw new IllegalArgumentException(
+                    "--rate and --subtask-rate must be >= 0, --transaction-timeout-ms > 0");
         }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -71,7 +77,7 @@ public final class KafkaCounter {
         DataStream<Long> seqs =
                 env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka input")
                         .uid("kafka-source")
-                        .map(new ParseThrottle(rate))
+                        .map(new ParseThrottle(rate, subtaskRate))
                         .name("Parse")
                         .uid("parse");
 
@@ -97,27 +103,44 @@ public final class KafkaCounter {
         env.execute("KafkaCounter (" + input + " -> " + output + ")");
     }
 
-    /** "seq" -> seq, at most rate records/s over all subtasks (0: unlimited). */
+    /**
+     * "seq" -> seq, at most rate records/s over all subtasks and subtaskRate records/s in each (0:
+     * unlimited).
+     */
     static final class ParseThrottle extends RichMapFunction<String, Long> {
         private static final long serialVersionUID = 1L;
         private final long rate;
+        private final long subtaskRate;
         private transient double perRecordMs;
         private transient long start;
         private transient long seen;
+        private transient long periodNs;
+        private transient long lastNs;
 
-        ParseThrottle(long rate) {
+        ParseThrottle(long rate, long subtaskRate) {
             this.rate = rate;
+            this.subtaskRate = subtaskRate;
         }
 
         @Override
         public void open(OpenContext openContext) {
             int subtasks = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
             perRecordMs = rate > 0 ? 1000.0 * subtasks / rate : 0;
+            periodNs = subtaskRate > 0 ? 1_000_000_000L / subtaskRate : 0;
             start = System.currentTimeMillis();
         }
 
         @Override
         public Long map(String value) throws Exception {
+            if (periodNs > 0) {
+                // one record per period at most, with no credit for idle time: the subtask's capacity
+                long now = System.nanoTime();
+                long allowed = Math.max(lastNs + periodNs, now);
+                if (allowed > now) {
+                    LockSupport.parkNanos(allowed - now);
+                }
+                lastNs = allowed;
+            }
             if (perRecordMs > 0) {
                 long due = start + (long) (++seen * perRecordMs);
                 long wait = due - System.currentTimeMillis();
