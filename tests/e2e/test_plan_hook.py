@@ -133,6 +133,7 @@ def test_the_docs_example_hook_is_the_one_shown_and_runs(tmp_path):
     # past its cap of 16 slots it adjusts: the source asked for 40 gets 16
     doc = json.load(open(EXAMPLE))
     doc["vertices"][0]["evaluated"]["TRUE_PROCESSING_RATE"] = 40
+    doc["vertices"][0]["numSourcePartitions"] = 64  # (a source is never scaled above its partitions)
     doc["config"] = {"job.autoscaler.scaling.parallelism-alignment.mode": "OFF"}
     path = tmp_path / "in.json"
     path.write_text(json.dumps(doc))
