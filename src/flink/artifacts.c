@@ -2,11 +2,13 @@
 #include "artifacts.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "redact.h"
@@ -235,4 +237,25 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 		return r;
 	}
 	return fsync_parent(a->local_path);
+}
+
+int artifact_clean_parts(const char *state_dir)
+{
+	char *dir = path_join(state_dir, "artifacts");
+	DIR *d = opendir(dir);
+	free(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strstr(de->d_name, ".jar.part."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }

@@ -40,6 +40,10 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 void artifact_free(struct artifact *a);
 /* Whether a downloaded jar is already in the cache (and matches the checksum when one is given). */
 bool artifact_cached(const struct artifact *a);
+/* Removes the unfinished downloads (<jar>.part.<pid>.<n>.<attempt>) a flinklet killed during one left in
+ * <state dir>/artifacts (they are never used: a download is renamed into place only once whole). Returns how many,
+ * or -errno. Only while the state directory's lock is held. */
+int artifact_clean_parts(const char *state_dir);
 /* Moves a finished download into the cache after checking it (fsync, rename, fsync of the directory). Returns 0,
  * or -EBADMSG (checksum) or -errno with *err. */
 int artifact_commit(const struct artifact *a, const char *tmp_path, char **err);
