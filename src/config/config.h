@@ -142,7 +142,7 @@ struct option_def {
 	const char *key;
 	enum opt_type type;
 	const char *def;         /* default, NULL: none */
-	int64_t min, max;        /* OPT_INT range; OPT_DURATION: min is the shortest in ms (0: none) */
+	int64_t min, max;        /* OPT_INT range; the least OPT_DURATION in ms, OPT_MEMORY in bytes (0: none) */
 	const char *enum_values; /* OPT_ENUM: comma-separated */
 	const char *doc;
 };

@@ -17,6 +17,7 @@
 
 #include <math.h>
 
+#include "artifacts.h"
 #include "autoscaler.h"
 #include "config.h"
 #include "http.h"
@@ -61,6 +62,9 @@ static void check_option(struct spec *s, struct conf_entry *e, const struct opti
 	case OPT_MEMORY:
 		if (parse_memory(v, &bytes) < 0)
 			diags_add(d, &e->loc, field, "must be a memory size such as 512m or 1g (got \"%s\")", v);
+		else if (o->min > 0 && bytes < (uint64_t)o->min)
+			diags_add(d, &e->loc, field, "must be at least %lld byte%s (got \"%s\")", (long long)o->min,
+			          o->min == 1 ? "" : "s", v);
 		break;
 	case OPT_ENUM: {
 		bool found = false;
@@ -261,6 +265,36 @@ static void check_checksum(struct spec *s, struct diags *d)
 	}
 }
 
+/* The remote jars flinklet may download: schemes it knows, and an S3 endpoint over one of them. */
+static void check_artifacts(struct spec *s, struct diags *d)
+{
+	for (size_t k = 0; k < s->nconf; k++) {
+		struct conf_entry *e = &s->conf[k];
+		if (!strcmp(e->key, "flinklet.artifacts.allowed-schemes")) {
+			char *bad = artifact_schemes_unknown(e->value);
+			if (bad)
+				diags_add(
+				    d, &e->loc, "spec.flinkConfiguration.flinklet.artifacts.allowed-schemes",
+				    "\"%s\" is not a scheme flinklet downloads: list https, s3 or http (local:// and "
+				    "file:// jars are not downloaded and need no entry) (got \"%s\")",
+				    bad, e->value);
+			free(bad);
+		} else if (!strcmp(e->key, "flinklet.artifacts.s3.endpoint") && !str_empty(e->value)) {
+			bool http = artifact_scheme_listed(artifact_allowed_schemes(s), "http");
+			if (!str_has_prefix(e->value, "https://") && !(http && str_has_prefix(e->value, "http://"))) {
+				char *shown = redact_uri(e->value);
+				diags_add(
+				    d, &e->loc, "spec.flinkConfiguration.flinklet.artifacts.s3.endpoint",
+				    "must be https://host:port%s (got \"%s\")",
+				    http ? " or http://host:port"
+				         : " (http://host:port when flinklet.artifacts.allowed-schemes lists http)",
+				    shown);
+				free(shown);
+			}
+		}
+	}
+}
+
 static void check_job(struct spec *s, struct diags *d)
 {
 	struct loc whole = {s->file, 0, 0};
@@ -270,14 +304,23 @@ static void check_job(struct spec *s, struct diags *d)
 		diags_add(d, &whole, "spec.job.jarURI", "required (the job's jar: local:///path/job.jar)");
 	} else {
 		char *p = local_path_from_uri(s->job.jar_uri);
-		bool remote = str_has_prefix(s->job.jar_uri, "https://") || str_has_prefix(s->job.jar_uri, "s3://");
-		if (!p && !remote) {
+		const char *scheme = p ? NULL : artifact_remote_scheme(s->job.jar_uri);
+		const struct loc *at = s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole;
+		if (!p && !scheme) {
 			char *shown = redact_uri(s->job.jar_uri);
 			diags_add(
-			    d, s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole, "spec.job.jarURI",
-			    "must be local:///path, file:///path, an absolute path, https://... or s3://bucket/key "
-			    "(got \"%s\")",
+			    d, at, "spec.job.jarURI",
+			    "must be local:///path, file:///path, an absolute path, https://..., s3://bucket/key or "
+			    "http://... (got \"%s\")",
 			    shown);
+			free(shown);
+		} else if (scheme && !artifact_scheme_listed(artifact_allowed_schemes(s), scheme)) {
+			char *shown = redact_uri(s->job.jar_uri);
+			diags_add(
+			    d, at, "spec.job.jarURI",
+			    "the scheme %s is not in flinklet.artifacts.allowed-schemes (\"%s\"): list it there to "
+			    "download jars over it (got \"%s\")",
+			    scheme, artifact_allowed_schemes(s), shown);
 			free(shown);
 		}
 		free(p);
@@ -337,6 +380,7 @@ int config_finalize(struct spec *s, struct diags *d)
 	if (!s->kind)
 		s->kind = xstrdup("FlinkMiniCluster");
 	check_job(s, d);
+	check_artifacts(s, d);
 	check_checksum(s, d);
 	check_flinklet_keys(s, d);
 	check_flink_keys(s, d);

@@ -2,15 +2,83 @@
 #include "artifacts.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "redact.h"
 #include "store.h"
+
+#define ALLOWED_SCHEMES "flinklet.artifacts.allowed-schemes"
+
+const char *artifact_remote_scheme(const char *uri)
+{
+	static const char *const schemes[] = {"https", "http", "s3", NULL};
+	for (size_t i = 0; schemes[i]; i++) {
+		size_t n = strlen(schemes[i]);
+		if (!strncasecmp(uri, schemes[i], n) && !strncmp(uri + n, "://", 3))
+			return schemes[i];
+	}
+	return NULL;
+}
+
+const char *artifact_allowed_schemes(const struct spec *s)
+{
+	const char *v = spec_get(s, ALLOWED_SCHEMES);
+	const struct option_def *o = v ? NULL : option_find(ALLOWED_SCHEMES);
+	return v ? v : (o && o->def ? o->def : "");
+}
+
+/* Calls f with each entry of the list, trimmed, until it returns true; returns whether one did. */
+static bool each_scheme(const char *list, bool (*f)(const char *entry, size_t len, const void *arg), const void *arg)
+{
+	const char *p = list;
+	while (*p) {
+		size_t len = strcspn(p, ",;");
+		const char *e = p, *end = p + len;
+		while (e < end && isspace((unsigned char)*e))
+			e++;
+		while (end > e && isspace((unsigned char)end[-1]))
+			end--;
+		if (end > e && f(e, (size_t)(end - e), arg))
+			return true;
+		p += len;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+static bool is_scheme(const char *entry, size_t len, const void *arg)
+{
+	return strlen(arg) == len && !strncasecmp(entry, arg, len);
+}
+
+bool artifact_scheme_listed(const char *list, const char *scheme)
+{
+	return each_scheme(list, is_scheme, scheme);
+}
+
+static bool unknown_scheme(const char *entry, size_t len, const void *arg)
+{
+	char **first = (char **)arg;
+	if (is_scheme(entry, len, "https") || is_scheme(entry, len, "http") || is_scheme(entry, len, "s3"))
+		return false;
+	*first = xstrndup(entry, len);
+	return true;
+}
+
+char *artifact_schemes_unknown(const char *list)
+{
+	char *first = NULL;
+	each_scheme(list, unknown_scheme, &first);
+	return first;
+}
 
 static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, char **err)
 {
@@ -37,6 +105,17 @@ static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, ch
 	else
 		a->url = xasprintf("https://%s.s3.%s.amazonaws.com/%s", bucket, region, key);
 	free(bucket);
+	/* s3 is signed requests over https; a plain http endpoint only when http is listed too */
+	bool http = artifact_scheme_listed(artifact_allowed_schemes(s), "http");
+	if (!str_empty(endpoint) && !str_has_prefix(endpoint, "https://") &&
+	    !(http && str_has_prefix(endpoint, "http://"))) {
+		char *shown = redact_uri(endpoint);
+		const char *alt = http ? " or http://host:port" : " (http:// when " ALLOWED_SCHEMES " lists http)";
+		*err = xasprintf("flinklet.artifacts.s3.endpoint must be https://host:port%s (got \"%s\")", alt, shown);
+		free(shown);
+		return -EINVAL;
+	}
+	a->protocols = xstrdup(http ? "https,http" : "https");
 	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
 	if (str_empty(id) || str_empty(secret)) {
 		char *shown = redact_uri(uri);
@@ -64,16 +143,28 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 	a->remote = true;
 	const char *sum = spec_get(s, "flinklet.job.jar.sha256");
 	a->sha256 = !str_empty(sum) ? sum : NULL;
+	const char *scheme = artifact_remote_scheme(uri);
+	const char *allowed = artifact_allowed_schemes(s);
 	int r = 0;
-	if (str_has_prefix(uri, "https://"))
-		a->url = xstrdup(uri);
-	else if (str_has_prefix(uri, "s3://"))
-		r = plan_s3(s, uri, a, err);
-	else {
+	if (!scheme) {
 		char *shown = redact_uri(uri);
 		*err = xasprintf("spec.job.jarURI: unsupported scheme (got \"%s\")", shown);
 		free(shown);
 		r = -EINVAL;
+	} else if (!artifact_scheme_listed(allowed, scheme)) {
+		char *shown = redact_uri(uri);
+		*err = xasprintf("spec.job.jarURI: the scheme %s of \"%s\" is not in %s (\"%s\"); list it there to "
+		                 "download jars over it",
+		                 scheme, shown, ALLOWED_SCHEMES, allowed);
+		free(shown);
+		r = -EINVAL;
+	} else if (!strcmp(scheme, "s3")) {
+		r = plan_s3(s, uri, a, err);
+	} else {
+		/* the URL's own scheme, and a redirect only to a scheme that is listed too */
+		bool http = artifact_scheme_listed(allowed, "http"), https = artifact_scheme_listed(allowed, "https");
+		a->url = xstrdup(uri);
+		a->protocols = xstrdup(http && https ? "https,http" : scheme);
 	}
 	if (r < 0)
 		return r;
@@ -99,6 +190,7 @@ void artifact_free(struct artifact *a)
 {
 	free(a->local_path);
 	free(a->url);
+	free(a->protocols);
 	free(a->sigv4);
 	free(a->userpwd);
 	strv_free(&a->headers);
@@ -145,4 +237,25 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 		return r;
 	}
 	return fsync_parent(a->local_path);
+}
+
+int artifact_clean_parts(const char *state_dir)
+{
+	char *dir = path_join(state_dir, "artifacts");
+	DIR *d = opendir(dir);
+	free(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strstr(de->d_name, ".jar.part."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }

@@ -1,10 +1,11 @@
 /* artifacts: the job's jar from spec.job.jarURI. local:// and file:// (and bare absolute paths) are used
- * where they are; https:// (TLS verified) and s3:// (AWS SigV4 with the usual AWS_* environment variables)
- * are downloaded into <state dir>/artifacts/, named by their sha256 when flinklet.job.jar.sha256 is given
- * (a download must match it) and by the URI's hash otherwise, so a restart needs no network. This module
- * plans and verifies; the download itself runs on the supervisor's event loop (rest_download), the checks of a
- * cached or downloaded jar (its sha256) and the move into the cache on its worker thread (src/supervisor/sup_launch.c):
- * both touch nothing but the file system and their arguments. */
+ * where they are; https:// (TLS verified), s3:// (AWS SigV4 with the usual AWS_* environment variables) and http://
+ * (only when listed) are downloaded, when flinklet.artifacts.allowed-schemes lists their scheme (the URL, the S3
+ * endpoint and every redirect keep to the protocols it allows), into <state dir>/artifacts/, named by their sha256 when
+ * flinklet.job.jar.sha256 is given (a download must match it) and by the URI's hash otherwise, so a restart needs no
+ * network. This module plans and verifies; the download itself runs on the supervisor's event loop (rest_download), the
+ * checks of a cached or downloaded jar (its sha256) and the move into the cache on its worker thread
+ * (src/supervisor/sup_launch.c): both touch nothing but the file system and their arguments. */
 #ifndef FLINKLET_ARTIFACTS_H
 #define FLINKLET_ARTIFACTS_H
 
@@ -17,18 +18,32 @@
 struct artifact {
 	char *local_path; /* where the jar is (or will be, once downloaded) */
 	bool remote;      /* needs a download into local_path */
-	char *url;        /* https URL to fetch */
+	char *url;        /* http(s) URL to fetch */
+	char *protocols;  /* the protocols it and its redirects may use (libcurl's list: "https", "http,https") */
 	char *sigv4;      /* "aws:amz:<region>:s3" or NULL */
 	char *userpwd;    /* AWS credentials with sigv4 */
 	struct strv headers;
 	const char *sha256; /* expected, lowercase hex; NULL: not checked */
 };
 
+/* The scheme of a jarURI flinklet downloads, lowercase: "https", "http" or "s3"; NULL for a local jar and for any
+ * other scheme. */
+const char *artifact_remote_scheme(const char *uri);
+/* flinklet.artifacts.allowed-schemes as it stands (its default before config_finalize has filled it in). */
+const char *artifact_allowed_schemes(const struct spec *s);
+/* Whether the list (entries between ',' or ';', blanks around them, any case) names scheme. */
+bool artifact_scheme_listed(const char *list, const char *scheme);
+/* The first entry of the list that is not a scheme flinklet downloads (malloc'd), or NULL. */
+char *artifact_schemes_unknown(const char *list);
 /* Plans where the jar comes from. Returns 0, or -EINVAL with a message in *err. */
 int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err);
 void artifact_free(struct artifact *a);
 /* Whether a downloaded jar is already in the cache (and matches the checksum when one is given). */
 bool artifact_cached(const struct artifact *a);
+/* Removes the unfinished downloads (<jar>.part.<pid>.<n>.<attempt>) a flinklet killed during one left in
+ * <state dir>/artifacts (they are never used: a download is renamed into place only once whole). Returns how many,
+ * or -errno. Only while the state directory's lock is held. */
+int artifact_clean_parts(const char *state_dir);
 /* Moves a finished download into the cache after checking it (fsync, rename, fsync of the directory). Returns 0,
  * or -EBADMSG (checksum) or -errno with *err. */
 int artifact_commit(const struct artifact *a, const char *tmp_path, char **err);

@@ -39,6 +39,9 @@ struct req {
 	/* downloads: the body goes to a file instead */
 	FILE *out;
 	uint64_t out_bytes, max_bytes;
+	int64_t announced; /* the current answer's Content-Length, -1: none */
+	/* when it began, its budget and its connect timeout (0: the budget's) */
+	usec_t started, timeout, connect_timeout;
 	rest_download_cb dcb;
 	/* streams: the answer is passed on as it arrives */
 	const struct rest_stream *stream;
@@ -82,6 +85,33 @@ static void req_free(struct req *q)
 	free(q);
 }
 
+/* A download's end, with the limit it ran into named for the caller (who knows the options behind them). */
+static void download_done(struct req *q, CURLcode res)
+{
+	struct download_result d = {.announced = q->announced, .received = q->out_bytes};
+	char *url = NULL;
+	curl_easy_getinfo(q->easy, CURLINFO_EFFECTIVE_URL, &url);
+	d.url = url;
+	if (res == CURLE_OK) {
+		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &d.http_status);
+		q->dcb(q->userdata, &d);
+		return;
+	}
+	d.error = q->error[0] ? q->error : curl_easy_strerror(res);
+	long redirects = 0;
+	curl_easy_getinfo(q->easy, CURLINFO_REDIRECT_COUNT, &redirects);
+	if (q->too_large || res == CURLE_FILESIZE_EXCEEDED) {
+		d.limit = DOWNLOAD_TOO_LARGE;
+	} else if (res == CURLE_OPERATION_TIMEDOUT) {
+		/* curl's timer ends both: the connect timeout when the budget was not spent yet */
+		bool spent = now_monotonic() - q->started + 100 * USEC_PER_MSEC >= q->timeout;
+		d.limit = q->connect_timeout && !spent ? DOWNLOAD_CONNECT_TIMEOUT : DOWNLOAD_TIMEOUT;
+	} else if (res == CURLE_UNSUPPORTED_PROTOCOL && redirects > 0) {
+		d.limit = DOWNLOAD_SCHEME_REFUSED; /* the URL was allowed: its redirect was not */
+	}
+	q->dcb(q->userdata, &d);
+}
+
 static void check_done(struct rest *r)
 {
 	CURLMsg *msg;
@@ -107,12 +137,7 @@ static void check_done(struct rest *r)
 			continue;
 		}
 		if (q->dcb) {
-			if (res == CURLE_OK)
-				curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code);
-			else
-				err = q->too_large ? "download too large"
-				                   : (q->error[0] ? q->error : curl_easy_strerror(res));
-			q->dcb(q->userdata, code, err);
+			download_done(q, res);
 			req_free(q);
 			continue;
 		}
@@ -297,6 +322,28 @@ static int req_start(struct rest *r, struct req *q)
 	return 0;
 }
 
+/* A download's headers: each answer's Content-Length (a redirect's answer has its own), for the size cap's message;
+ * curl itself refuses an answer announcing more than the cap (CURLOPT_MAXFILESIZE_LARGE). */
+static size_t on_download_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct req *q = userdata;
+	size_t n = size * nmemb;
+	static const char cl[] = "content-length:";
+	if (n > 5 && !strncmp(ptr, "HTTP/", 5)) {
+		q->announced = -1; /* a new answer */
+	} else if (n > sizeof(cl) - 1 && !strncasecmp(ptr, cl, sizeof(cl) - 1)) {
+		char *line = xstrndup(ptr + sizeof(cl) - 1, n - (sizeof(cl) - 1));
+		char *end;
+		errno = 0;
+		long long v = strtoll(line, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+			end++;
+		q->announced = errno == ERANGE || v < 0 ? INT64_MAX : (*end ? -1 : (int64_t)v);
+		free(line);
+	}
+	return n;
+}
+
 int rest_download(struct rest *r, const struct download *d, FILE *out, rest_download_cb cb, void *userdata)
 {
 	struct req *q = req_new(r, d->url, d->timeout, userdata);
@@ -305,10 +352,23 @@ int rest_download(struct rest *r, const struct download *d, FILE *out, rest_down
 	q->dcb = cb;
 	q->out = out;
 	q->max_bytes = d->max_bytes ? d->max_bytes : (1ULL << 31);
+	q->announced = -1;
+	q->started = now_monotonic();
+	q->timeout = d->timeout;
+	if (d->connect_timeout && d->connect_timeout < d->timeout) {
+		q->connect_timeout = d->connect_timeout;
+		curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(d->connect_timeout / USEC_PER_MSEC));
+	}
+	/* an answer that announces more is refused before its body; one that brings more is cut off (on_data) */
+	curl_easy_setopt(q->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->max_bytes);
+	curl_easy_setopt(q->easy, CURLOPT_HEADERFUNCTION, on_download_header);
+	curl_easy_setopt(q->easy, CURLOPT_HEADERDATA, q);
 	/* the jar comes from outside: the environment's proxy (https_proxy, no_proxy) is honoured here, and only
-	 * here; credentials are not sent on to another host after a redirect (libcurl's default, kept) */
-	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(q->easy, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	 * here; credentials are not sent on to another host after a redirect (libcurl's default, kept). The URL and
+	 * every redirect use the protocols allowed (the redirect's own list: otherwise libcurl allows http on one) */
+	const char *protocols = d->protocols ? d->protocols : "https";
+	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, protocols);
+	curl_easy_setopt(q->easy, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
 	curl_easy_setopt(q->easy, CURLOPT_UNRESTRICTED_AUTH, 0L);
 	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(q->easy, CURLOPT_MAXREDIRS, 5L);

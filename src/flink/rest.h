@@ -29,13 +29,30 @@ int rest_request_within(struct rest *r, const char *method, const char *path, co
                         rest_cb cb, void *userdata);
 /* Whether the error a callback got says the request ran out of time (rather than, say, a refused connection). */
 bool rest_error_is_timeout(const char *error);
-/* A download over https (only: TLS verified, redirects to https only) into out; cb runs with the HTTP
- * status (0 and error set when it failed). */
-typedef void (*rest_download_cb)(void *userdata, long http_status, const char *error);
+/* A download into out, over the protocols the caller allows (redirects too: a redirect cannot leave them), within
+ * a total time budget, a connect timeout and a size cap. cb runs once, with what happened. */
+enum download_limit {
+	DOWNLOAD_OK_OR_OTHER,     /* finished, or failed for another reason (error says which) */
+	DOWNLOAD_TIMEOUT,         /* the total budget (timeout) ran out */
+	DOWNLOAD_CONNECT_TIMEOUT, /* no connection (TLS and a proxy's tunnel included) within connect_timeout */
+	DOWNLOAD_TOO_LARGE,       /* the answer announced (announced >= 0) or brought more than max_bytes */
+	DOWNLOAD_SCHEME_REFUSED,  /* a redirect (to url) to a protocol not allowed */
+};
+struct download_result {
+	long http_status;  /* 0 when no complete answer arrived */
+	const char *error; /* NULL on success */
+	enum download_limit limit;
+	int64_t announced; /* the last answer's Content-Length, -1: none */
+	uint64_t received; /* body bytes received */
+	const char *url;   /* the URL last asked (after redirects) */
+};
+typedef void (*rest_download_cb)(void *userdata, const struct download_result *res);
 struct download {
 	const char *url;
-	usec_t timeout;
+	usec_t timeout;             /* the whole download, connecting and redirects included */
+	usec_t connect_timeout;     /* 0: timeout */
 	uint64_t max_bytes;         /* 0: 2 GiB */
+	const char *protocols;      /* libcurl's CURLOPT_PROTOCOLS_STR, for the URL and every redirect; NULL: "https" */
 	const char *ca_file;        /* NULL: the system's CAs */
 	const char *aws_sigv4;      /* "aws:amz:<region>:s3" to sign with AWS SigV4, or NULL */
 	const char *userpwd;        /* "<access key>:<secret key>" with aws_sigv4 */

@@ -588,15 +588,63 @@ struct fetch_ticket {
 	unsigned gen;
 	FILE *out;
 	char *tmp;
+	uint64_t max_bytes; /* flinklet.artifacts.max-size, for the message */
 };
 
-static void on_fetched(void *userdata, long code, const char *error)
+/* An option's value for a message (always set once the configuration is loaded). */
+static const char *shown_option(const struct spec *spec, const char *key)
+{
+	const char *v = spec_get(spec, key);
+	return v ? v : "?";
+}
+
+/* Why a download failed, naming the option whose limit it ran into (with its value), and whether asking again may
+ * help: not when the answer is too large or a redirect leaves the allowed schemes. */
+static char *fetch_failure(const struct spec *spec, const struct download_result *res, uint64_t max_bytes, bool *retry)
+{
+	*retry = true;
+	const char *curl_says = res->error ? res->error : "";
+	switch (res->limit) {
+	case DOWNLOAD_TIMEOUT:
+		return xasprintf("gave up after flinklet.artifacts.timeout (%s), the budget of one download, with %llu "
+		                 "bytes received (%s)",
+		                 shown_option(spec, "flinklet.artifacts.timeout"), (unsigned long long)res->received,
+		                 curl_says);
+	case DOWNLOAD_CONNECT_TIMEOUT:
+		return xasprintf("no connection within flinklet.artifacts.connect-timeout (%s) (%s)",
+		                 shown_option(spec, "flinklet.artifacts.connect-timeout"), curl_says);
+	case DOWNLOAD_TOO_LARGE:
+		*retry = false;
+		if (res->announced >= 0 && (uint64_t)res->announced > max_bytes)
+			return xasprintf("the server announces %lld bytes (Content-Length), more than "
+			                 "flinklet.artifacts.max-size (%s, %llu bytes): refused before the body",
+			                 (long long)res->announced, shown_option(spec, "flinklet.artifacts.max-size"),
+			                 (unsigned long long)max_bytes);
+		return xasprintf("more than flinklet.artifacts.max-size (%s, %llu bytes) arrived: cut off there",
+		                 shown_option(spec, "flinklet.artifacts.max-size"), (unsigned long long)max_bytes);
+	case DOWNLOAD_SCHEME_REFUSED: {
+		*retry = false;
+		char *to = redact_uri(res->url ? res->url : "?");
+		char *why = xasprintf("redirected to \"%s\", a scheme flinklet.artifacts.allowed-schemes (\"%s\") does "
+		                      "not allow: not followed",
+		                      to, shown_option(spec, "flinklet.artifacts.allowed-schemes"));
+		free(to);
+		return why;
+	}
+	case DOWNLOAD_OK_OR_OTHER:
+		break;
+	}
+	return res->error ? xstrdup(res->error) : xasprintf("HTTP status %ld", res->http_status);
+}
+
+static void on_fetched(void *userdata, const struct download_result *res)
 {
 	struct fetch_ticket *t = userdata;
 	struct supervisor *s = t->s;
-	bool ok = fclose(t->out) == 0 && !error && code == 200;
+	bool ok = fclose(t->out) == 0 && !res->error && res->http_status == 200;
 	char *tmp = t->tmp;
 	bool current = t->gen == s->launch.fetch.gen && s->launch.fetch.active;
+	uint64_t max_bytes = t->max_bytes;
 	free(t);
 	if (!current) {
 		sup_volume_unlink(s, tmp, NULL, NULL);
@@ -606,8 +654,9 @@ static void on_fetched(void *userdata, long code, const char *error)
 	if (!ok) {
 		sup_volume_unlink(s, tmp, NULL, NULL);
 		free(tmp);
-		char *why = error ? xstrdup(error) : xasprintf("HTTP status %ld", code);
-		fetch_failed(s, why, true);
+		bool retry;
+		char *why = fetch_failure(s->spec, res, max_bytes, &retry);
+		fetch_failed(s, why, retry);
 		free(why);
 		return;
 	}
@@ -646,9 +695,17 @@ static void start_fetch(struct supervisor *s)
 		free(why);
 		return;
 	}
+	uint64_t max_bytes = 0;
+	const char *cap = spec_get(s->spec, "flinklet.artifacts.max-size");
+	if (!cap || parse_memory(cap, &max_bytes) < 0 || !max_bytes)
+		max_bytes = 1ULL << 31; /* checked at load: not reached */
+	t->max_bytes = max_bytes;
 	struct download d = {
 	    .url = s->launch.jar.url,
 	    .timeout = spec_duration(s->spec, "flinklet.artifacts.timeout"),
+	    .connect_timeout = spec_duration(s->spec, "flinklet.artifacts.connect-timeout"),
+	    .max_bytes = max_bytes,
+	    .protocols = s->launch.jar.protocols,
 	    .ca_file = spec_get(s->spec, "flinklet.artifacts.ca-file"),
 	    .aws_sigv4 = s->launch.jar.sigv4,
 	    .userpwd = s->launch.jar.userpwd,

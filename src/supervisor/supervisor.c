@@ -509,6 +509,10 @@ static int open_state_dir(struct supervisor *s)
 			log_info("removed %d temporary file%s an interrupted write left in %s", removed,
 			         removed == 1 ? "" : "s", s->state_dir);
 		free(as_dir);
+		int parts = artifact_clean_parts(s->state_dir);
+		if (parts > 0)
+			log_info("removed %d unfinished jar download%s an earlier flinklet left in %s/artifacts", parts,
+			         parts == 1 ? "" : "s", s->state_dir);
 	}
 	s->ckpt_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.dir"));
 	s->sp_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.savepoint-dir"));

@@ -4,7 +4,9 @@
  * request's own timeout (rest_request_within) ends it although the client's default is an hour, and its error is known
  * as a timeout; a refused connection is not a timeout. The answers map to what the supervisor acts on: an HTTP error
  * status with its JSON body, a body that is not JSON, a connection closed without an answer, a redirect not
- * followed; and the proxy settings of the environment are never used for Flink's REST API (issue 17). The libcurl
+ * followed; and the proxy settings of the environment are never used for Flink's REST API (issue 17). A download
+ * (the job's jar) names the limit it ran into: the size cap (announced or received), a redirect to a protocol not
+ * allowed, the total budget (issue 27). The libcurl
  * linked (the bundled one, scripts/curl.sh, or Debian's) has what all this relies on (issue 15, item 4). */
 #include "unit.h"
 
@@ -296,6 +298,133 @@ static void test_proxies_in_the_environment_are_not_used(void **state)
 	server_stop(&proxy);
 }
 
+/* ---- downloads (the job's jar): the limit a failed one ran into, for the supervisor to name its option ---- */
+
+struct fetched {
+	bool done;
+	struct download_result res;
+	char error[256], url[256];
+};
+
+static void on_fetched(void *userdata, const struct download_result *res)
+{
+	struct fetched *f = userdata;
+	f->done = true;
+	f->res = *res;
+	snprintf(f->error, sizeof(f->error), "%s", res->error ? res->error : "");
+	snprintf(f->url, sizeof(f->url), "%s", res->url ? res->url : "");
+	f->res.error = f->error;
+	f->res.url = f->url;
+}
+
+/* One download over plain http (allowed here) from a server that answers reply (or holds the connection: hang),
+ * into a temp file whose length is given back in *kept. */
+static struct fetched fetch(const char *reply, int hang, struct download d, long *kept)
+{
+	sd_event *ev = NULL;
+	assert_true(sd_event_new(&ev) >= 0);
+	struct server sv;
+	server_start_with(&sv, hang, reply);
+	setenv("no_proxy", "127.0.0.1", 1); /* downloads honour the environment's proxy: none for this server */
+	char *url = xasprintf("http://127.0.0.1:%d/job.jar", sv.port);
+	struct rest *r = NULL;
+	assert_int_equal(rest_new(ev, "http://127.0.0.1:1", 30 * USEC_PER_SEC, &r), 0);
+	d.url = url;
+	if (!d.protocols)
+		d.protocols = "http";
+	if (!d.timeout)
+		d.timeout = 30 * USEC_PER_SEC;
+	FILE *out = tmpfile();
+	assert_non_null(out);
+	struct fetched f = {0};
+	assert_int_equal(rest_download(r, &d, out, on_fetched, &f), 0);
+	run_until(ev, &f.done);
+	fflush(out);
+	*kept = ftell(out);
+	fclose(out);
+	rest_free(r);
+	server_stop(&sv);
+	unsetenv("no_proxy");
+	free(url);
+	sd_event_unref(ev);
+	return f;
+}
+
+static void test_a_download_within_its_limits_is_whole(void **state)
+{
+	(void)state;
+	long kept = 0;
+	struct fetched f = fetch("HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n0123456789", 0,
+	                         (struct download){.max_bytes = 10}, &kept);
+	assert_int_equal(f.res.http_status, 200);
+	assert_string_equal(f.error, "");
+	assert_int_equal(f.res.limit, DOWNLOAD_OK_OR_OTHER);
+	assert_int_equal(f.res.announced, 10);
+	assert_int_equal(f.res.received, 10);
+	assert_int_equal(kept, 10);
+}
+
+/* An answer announcing more than the cap is refused before its body; one without a Content-Length is cut off at it. */
+static void test_a_download_over_the_size_cap(void **state)
+{
+	(void)state;
+	long kept = 0;
+	struct fetched f = fetch("HTTP/1.1 200 OK\r\nContent-Length: 5000000\r\nConnection: close\r\n\r\nxxxx", 0,
+	                         (struct download){.max_bytes = 1000}, &kept);
+	assert_int_equal(f.res.limit, DOWNLOAD_TOO_LARGE);
+	assert_int_equal(f.res.announced, 5000000);
+	assert_int_equal(f.res.received, 0);
+	assert_int_equal(kept, 0);
+
+	char body[4001];
+	memset(body, 'x', 4000);
+	body[4000] = '\0';
+	char *reply = xasprintf("HTTP/1.0 200 OK\r\n\r\n%s", body);
+	f = fetch(reply, 0, (struct download){.max_bytes = 1000}, &kept);
+	free(reply);
+	assert_int_equal(f.res.limit, DOWNLOAD_TOO_LARGE);
+	assert_int_equal(f.res.announced, -1);
+	assert_true(f.res.received <= 1000);
+	assert_true(kept <= 1000);
+}
+
+/* A redirect to a protocol not allowed is not followed, and where it pointed is said; one to an allowed one is. */
+static void test_a_redirect_keeps_to_the_protocols_allowed(void **state)
+{
+	(void)state;
+	long kept = 0;
+	struct fetched f =
+	    fetch("HTTP/1.1 302 Found\r\nLocation: https://127.0.0.1:1/other.jar\r\nContent-Length: 0\r\n"
+	          "Connection: close\r\n\r\n",
+	          0, (struct download){.protocols = "http"}, &kept);
+	assert_int_equal(f.res.limit, DOWNLOAD_SCHEME_REFUSED);
+	assert_string_equal(f.url, "https://127.0.0.1:1/other.jar");
+	/* allowed: followed (to a port where nothing listens), an ordinary failure */
+	f = fetch("HTTP/1.1 302 Found\r\nLocation: https://127.0.0.1:1/other.jar\r\nContent-Length: 0\r\n"
+	          "Connection: close\r\n\r\n",
+	          0, (struct download){.protocols = "http,https"}, &kept);
+	assert_int_equal(f.res.limit, DOWNLOAD_OK_OR_OTHER);
+	assert_true(f.error[0] != '\0');
+	/* the URL's own protocol must be allowed too */
+	f = fetch(NULL, 0, (struct download){.protocols = "https"}, &kept);
+	assert_int_equal(f.res.http_status, 0);
+	assert_true(f.error[0] != '\0');
+	assert_int_equal(kept, 0);
+}
+
+/* A server that takes the request and never answers: the total budget ends it, named as such although a connect
+ * timeout is set too (the connection was made at once). */
+static void test_a_download_that_hangs_ends_at_its_budget(void **state)
+{
+	(void)state;
+	long kept = 0;
+	struct fetched f = fetch(
+	    NULL, 1, (struct download){.timeout = 500 * USEC_PER_MSEC, .connect_timeout = 200 * USEC_PER_MSEC}, &kept);
+	assert_int_equal(f.res.limit, DOWNLOAD_TIMEOUT);
+	assert_true(rest_error_is_timeout(f.error));
+	assert_int_equal(f.res.http_status, 0);
+}
+
 /* http and https with TLS (GnuTLS in both builds, the library libmicrohttpd loads; bench/footprint.py shows it); a
  * resolver that never blocks the event loop (AsynchDNS: each name lookup runs in a thread of its own); and libcurl's
  * words for its errors, which rest_error_is_timeout reads (a libcurl built without verbose strings says "Error" for
@@ -328,6 +457,10 @@ int main(void)
 	    cmocka_unit_test(test_a_connection_closed_without_an_answer_is_no_status_and_no_timeout),
 	    cmocka_unit_test(test_a_redirect_is_not_followed),
 	    cmocka_unit_test(test_proxies_in_the_environment_are_not_used),
+	    cmocka_unit_test(test_a_download_within_its_limits_is_whole),
+	    cmocka_unit_test(test_a_download_over_the_size_cap),
+	    cmocka_unit_test(test_a_redirect_keeps_to_the_protocols_allowed),
+	    cmocka_unit_test(test_a_download_that_hangs_ends_at_its_budget),
 	    cmocka_unit_test(test_the_linked_libcurl_has_what_flinklet_relies_on),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
