@@ -93,6 +93,9 @@ struct sup_launch {
 		int job_id_r; /* the write of a new job id (a stateless start): < 0, the spawn must not happen */
 		int files_r;  /* the write of Flink's configuration (conf/): < 0, the same */
 		bool initial; /* the first launch of this supervisor: a JVM that cannot be executed is exit 3 */
+		/* counted in status.jvm_starts with its intent (before the JVM runs); taken back when the launch is
+		 * called off or its JVM cannot be executed */
+		bool counted;
 	} spawn;
 
 	/* the job's jar, and its download when it is remote */

@@ -310,6 +310,16 @@ static void log_memory_split(const struct spec *spec)
 	         mb.c1_only ? ", C1 only" : "");
 }
 
+/* The launch on its way counts in jvm.starts (once, with its intent), taken back when no JVM comes of it. */
+static void count_start(struct supervisor *s, bool count)
+{
+	if (s->launch.spawn.counted == count)
+		return;
+	s->launch.spawn.counted = count;
+	s->status.jvm_starts += count ? 1 : s->status.jvm_starts > 0 ? -1 : 0;
+	sup_write_status(s);
+}
+
 static int launch_jvm(struct supervisor *s)
 {
 	if (jar_unusable(s))
@@ -364,7 +374,9 @@ static int launch_jvm(struct supervisor *s)
 		return r;
 	}
 	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs: the spawn waits for it,
-	 * the loop does not */
+	 * the loop does not. The start is counted with it: a flinklet killed once its JVM runs (before it could record
+	 * JvmStarted) has the start on the volume all the same */
+	count_start(s, true);
 	free(s->launch.spawn.uri);
 	s->launch.spawn.uri = uri;
 	s->launch.spawn.pending = true;
@@ -385,6 +397,8 @@ static void on_launch_durable(struct supervisor *s, uintptr_t gen)
 bool sup_launch_cancel(struct supervisor *s)
 {
 	bool was = s->launch.spawn.pending;
+	if (was)
+		count_start(s, false); /* no JVM comes of it */
 	s->launch.spawn.pending = false;
 	s->launch.spawn.gen++;
 	return was;
@@ -397,13 +411,16 @@ int sup_spawn(struct supervisor *s)
 	if (!s->launch.spawn.pending || s->launch.spawn.durable_gen != s->launch.spawn.gen)
 		return 0;
 	s->launch.spawn.pending = false;
-	if (s->launch.spawn.files_r < 0)
+	if (s->launch.spawn.files_r < 0) {
+		count_start(s, false);
 		return s->launch.spawn.files_r; /* Flink's configuration could not be written (said) */
+	}
 	if (s->launch.spawn.job_id_r < 0) {
 		/* the new job id is not on the volume: a JVM would checkpoint under an id the next start does not know
 		 */
 		int r = s->launch.spawn.job_id_r;
 		s->launch.next_fresh = true; /* a new id with the next launch */
+		count_start(s, false);
 		return r;
 	}
 	struct launch l = {
@@ -430,8 +447,10 @@ int sup_spawn(struct supervisor *s)
 	strv_free(&envp);
 	if (r < 0) {
 		log_error("unable to execute %s: %s", l.java, strerror(-r));
+		count_start(s, false);
 		return r;
 	}
+	s->launch.spawn.counted = false; /* it ran: counted for good */
 	s->launch.spawn.initial = false;
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
