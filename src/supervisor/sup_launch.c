@@ -329,6 +329,8 @@ static int launch_jvm(struct supervisor *s)
 		return r; /* never start empty because a directory could not be read */
 	free(s->launch.start_cause);
 	s->launch.start_cause = NULL;
+	free(s->launch.exit_cause);
+	s->launch.exit_cause = NULL;
 	s->launch.startup_timed_out = false;
 	sup_sweep_before_launch(s, s->restore.path);
 	char *uri = s->restore.path ? file_uri_from_path(s->restore.path) : NULL;
@@ -861,7 +863,9 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	sup_cds_jvm_exited(s, r);
 	prune_crash_logs(s, r);
 	free(s->launch.start_cause);
-	s->launch.start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->launch.jvm_out, 400);
+	free(s->launch.exit_cause);
+	s->launch.exit_cause = jvmout_cause(s->launch.jvm_out, SUP_CAUSE_MAX);
+	s->launch.start_cause = s->state == SUP_RUNNING || !s->launch.exit_cause ? NULL : xstrdup(s->launch.exit_cause);
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = NULL;
 	s->launch.jvm_pid = 0;
@@ -882,6 +886,7 @@ void sup_launch_free(struct supervisor *s)
 	sup_launch_startup_over(s);
 	free(s->launch.spawn.uri);
 	free(s->launch.start_cause);
+	free(s->launch.exit_cause);
 	jvmout_free(s->launch.jvm_out);
 	free(s->launch.fingerprint);
 	free(s->launch.tmp_dir);

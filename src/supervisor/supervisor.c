@@ -342,6 +342,8 @@ static void on_child(const struct reaped *r, void *userdata)
 		status_set_string(&s->status.error, err);
 		free(err);
 	}
+	/* no task runs any more; a job that failed says why (Flink's root exception) */
+	sup_poll_jvm_exited(s, r->exit_code, r->exit_signal);
 	if (r->exit_signal >= 0)
 		sup_dispatch(s, EV_JVM_KILLED);
 	else
