@@ -178,7 +178,7 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
 # MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION
 MATRIX_VERSIONS ?= 1.20.5 2.3.0
 MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
-                   tests/e2e/test_promotion.py
+                   tests/e2e/test_promotion.py tests/e2e/test_job_failure.py
 .PHONY: e2e-rest e2e-matrix
 e2e-matrix: $(BUILD)/flinklet
 	@set -e; for v in $(MATRIX_VERSIONS); do \

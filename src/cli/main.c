@@ -336,7 +336,7 @@ static void print_table(const struct status *st, bool supervised, const char *di
 		snprintf(last, sizeof(last), "signal %d", st->last_exit_signal);
 	else if (st->last_exit_code >= 0)
 		snprintf(last, sizeof(last), "code %d", st->last_exit_code);
-	printf("%-16s pid %s, %d restarts, last exit %s\n", "jvm", pid, st->jvm_restarts, last);
+	printf("%-16s pid %s, %d restarts, last exit %s\n", "jvm", pid, status_jvm_restarts(st), last);
 	printf("%-16s %s (REST port %d)\n", "flink", st->flink_version ? st->flink_version : "-", st->rest_port);
 	printf("%-16s %s\n", "endpoint", st->http_address ? st->http_address : "-");
 	printf("%-16s %s\n", "error", st->error ? st->error : "-");

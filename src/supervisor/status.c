@@ -44,6 +44,11 @@ void status_init(struct status *st)
 	st->checkpoint_trigger_nonce = -1;
 }
 
+int status_jvm_restarts(const struct status *st)
+{
+	return st->jvm_starts > 1 ? st->jvm_starts - 1 : 0;
+}
+
 void status_set_string(char **field, const char *value)
 {
 	if (*field && value && !strcmp(*field, value))
@@ -204,7 +209,8 @@ cJSON *status_to_json(const struct status *st)
 
 	cJSON *jvm = cJSON_AddObjectToObject(root, "jvm");
 	cJSON_AddNumberToObject(jvm, "pid", st->jvm_pid);
-	cJSON_AddNumberToObject(jvm, "restarts", st->jvm_restarts);
+	cJSON_AddNumberToObject(jvm, "starts", st->jvm_starts);
+	cJSON_AddNumberToObject(jvm, "restarts", status_jvm_restarts(st));
 	cJSON_AddItemToObject(jvm, "lastExitCode", int_or_null(st->last_exit_code));
 	cJSON_AddItemToObject(jvm, "lastExitSignal", int_or_null(st->last_exit_signal));
 	if (st->stop_exit_ms >= 0)
@@ -347,9 +353,20 @@ int status_parse(const char *text, struct status *st)
 	st->restored_id = get_i64(rf, "id", -1);
 	const cJSON *jvm = cJSON_GetObjectItemCaseSensitive(root, "jvm");
 	st->jvm_pid = (pid_t)get_int(jvm, "pid", 0);
-	st->jvm_restarts = get_int(jvm, "restarts", 0);
 	st->last_exit_code = get_int(jvm, "lastExitCode", -1);
 	st->last_exit_signal = get_int(jvm, "lastExitSignal", -1);
+	const cJSON *starts = cJSON_GetObjectItemCaseSensitive(jvm, "starts");
+	if (cJSON_IsNumber(starts)) {
+		st->jvm_starts = get_int(jvm, "starts", 0);
+	} else {
+		/* a document of a flinklet that kept only the restarts: they and the first start, when one is told */
+		int restarts = get_int(jvm, "restarts", 0);
+		bool started =
+		    st->jvm_pid > 0 || st->last_exit_code >= 0 || st->last_exit_signal >= 0 || st->start_time_ms > 0;
+		st->jvm_starts = restarts > 0 && restarts < INT_MAX ? restarts + 1 : started ? 1 : 0;
+	}
+	if (st->jvm_starts < 0)
+		st->jvm_starts = 0;
 	st->stop_exit_ms = get_i64(jvm, "stopExitMs", -1);
 	if (st->stop_exit_ms > 3600 * 1000)
 		st->stop_exit_ms = -1; /* not a figure a stop could have measured: not believed */

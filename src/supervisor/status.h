@@ -60,7 +60,10 @@ struct status {
 	char *restored_location;
 	int64_t restored_id; /* the checkpoint id in its _metadata; -1: none or unknown */
 	pid_t jvm_pid;
-	int jvm_restarts;
+	/* JVM starts on this volume, by every flinklet that ran on it: counted with a launch's intent, so on the volume
+	 * before the JVM runs (a launch called off, or one whose JVM could not be executed, is taken back). The
+	 * restarts are the starts after the first (status_jvm_restarts). */
+	int jvm_starts;
 	int last_exit_code;   /* -1: null */
 	int last_exit_signal; /* -1: null */
 	/* how long the JVM took to end once a stop asked it to (its savepoint taken, or SIGTERM): the longest, halfway
@@ -78,6 +81,8 @@ struct status {
 };
 
 void status_init(struct status *st);
+/* JVM starts after the first on this volume: jvm.restarts, flinklet_jvm_restarts_total. */
+int status_jvm_restarts(const struct status *st);
 void status_free(struct status *st);
 /* Sets the reference (its format_type to none: a savepoint's caller sets it after). */
 void snapshot_ref_set(struct snapshot_ref *r, const char *location, int64_t id, int64_t time_ms, const char *trigger);

@@ -56,6 +56,9 @@
 #include "worker.h"
 
 #define RESTART_SAMPLES 256
+/* the longest cause of a failure flinklet quotes in an event and the status error (the JVM's output, Flink's root
+ * exception) */
+#define SUP_CAUSE_MAX 400
 
 /* Why the JVM is being stopped: what happens once it is gone. */
 enum stop_purpose { STOP_EXIT, STOP_SUSPEND, STOP_UPGRADE, STOP_ROLLBACK };
@@ -79,6 +82,7 @@ struct sup_launch {
 	bool startup_extended; /* the startup timeout was extended once: the job was visibly restoring */
 	usec_t spawned_at;     /* when this JVM was started (monotonic) */
 	char *start_cause;     /* the cause the JVM printed when it failed to start (the first line of it) */
+	char *exit_cause;      /* the cause the last JVM printed before it ended, whenever it ended (NULL: none) */
 	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
 	char *fingerprint;          /* what the running JVM was launched with */
@@ -93,6 +97,9 @@ struct sup_launch {
 		int job_id_r; /* the write of a new job id (a stateless start): < 0, the spawn must not happen */
 		int files_r;  /* the write of Flink's configuration (conf/): < 0, the same */
 		bool initial; /* the first launch of this supervisor: a JVM that cannot be executed is exit 3 */
+		/* counted in status.jvm_starts with its intent (before the JVM runs); taken back when the launch is
+		 * called off or its JVM cannot be executed */
+		bool counted;
 	} spawn;
 
 	/* the job's jar, and its download when it is remote */
@@ -151,6 +158,13 @@ struct sup_poll {
 	} restart_samples[RESTART_SAMPLES];
 	unsigned n_restart_samples;
 	int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
+	/* the job's failures in the current JVM, as Flink's exception history tells them (asked while the job fails):
+	 * the newest one's time and root cause, whether the job's end was said (JobFailed), and the status error a
+	 * failover set (cleared once every task runs again) */
+	int64_t failure_ts;
+	char *failure;
+	bool failed_said;
+	char *failover_error;
 	/* the job's vertices as Flink last reported them */
 	struct {
 		struct vertex_info {

@@ -310,6 +310,16 @@ static void log_memory_split(const struct spec *spec)
 	         mb.c1_only ? ", C1 only" : "");
 }
 
+/* The launch on its way counts in jvm.starts (once, with its intent), taken back when no JVM comes of it. */
+static void count_start(struct supervisor *s, bool count)
+{
+	if (s->launch.spawn.counted == count)
+		return;
+	s->launch.spawn.counted = count;
+	s->status.jvm_starts += count ? 1 : s->status.jvm_starts > 0 ? -1 : 0;
+	sup_write_status(s);
+}
+
 static int launch_jvm(struct supervisor *s)
 {
 	if (jar_unusable(s))
@@ -319,6 +329,8 @@ static int launch_jvm(struct supervisor *s)
 		return r; /* never start empty because a directory could not be read */
 	free(s->launch.start_cause);
 	s->launch.start_cause = NULL;
+	free(s->launch.exit_cause);
+	s->launch.exit_cause = NULL;
 	s->launch.startup_timed_out = false;
 	sup_sweep_before_launch(s, s->restore.path);
 	char *uri = s->restore.path ? file_uri_from_path(s->restore.path) : NULL;
@@ -364,7 +376,9 @@ static int launch_jvm(struct supervisor *s)
 		return r;
 	}
 	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs: the spawn waits for it,
-	 * the loop does not */
+	 * the loop does not. The start is counted with it: a flinklet killed once its JVM runs (before it could record
+	 * JvmStarted) has the start on the volume all the same */
+	count_start(s, true);
 	free(s->launch.spawn.uri);
 	s->launch.spawn.uri = uri;
 	s->launch.spawn.pending = true;
@@ -385,6 +399,8 @@ static void on_launch_durable(struct supervisor *s, uintptr_t gen)
 bool sup_launch_cancel(struct supervisor *s)
 {
 	bool was = s->launch.spawn.pending;
+	if (was)
+		count_start(s, false); /* no JVM comes of it */
 	s->launch.spawn.pending = false;
 	s->launch.spawn.gen++;
 	return was;
@@ -397,13 +413,16 @@ int sup_spawn(struct supervisor *s)
 	if (!s->launch.spawn.pending || s->launch.spawn.durable_gen != s->launch.spawn.gen)
 		return 0;
 	s->launch.spawn.pending = false;
-	if (s->launch.spawn.files_r < 0)
+	if (s->launch.spawn.files_r < 0) {
+		count_start(s, false);
 		return s->launch.spawn.files_r; /* Flink's configuration could not be written (said) */
+	}
 	if (s->launch.spawn.job_id_r < 0) {
 		/* the new job id is not on the volume: a JVM would checkpoint under an id the next start does not know
 		 */
 		int r = s->launch.spawn.job_id_r;
 		s->launch.next_fresh = true; /* a new id with the next launch */
+		count_start(s, false);
 		return r;
 	}
 	struct launch l = {
@@ -430,8 +449,10 @@ int sup_spawn(struct supervisor *s)
 	strv_free(&envp);
 	if (r < 0) {
 		log_error("unable to execute %s: %s", l.java, strerror(-r));
+		count_start(s, false);
 		return r;
 	}
+	s->launch.spawn.counted = false; /* it ran: counted for good */
 	s->launch.spawn.initial = false;
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
@@ -899,7 +920,9 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	sup_cds_jvm_exited(s, r);
 	prune_crash_logs(s, r);
 	free(s->launch.start_cause);
-	s->launch.start_cause = s->state == SUP_RUNNING ? NULL : jvmout_cause(s->launch.jvm_out, 400);
+	free(s->launch.exit_cause);
+	s->launch.exit_cause = jvmout_cause(s->launch.jvm_out, SUP_CAUSE_MAX);
+	s->launch.start_cause = s->state == SUP_RUNNING || !s->launch.exit_cause ? NULL : xstrdup(s->launch.exit_cause);
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = NULL;
 	s->launch.jvm_pid = 0;
@@ -920,6 +943,7 @@ void sup_launch_free(struct supervisor *s)
 	sup_launch_startup_over(s);
 	free(s->launch.spawn.uri);
 	free(s->launch.start_cause);
+	free(s->launch.exit_cause);
 	jvmout_free(s->launch.jvm_out);
 	free(s->launch.fingerprint);
 	free(s->launch.tmp_dir);

@@ -121,7 +121,7 @@ char *sup_metrics(struct supervisor *s)
 	metric(&b, "flinklet_job_running", "gauge", "1 while the job is RUNNING with every task running.");
 	strbuf_appendf(&b, "flinklet_job_running %d\n", s->state == SUP_RUNNING ? 1 : 0);
 	metric(&b, "flinklet_jvm_restarts_total", "counter", "JVM starts after the first, on this state volume.");
-	strbuf_appendf(&b, "flinklet_jvm_restarts_total %d\n", st->jvm_restarts);
+	strbuf_appendf(&b, "flinklet_jvm_restarts_total %d\n", status_jvm_restarts(st));
 
 	metric(&b, "flinklet_volume_writable", "gauge",
 	       "0 while writes to the state volume fail (full, read-only, I/O errors); 1 otherwise.");

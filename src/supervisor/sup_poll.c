@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "jobfailure.h"
 #include "sup_poll.h"
 #include "sup_snapshot.h"
 
@@ -67,6 +68,131 @@ static void health_unhealthy(struct supervisor *s, const char *why)
 static bool job_state_terminal(const char *st)
 {
 	return st && (!strcmp(st, "FINISHED") || !strcmp(st, "FAILED") || !strcmp(st, "CANCELED"));
+}
+
+/* The job failed and Flink fails it over, restarts it or gave up (its exception history says why): the job's state
+ * says so (FAILING, RESTARTING, FAILED: a global failover, the adaptive scheduler's restart), or subtasks failed or
+ * are cancelled while the job stays RUNNING (the default scheduler's region failover keeps the job's state). The
+ * task counts by state: the overview's lowercase keys, or a vertex's uppercase ones. */
+static bool job_failing(const char *st, const cJSON *tasks, bool upper)
+{
+	if (st && (!strcmp(st, "FAILING") || !strcmp(st, "RESTARTING") || !strcmp(st, "FAILED")))
+		return true;
+	static const char *const keys[][2] = {
+	    {"failed", "FAILED"}, {"canceling", "CANCELING"}, {"canceled", "CANCELED"}};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (count_of(cJSON_GetObjectItemCaseSensitive(tasks, keys[i][upper])) > 0)
+			return true;
+	return false;
+}
+
+/* The job's end: Flink says FAILED, or its JVM ended with the CLI's failure code. Said once per JVM, with the root
+ * cause, in a JobFailed event and the status error. */
+static void say_failed(struct supervisor *s, const char *cause)
+{
+	if (s->poll.failed_said)
+		return;
+	s->poll.failed_said = true;
+	char *err = xasprintf("job %s FAILED: %s", s->job_id, cause ? cause : "Flink and the JVM named no cause");
+	status_set_string(&s->status.error, err);
+	sup_alert(s, "JobFailed", "%s", err);
+	free(err);
+	sup_write_status(s);
+}
+
+/* What Flink's exception history said: a failure not seen before is said (JobFailover while Flink restarts the job,
+ * JobFailed once it gave up). A failover's error does not hide another one the status holds (the volume's, a demoted
+ * restore point's). */
+static void note_failure(struct supervisor *s, const struct job_failure *f)
+{
+	bool fresh = !s->poll.failure || f->timestamp > s->poll.failure_ts;
+	if (fresh) {
+		s->poll.failure_ts = f->timestamp;
+		status_set_string(&s->poll.failure, f->cause);
+	}
+	const char *st = s->status.job_state;
+	if (st && !strcmp(st, "FAILED")) {
+		say_failed(s, s->poll.failure);
+		return;
+	}
+	if (!fresh)
+		return;
+	char *err = xasprintf("job %s failed, Flink restarts it: %s", s->job_id, f->cause);
+	sup_warning(s, "JobFailover", "%s", err);
+	if (!s->status.error || (s->poll.failover_error && !strcmp(s->status.error, s->poll.failover_error))) {
+		status_set_string(&s->status.error, err);
+		status_set_string(&s->poll.failover_error, err);
+		sup_write_status(s);
+	}
+	free(err);
+}
+
+/* Every task runs again: a failover's error is over (a JobFailover event stays in the log). */
+static void failover_over(struct supervisor *s)
+{
+	if (!s->poll.failover_error)
+		return;
+	if (s->status.error && !strcmp(s->status.error, s->poll.failover_error)) {
+		status_set_string(&s->status.error, NULL);
+		sup_write_status(s);
+	}
+	status_set_string(&s->poll.failover_error, NULL);
+}
+
+static void on_checkpoints(void *userdata, long code, cJSON *body, const char *error);
+
+/* The rest of a poll once the job's details are taken: its checkpoints, then the overview and the restart count. A
+ * terminal job ends its JVM by itself, and is never restarted by a health check; until the job runs, its details
+ * are all that matters (the frequent startup polls ask nothing else): both end the chain. */
+static void after_details(struct supervisor *s, struct poll_chain *c, const char *st)
+{
+	if (job_state_terminal(st) || !chain_current(s, c) || polled_for_startup(s)) {
+		chain_end(s, c);
+		return;
+	}
+	char *path = xasprintf("/jobs/%s/checkpoints", s->job_id);
+	chain_next(s, c, path, on_checkpoints);
+	free(path);
+}
+
+static void on_exceptions(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct poll_chain *c = userdata;
+	struct supervisor *s = c->owner;
+	chain_outcome(s, c, code, error);
+	struct job_failure f;
+	if (chain_current(s, c) && code == 200 && job_failure_parse(body, SUP_CAUSE_MAX, &f) == 0) {
+		note_failure(s, &f);
+		job_failure_free(&f);
+	}
+	after_details(s, c, s->status.job_state);
+}
+
+/* The job fails: its newest exception is asked for as the chain's next request (one entry: a bounded answer, off
+ * the loop like every poll). */
+static void ask_exceptions(struct supervisor *s, struct poll_chain *c)
+{
+	char *path = xasprintf("/jobs/%s/exceptions?maxExceptions=1", s->job_id);
+	chain_next(s, c, path, on_exceptions);
+	free(path);
+}
+
+void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal)
+{
+	/* no task runs without its JVM; what Flink said last of the job stays */
+	s->status.tasks_running = 0;
+	sup_write_status(s);
+	/* the CLI ends with 1 when the job FAILED (or was cancelled): while the job ran, or once Flink said it failed
+	 */
+	if (exit_signal >= 0 || exit_code != 1 ||
+	    !(s->state == SUP_RUNNING || (s->state == SUP_STARTING && s->poll.failure)))
+		return;
+	const char *cause = s->poll.failure ? s->poll.failure : s->launch.exit_cause;
+	const char *st = s->status.job_state;
+	if ((st && (!strcmp(st, "CANCELED") || !strcmp(st, "CANCELLING"))) ||
+	    (cause && strstr(cause, "JobCancellationException")))
+		return;
+	say_failed(s, cause);
 }
 
 static void on_restart_metric(void *userdata, long code, cJSON *body, const char *error)
@@ -389,9 +515,15 @@ static void on_jobs_overview(void *userdata, long code, cJSON *body, const char 
 		s->status.tasks_finished = (int)finished;
 	}
 	sup_write_status(s);
+	if (job_failing(st, tasks, false)) {
+		ask_exceptions(s, c);
+		return;
+	}
 	chain_end(s, c);
-	if (every_task_running(consistent, st, total, running, finished))
+	if (every_task_running(consistent, st, total, running, finished)) {
+		failover_over(s);
 		sup_raise(s, EV_JOB_RUNNING);
+	}
 }
 
 static void on_job_details(void *userdata, long code, cJSON *body, const char *error)
@@ -404,11 +536,12 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	if (!answered || !take_job_answer(s, c))
 		return;
 	int total = 0, running = 0, finished = 0;
-	bool consistent = true;
+	bool consistent = true, failing = false;
 	const cJSON *v;
 	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(body, "vertices")) {
 		const cJSON *par = cJSON_GetObjectItemCaseSensitive(v, "parallelism");
 		const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(v, "tasks");
+		failing = failing || job_failing(NULL, tasks, true);
 		const cJSON *run = cJSON_GetObjectItemCaseSensitive(tasks, "RUNNING");
 		const cJSON *fin = cJSON_GetObjectItemCaseSensitive(tasks, "FINISHED");
 		/* a vertex whose counts do not add up is not believed: no "every task running" from it */
@@ -427,17 +560,15 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	s->status.tasks_running = running;
 	s->status.tasks_finished = finished;
 	sup_write_status(s);
-	if (every_task_running(consistent, st, total, running, finished))
+	if (every_task_running(consistent, st, total, running, finished)) {
+		failover_over(s);
 		sup_raise(s, EV_JOB_RUNNING);
-	if (job_state_terminal(st) || !chain_current(s, c) || polled_for_startup(s)) {
-		/* a terminal job ends its JVM by itself; it is never restarted by a health check. Until the job
-		 * runs, its details are all that matters: the frequent startup polls ask nothing else */
-		chain_end(s, c);
+	}
+	if ((failing || job_failing(st, NULL, true)) && chain_current(s, c)) {
+		ask_exceptions(s, c);
 		return;
 	}
-	char *path = xasprintf("/jobs/%s/checkpoints", s->job_id);
-	chain_next(s, c, path, on_checkpoints);
-	free(path);
+	after_details(s, c, st);
 }
 
 usec_t sup_poll_interval(const struct supervisor *s)
@@ -507,6 +638,10 @@ void sup_poll_launched(struct supervisor *s)
 	s->poll.zero_slot_polls = 0;
 	s->poll.n_restart_samples = 0;
 	s->poll.last_checkpoint_progress = now_monotonic();
+	/* Flink's exception history is the new JVM's own */
+	s->poll.failure_ts = 0;
+	status_set_string(&s->poll.failure, NULL);
+	s->poll.failed_said = false;
 	/* (the state may not say STARTING yet: the launch is an action of the transition into it) */
 	poll_at(s, now_monotonic() + spec_duration(s->spec, "flinklet.rest.startup-poll-interval"));
 }
@@ -528,5 +663,7 @@ void sup_poll_free(struct supervisor *s)
 	s->poll.vertices.n = 0;
 	free(s->poll.last_rest_problem);
 	s->poll.last_rest_problem = NULL;
+	status_set_string(&s->poll.failure, NULL);
+	status_set_string(&s->poll.failover_error, NULL);
 	s->poll.timer = sup_disarm(s->poll.timer);
 }

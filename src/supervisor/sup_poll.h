@@ -12,6 +12,10 @@ void sup_poll_launched(struct supervisor *s);
 /* flinklet.rest.startup-poll-interval while a JVM starts (STARTING, STOP_PENDING), else flinklet.rest.poll-interval. */
 usec_t sup_poll_interval(const struct supervisor *s);
 
+/* The JVM ended (reaped; before its exit is dispatched): no task runs any more, and a job that ended its JVM with
+ * the CLI's failure code (1) while it ran, or after Flink said it failed, is said FAILED with its root cause (Flink's
+ * exception history, else the JVM's last stack trace) in a JobFailed event and the status error. */
+void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal);
 /* The poll timer, first due a second from now. */
 int sup_poll_setup(struct supervisor *s);
 void sup_poll_free(struct supervisor *s);

@@ -284,6 +284,7 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	checkpoint_wait_off(s);
 	sup_snapshot_stop_timers_off(s);
 	status_set_string(&s->status.intent, NULL);
+	s->status.tasks_running = 0; /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
 	if (s->state == SUP_FINISHED) {
 		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
 		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);

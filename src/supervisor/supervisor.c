@@ -106,7 +106,6 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 {
 	s->backoff_timer = sup_disarm(s->backoff_timer);
 	sup_snapshot_new_jvm(s);
-	s->status.jvm_restarts++;
 	if (s->launched != s->spec) {
 		spec_free(s->launched);
 		free(s->launched);
@@ -343,6 +342,8 @@ static void on_child(const struct reaped *r, void *userdata)
 		status_set_string(&s->status.error, err);
 		free(err);
 	}
+	/* no task runs any more; a job that failed says why (Flink's root exception) */
+	sup_poll_jvm_exited(s, r->exit_code, r->exit_signal);
 	if (r->exit_signal >= 0)
 		sup_dispatch(s, EV_JVM_KILLED);
 	else
@@ -432,7 +433,8 @@ static int check_environment(struct supervisor *s)
 
 static void adopt_old_status(struct supervisor *s, struct status *old)
 {
-	s->status.jvm_restarts = old->jvm_restarts;
+	/* every JVM start on the volume, an earlier flinklet's first too (this one's launch adds to them) */
+	s->status.jvm_starts = old->jvm_starts;
 	s->status.stop_exit_ms = old->stop_exit_ms;
 	s->status.last_savepoint = old->last_savepoint;
 	memset(&old->last_savepoint, 0, sizeof(old->last_savepoint));

@@ -79,6 +79,8 @@ def test_kill9_of_flinklet_and_jvm_together_then_new_flinklet_resumes(flinklets)
     r = restored(g, job_id)
     assert r["is_savepoint"] is False and r["id"] >= before
     assert st2["restoredFrom"]["kind"] == "checkpoint"
+    # two JVM starts on the volume, one per flinklet: the second is a restart (issue 27: it was left out)
+    assert st2["jvm"]["restarts"] == 1 and st2["jvm"]["starts"] == 2, st2["jvm"]
 
 
 def test_supervisor_killed_alone_takes_its_jvm_with_it(flinklets):
@@ -176,6 +178,7 @@ def test_crash_loop_ends_failed_with_exit_1(flinklets):
     assert "crash loop" in st["error"]
     types = [e["type"] for e in f.events()]
     assert types.count("JvmStarted") == 4  # the first start and three restarts
+    assert st["jvm"]["starts"] == 4 and st["jvm"]["restarts"] == 3, st["jvm"]
     assert types[-1] == "CrashLoop"
     # a FAILED job still has a live but failed supervisor for probes: none left, exit 1 said it
 

@@ -44,6 +44,8 @@ def test_runs_job_until_checkpoints_then_sigterm(flinklets):
     st = f.status()
     assert st["lifecycleState"] == "SUSPENDED"
     assert st["jvm"]["pid"] == 0
+    # the JVM is gone: no task runs (issue 27: the last poll's count stayed)
+    assert st["jobStatus"]["tasks"]["running"] == 0 and st["jobStatus"]["state"] == "SUSPENDED", st["jobStatus"]
     # retained on disk: at least one complete checkpoint survives the stop
     chks = [d for d in os.listdir(os.path.join(f.state, "checkpoints", job_id)) if d.startswith("chk-")]
     assert any(os.path.exists(os.path.join(f.state, "checkpoints", job_id, d, "_metadata")) for d in chks)

@@ -13,10 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 VERTEX = "cbc357ccb763df2852fee8c4fc7d55f2"
 
 
-def good_job(job_id):
-    return {"jid": job_id, "name": "fake", "state": "RUNNING", "start-time": int(time.time() * 1000) - 5000,
+def good_job(job_id, state="RUNNING", tasks=None):
+    running = 2 if state == "RUNNING" else 0
+    return {"jid": job_id, "name": "fake", "state": state, "start-time": int(time.time() * 1000) - 5000,
             "vertices": [{"id": VERTEX, "name": "Source: fake", "parallelism": 2, "maxParallelism": 128,
-                          "status": "RUNNING", "tasks": {"RUNNING": 2, "FINISHED": 0}}],
+                          "status": state, "tasks": tasks or {"RUNNING": running, "FINISHED": 0}}],
             "timestamps": {"RUNNING": int(time.time() * 1000) - 4000},
             "plan": {"jid": job_id, "nodes": [{"id": VERTEX, "parallelism": 2}]}}
 
@@ -29,14 +30,25 @@ def good_checkpoints(job_id):
 OVERVIEW = {"taskmanagers": 1, "slots-total": 2, "slots-available": 0, "jobs-running": 1}
 
 
-def jobs_overview(job_ids):
+NO_EXCEPTIONS = {"exceptionHistory": {"entries": [], "truncated": False}}
+
+
+def exception_entry(stacktrace, timestamp, name=None):
+    """One entry of GET /jobs/:id/exceptions' exceptionHistory, as Flink 1.20 and 2.x write it (RootExceptionInfo)."""
+    return {"exceptionName": name or stacktrace.split(":", 1)[0], "stacktrace": stacktrace, "timestamp": timestamp,
+            "taskName": "Count (1/2)#0", "endpoint": "localhost:41235", "taskManagerId": "localhost:41235-6b1c5e",
+            "failureLabels": {}, "concurrentExceptions": []}
+
+
+def jobs_overview(job_ids, state="RUNNING", tasks=None):
     """GET /jobs/overview, as Flink computes it afresh (what flinklet polls while the job starts)."""
     now = int(time.time() * 1000)
-    return {"jobs": [{"jid": j, "name": "fake", "state": "RUNNING", "start-time": now - 5000, "end-time": -1,
-                      "duration": 5000, "last-modification": now - 4000,
-                      "tasks": {"running": 2, "canceling": 0, "canceled": 0, "total": 2, "created": 0,
-                                "scheduled": 0, "deploying": 0, "reconciling": 0, "finished": 0,
-                                "initializing": 0, "failed": 0}} for j in job_ids]}
+    running = 2 if state == "RUNNING" else 0
+    counts = {"running": running, "canceling": 0, "canceled": 0, "total": 2, "created": 0, "scheduled": 0,
+              "deploying": 0, "reconciling": 0, "finished": 0, "initializing": 0, "failed": 0}
+    counts.update({k.lower(): v for k, v in (tasks or {}).items()})
+    return {"jobs": [{"jid": j, "name": "fake", "state": state, "start-time": now - 5000, "end-time": -1,
+                      "duration": 5000, "last-modification": now - 4000, "tasks": counts} for j in job_ids]}
 
 # What each fault answers to every GET (the bodies are what a broken or hostile Flink could send).
 FAULTS = {
@@ -78,6 +90,9 @@ class FakeFlink(ThreadingHTTPServer):
         self.on_stop = None        # called when flinklet asks for stop-with-savepoint
         self.stop_failures = 0     # how many of the next stop-with-savepoint operations Flink reports FAILED
         self.on_savepoint_reported = None  # called when a savepoint is reported COMPLETED to flinklet
+        self.job_state = "RUNNING"  # the job's state in /jobs/:id and /jobs/overview (not RUNNING: no task runs)
+        self.tasks = None  # its subtasks by state ({"RUNNING": 0, "FAILED": 1, ...}), None: as the state says
+        self.exceptions = NO_EXCEPTIONS  # what GET /jobs/:id/exceptions answers
         self.requests = []
         self.bodies = []           # (method, path, body text) of every request that had a body
         self.state_dirs = []       # flinklet state directories whose job-id the fake lists in /jobs/overview
@@ -118,12 +133,14 @@ class FakeFlink(ThreadingHTTPServer):
         if path.startswith("/overview"):
             return 200, json.dumps(OVERVIEW).encode()
         if path.split("?")[0] == "/jobs/overview":
-            return 200, json.dumps(jobs_overview(self.job_ids())).encode()
+            return 200, json.dumps(jobs_overview(self.job_ids(), self.job_state, self.tasks)).encode()
         if not m:
             return 404, b'{"errors": ["Not found."]}'
         job_id, rest = m.group(1), m.group(2) or ""
         if rest == "" and method == "GET":
-            return 200, json.dumps(good_job(job_id)).encode()
+            return 200, json.dumps(good_job(job_id, self.job_state, self.tasks)).encode()
+        if rest == "/exceptions" and method == "GET":
+            return 200, json.dumps(self.exceptions).encode()
         if rest == "/checkpoints":
             body = good_checkpoints(job_id)
             if self.checkpoint:

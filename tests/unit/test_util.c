@@ -754,7 +754,7 @@ static void fill_status(struct status *st)
 	status_set_string(&st->restored_location, "file:///sp/savepoint-0");
 	st->restored_id = 4294967301LL; /* beyond 32 bits */
 	st->jvm_pid = 4242;
-	st->jvm_restarts = 3;
+	st->jvm_starts = 4;
 	st->last_exit_code = 0;
 	st->last_exit_signal = 9;
 	st->stop_exit_ms = 1234;
@@ -818,7 +818,10 @@ static void test_status_roundtrip(void **state)
 	assert_string_equal(back.restored_location, st.restored_location);
 	assert_true(back.restored_id == 4294967301LL);
 	assert_int_equal(back.jvm_pid, 4242);
-	assert_int_equal(back.jvm_restarts, 3);
+	assert_int_equal(back.jvm_starts, 4);
+	assert_int_equal(status_jvm_restarts(&back), 3);
+	assert_contains(text, "\"starts\":\t4");
+	assert_contains(text, "\"restarts\":\t3");
 	assert_int_equal(back.last_exit_code, 0);
 	assert_int_equal(back.last_exit_signal, 9);
 	assert_int_equal(back.stop_exit_ms, 1234);
@@ -875,6 +878,42 @@ static void test_status_roundtrip_tasks(void **state)
 	free(text);
 	status_free(&back);
 	status_free(&st);
+}
+
+/* jvm.starts counts every JVM start on the volume; jvm.restarts is derived (the starts after the first). A document
+ * of an earlier flinklet has only restarts: the starts are those and the first, when anything says a JVM ran. */
+static void test_status_jvm_starts(void **state)
+{
+	(void)state;
+	struct status st;
+	status_init(&st);
+	assert_int_equal(status_jvm_restarts(&st), 0);
+	st.jvm_starts = 1;
+	assert_int_equal(status_jvm_restarts(&st), 0);
+	st.jvm_starts = 12;
+	assert_int_equal(status_jvm_restarts(&st), 11);
+	status_free(&st);
+
+	static const struct {
+		const char *jvm;
+		int starts;
+	} docs[] = {
+	    {"{\"pid\": 0, \"restarts\": 0, \"lastExitCode\": null}", 0},  /* never started */
+	    {"{\"pid\": 77, \"restarts\": 0, \"lastExitCode\": null}", 1}, /* its first JVM runs */
+	    {"{\"pid\": 0, \"restarts\": 0, \"lastExitCode\": 0}", 1},     /* its first JVM ended */
+	    {"{\"pid\": 0, \"restarts\": 7, \"lastExitSignal\": 9}", 8},   /* the old counter and the first */
+	    {"{\"pid\": 0, \"restarts\": 7, \"starts\": 11}", 11},         /* the count itself wins */
+	    {"{\"pid\": 0, \"restarts\": 2147483647}", 0},                 /* out of range: not believed */
+	    {"{\"starts\": -3}", 0},
+	};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		char *text = xasprintf("{\"jvm\": %s}", docs[i].jvm);
+		assert_int_equal(status_parse(text, &st), 0);
+		if (st.jvm_starts != docs[i].starts)
+			fail_msg("%s: starts %d, want %d", docs[i].jvm, st.jvm_starts, docs[i].starts);
+		status_free(&st);
+		free(text);
+	}
 }
 
 static void test_status_empty_and_bad(void **state)
@@ -957,6 +996,7 @@ int main(void)
 	    cmocka_unit_test(test_clean_temps_and_write_if_changed),
 	    cmocka_unit_test(test_status_roundtrip),
 	    cmocka_unit_test(test_status_roundtrip_tasks),
+	    cmocka_unit_test(test_status_jvm_starts),
 	    cmocka_unit_test(test_status_empty_and_bad),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

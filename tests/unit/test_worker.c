@@ -237,7 +237,7 @@ static void test_a_burst_of_events_costs_one_flush(void **state)
 	for (int i = 0; i < 50; i++) {
 		sup_event(&s, "Test", "event %d", i);
 		if (i % 5 == 0) {
-			s.status.jvm_restarts = i;
+			s.status.jvm_starts = i;
 			sup_write_status(&s);
 		}
 	}
@@ -252,7 +252,7 @@ static void test_a_burst_of_events_costs_one_flush(void **state)
 	assert_int_equal(read_file(status, 1 << 20, &text, NULL), 0);
 	struct status st;
 	assert_int_equal(status_parse(text, &st), 0);
-	assert_int_equal(st.jvm_restarts, 45); /* the last one recorded */
+	assert_int_equal(st.jvm_starts, 45); /* the last one recorded */
 	status_free(&st);
 	free(text);
 	/* an unchanged status is not written again */
@@ -325,7 +325,7 @@ static void test_a_recovered_status_json_drops_its_volume_error(void **state)
 	char *status = path_join(dir, "status.json");
 	/* the rename onto status.json fails while a directory has its name */
 	assert_int_equal(mkdir(status, 0700), 0);
-	s.status.jvm_restarts = 1;
+	s.status.jvm_starts = 1;
 	sup_write_status(&s);
 	run_until_idle(&s);
 	assert_int_equal(s.volume_errno != 0, true);
@@ -333,7 +333,7 @@ static void test_a_recovered_status_json_drops_its_volume_error(void **state)
 	/* the volume works again; the next change is written (its text still carries the error, taken before the
 	 * write succeeded) and nothing else changes afterwards */
 	assert_int_equal(rmdir(status), 0);
-	s.status.jvm_restarts = 2;
+	s.status.jvm_starts = 2;
 	sup_write_status(&s);
 	run_until_idle(&s);
 	assert_int_equal(s.volume_errno, 0);
@@ -342,7 +342,7 @@ static void test_a_recovered_status_json_drops_its_volume_error(void **state)
 	assert_int_equal(read_file(status, 1 << 20, &text, NULL), 0);
 	struct status st;
 	assert_int_equal(status_parse(text, &st), 0);
-	assert_int_equal(st.jvm_restarts, 2);
+	assert_int_equal(st.jvm_starts, 2);
 	assert_null(st.error);
 	status_free(&st);
 	free(text);

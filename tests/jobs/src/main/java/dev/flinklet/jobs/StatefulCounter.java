@@ -31,7 +31,9 @@ import org.apache.flink.util.Collector;
  * 100), --work N (busy-loop iterations per record, default 0), --work-file PATH (the iterations, re-read
  * from that file every second), --keys N (default 16), --count N
  * (bounded: the job finishes after N records; default unbounded), --fail-on-record (the Count
- * function throws on its first record, so the job fails at run time), --exit-at-start (main()
+ * function throws on its first record, so the job fails at run time), --fail-after N (each Count
+ * subtask throws {@code java.lang.RuntimeException: boom ...} once it has processed N records since it
+ * opened: the job runs a while, then fails, and again after each restart), --exit-at-start (main()
  * throws before building the pipeline), --pad-bytes N (each key also keeps N bytes of
  * incompressible state, written on its first record: keys x N is the state's size, for tests
  * and benchmarks of large state; default 0), --open-delay-file PATH (while that file exists, the
@@ -57,6 +59,7 @@ public final class StatefulCounter {
         long keys = args.getLong("keys", 16);
         long count = args.getLong("count", Long.MAX_VALUE);
         boolean failOnRecord = args.getFlag("fail-on-record");
+        long failAfter = args.getLong("fail-after", 0);
         long padBytes = args.getLong("pad-bytes", 0);
         String openDelayFile = args.get("open-delay-file", null);
         if (rate <= 0) {
@@ -65,8 +68,9 @@ public final class StatefulCounter {
         if (keys <= 0) {
             throw new IllegalArgumentException("--keys must be > 0");
         }
-        if (count < 0 || work < 0 || padBytes < 0 || padBytes > (64 << 20)) {
-            throw new IllegalArgumentException("--count and --work must be >= 0, --pad-bytes 0..64 MiB");
+        if (count < 0 || work < 0 || failAfter < 0 || padBytes < 0 || padBytes > (64 << 20)) {
+            throw new IllegalArgumentException(
+                    "--count, --work and --fail-after must be >= 0, --pad-bytes 0..64 MiB");
         }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -83,7 +87,8 @@ public final class StatefulCounter {
 
         DataStream<String> lines =
                 seqs.keyBy(new ModKey(keys))
-                        .process(new Count(work, workFile, failOnRecord, (int) padBytes, openDelayFile))
+                        .process(new Count(work, workFile, failOnRecord, failAfter, (int) padBytes,
+                                openDelayFile))
                         .name("Count")
                         .uid("count");
 
@@ -132,6 +137,7 @@ public final class StatefulCounter {
         private final long work;
         private final String workFile;
         private final boolean failOnRecord;
+        private final long failAfter;
         private final int padBytes;
         private final String openDelayFile;
         private transient ValueState<Long> counter;
@@ -139,13 +145,16 @@ public final class StatefulCounter {
         private transient long sink; // keeps the busy loop from being optimised away
         private transient long currentWork;
         private transient long workReadAt;
+        private transient long processed; // records of this subtask since it opened (--fail-after)
 
         /** workFile, when given, holds the busy-loop iterations per record, re-read every second: a test
          * raises and lowers the load of a running job without restarting it. */
-        Count(long work, String workFile, boolean failOnRecord, int padBytes, String openDelayFile) {
+        Count(long work, String workFile, boolean failOnRecord, long failAfter, int padBytes,
+                String openDelayFile) {
             this.work = work;
             this.workFile = workFile;
             this.failOnRecord = failOnRecord;
+            this.failAfter = failAfter;
             this.padBytes = padBytes;
             this.openDelayFile = openDelayFile;
         }
@@ -197,6 +206,11 @@ public final class StatefulCounter {
             if (failOnRecord) {
                 throw new RuntimeException(
                         "StatefulCounter: --fail-on-record given, failing on record " + seq);
+            }
+            if (failAfter > 0 && ++processed > failAfter) {
+                throw new RuntimeException(
+                        "boom (StatefulCounter --fail-after " + failAfter + ": this subtask processed "
+                                + failAfter + " records)");
             }
             long x = sink;
             long iterations = work();
