@@ -117,6 +117,15 @@ static void ask_details(struct supervisor *s)
 	free(path);
 }
 
+/* A listed rescale's details could not be had (yet). */
+static bool details_failing(const struct rescales *list)
+{
+	for (size_t i = 0; i < list->n; i++)
+		if (!list->v[i].details && list->v[i].details_tries)
+			return true;
+	return false;
+}
+
 static void on_history(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct supervisor *s = userdata;
@@ -143,6 +152,10 @@ static void on_history(void *userdata, long code, cJSON *body, const char *error
 			log_info("Flink's rescale history answers again (GET %s)", path);
 		free(r->history_problem);
 		r->history_problem = NULL;
+		if (!details_failing(&r->list)) { /* (the rescale whose details failed is no longer listed) */
+			free(r->details_problem);
+			r->details_problem = NULL;
+		}
 		ask_details(s);
 	}
 	free(path);
