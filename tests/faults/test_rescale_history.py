@@ -14,7 +14,8 @@ from conftest import wait_for
 from testkit import CHROMIUM, Dom, chromium, csp_violations
 from fakeflink import FAULTS, RESCALES_OFF, VERTEX, rescale, rescale_details
 
-ADAPTIVE = {"jobmanager.scheduler": "adaptive"}
+# the history is asked every fifth poll: every 0.5 s here
+ADAPTIVE = {"jobmanager.scheduler": "adaptive", "flinklet.rest.poll-interval": "100 ms"}
 NOW = int(time.time() * 1000)
 R0, R1, R2 = "2a82e09585b00b6b952d00c1bc5f7bd7", "286bba8d690fbfe3c97f090ca13c62e8", "f59a8a6b954ec9797a8bb240f4005fdb"
 HISTORY = [rescale(R2, NOW - 2000),  # in progress
@@ -74,15 +75,17 @@ def test_flink_2_3_history_is_shown_with_the_vertices_of_each_rescale(server, su
                                               "postRescaleParallelism": 2}}
     # the one in progress has no details yet, and none were asked for it
     assert listed[0]["terminalState"] is None and not listed[0]["detailsKnown"] and listed[0]["vertices"] == {}
+    history = f"/jobs/{job_id}/rescales/history"
+    rounds = len(asked(server, history))
+    wait_for(lambda: len(asked(server, history)) >= rounds + 3, 30, "3 more rounds of the history")
     assert not asked(server, f"/rescales/details/{R2}")
     # it finishes: its details are asked then; the others' details were asked once, however often the history was
-    time.sleep(3)
     server.rescales[0] = rescale(R2, NOW - 2000, NOW - 500)
     server.rescale_details[R2] = rescale_details(server.rescales[0], {VERTEX: ("Source: fake", 2, 3)})
     h = wait_for(lambda: (h := shown(sup)) and h["rescales"][0]["detailsKnown"] and h, 20, "the finished rescale")
     assert h["rescales"][0]["vertices"][VERTEX]["postRescaleParallelism"] == 3
-    time.sleep(2)
-    assert len(asked(server, f"/jobs/{job_id}/rescales/history")) >= 4
+    rounds = len(asked(server, history))
+    wait_for(lambda: len(asked(server, history)) >= rounds + 3, 30, "3 more rounds of the history")
     for uuid in (R0, R1, R2):
         assert len(asked(server, f"/rescales/details/{uuid}")) == 1, asked(server, "/rescales/details/")
     assert sup.stop() == 0
@@ -95,7 +98,7 @@ def test_flink_2_2_is_never_asked(server, supervisors):
     sup = supervisors(server, conf={**ADAPTIVE, "web.adaptive-scheduler.rescale-history.size": "10"},
                       flink_version="2.2.1").start()
     stable_id = stable(sup)["jobStatus"]["jobId"]
-    time.sleep(3)  # 15 poll intervals: three times the history's period on 2.3
+    time.sleep(3)  # 30 poll intervals: six times the history's period on 2.3
     assert "flinkRescaleHistory" not in autoscaler(sup)
     assert sup.stop() == 0
     assert not asked(server, "/rescales"), asked(server, "/rescales")
@@ -168,14 +171,14 @@ def test_garbage_from_the_rescale_endpoints_is_said_once_and_not_taken(server, s
     polls, rounds = job_polls(server, job_id), len(asked(server, history_path))
     wait_for(lambda: (h := shown(sup)) and h["error"], 30, "the problem shown in GET /autoscaler")
     # the history is asked every 5 poll intervals: the garbage comes again and again
-    wait_for(lambda: len(asked(server, history_path)) >= rounds + 8, 60, "8 more rounds of the history")
+    wait_for(lambda: len(asked(server, history_path)) >= rounds + 5, 60, "5 more rounds of the history")
     h = shown(sup)
     assert h["error"] and path in h["error"], h["error"]
     if where == "history":
         assert h["rescales"] == before, "the list stays as Flink last gave it"
     else:
         # the history is taken: that rescale is shown finished, without its vertices; asked for them again in
-        # rounds 1, 2, 5 after the first failure (backed off), not in every round
+        # rounds 1 and 4 after the first failure (backed off), not in every round
         r2 = [r for r in h["rescales"] if r["rescaleUuid"] == R2][0]
         assert r2["terminalState"] == "COMPLETED" and not r2["detailsKnown"] and r2["vertices"] == {}
         # (libcurl sends a request again, once, when a kept-alive connection was closed without an answer)
