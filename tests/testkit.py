@@ -1,8 +1,11 @@
 """testkit: helpers shared by the e2e tests, the fault-injection tests and the benchmarks: free loopback ports,
-waiting for a condition, what a Flink JVM started by hand needs (Java 17 flags, console logging), and a memory
-cgroup that holds a process tree to a hard limit."""
+waiting for a condition, what a Flink JVM started by hand needs (Java 17 flags, console logging), a memory
+cgroup that holds a process tree to a hard limit, and the status page in headless Chromium (its DOM read back)."""
+import html.parser
 import os
+import shutil
 import socket
+import subprocess
 import time
 
 # The module flags Flink's own scripts pass on Java 17 (as src/flink/flinkconf.c does for the MiniCluster).
@@ -168,3 +171,77 @@ class MemoryLimit:
                 os.rmdir(self.path)
             except OSError:
                 pass
+
+
+# ---- the status page in a real browser (tests/e2e/test_status_page.py, tests/faults/test_rescale_history.py) ----
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent, self.children = tag, dict(attrs), parent, []
+
+    def text(self):
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            if isinstance(c, Node):
+                yield from c.walk()
+
+
+class Dom(html.parser.HTMLParser):
+    """The tree of a serialized document, enough to find elements by id, tag and class."""
+    VOID = {"meta", "link", "br", "img", "input", "hr", "area", "base", "col", "embed", "source", "track", "wbr"}
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {}, None)
+        self.cur = self.root
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur)
+        self.cur.children.append(n)
+        if tag not in self.VOID:
+            self.cur = n
+
+    def handle_startendtag(self, tag, attrs):
+        self.cur.children.append(Node(tag, attrs, self.cur))
+
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not self.root and n.tag != tag:
+            n = n.parent
+        if n is not self.root:
+            self.cur = n.parent
+
+    def handle_data(self, data):
+        self.cur.children.append(data)
+
+    def all(self, tag=None, cls=None):
+        return [n for n in self.root.walk() if (tag is None or n.tag == tag)
+                and (cls is None or cls in n.attrs.get("class", "").split())]
+
+    def by_id(self, id_):
+        found = [n for n in self.root.walk() if n.attrs.get("id") == id_]
+        assert len(found) == 1, f"one element #{id_} (found {len(found)})"
+        return found[0]
+
+
+def chromium(url, profile, *args):
+    """(stdout, stderr) of one headless Chromium run; virtual time lets the page's polls run."""
+    argv = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+            "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+            "--disable-sync", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0",
+            f"--user-data-dir={profile}", "--window-size=1280,1600", "--virtual-time-budget=12000", *args, url]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, f"chromium exited {r.returncode}:\n{r.stderr[-3000:]}"
+    return r.stdout, r.stderr
+
+
+def csp_violations(stderr):
+    return [line for line in stderr.splitlines() if "Content Security Policy" in line or "Refused to" in line]

@@ -216,6 +216,8 @@ static void check_flink_keys(struct spec *s, struct diags *d)
 	check_int_key(s, "rest.bind-port", 1, 65535, d);
 	check_int_key(s, "taskmanager.numberOfTaskSlots", 1, 32768, d);
 	check_int_key(s, "parallelism.default", 1, 32768, d);
+	/* Flink 2.3+ (an int there; 0 or less keeps none); older versions do not know it */
+	check_int_key(s, "web.adaptive-scheduler.rescale-history.size", INT32_MIN, INT32_MAX, d);
 
 	static const char *const duration_keys[] = {"execution.checkpointing.interval",
 	                                            "execution.checkpointing.timeout",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
 
@@ -55,7 +56,7 @@ static bool supervisor_key(const char *key)
 char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 {
 	/* the pairs in order (the spec's, then flinklet's own), written by libyaml's emitter (yamlout.c) */
-	const char **kv = xcalloc(2 * (s->nconf + 3), sizeof(*kv));
+	const char **kv = xcalloc(2 * (s->nconf + 4), sizeof(*kv));
 	size_t n = 0;
 	for (size_t i = 0; i < s->nconf; i++) {
 		const struct conf_entry *e = &s->conf[i];
@@ -76,6 +77,14 @@ char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 	if (!spec_get(s, "io.tmp.dirs")) {
 		kv[2 * n] = "io.tmp.dirs";
 		kv[2 * n++ + 1] = l->tmp_dir;
+	}
+	/* Flink 2.3+ keeps the adaptive scheduler's rescales only when told how many (GET /autoscaler shows them) */
+	char history[24];
+	int64_t keep = flinkconf_rescale_history_size(s, l->flink_version);
+	if (keep > 0 && !spec_get(s, "web.adaptive-scheduler.rescale-history.size")) {
+		snprintf(history, sizeof(history), "%lld", (long long)keep);
+		kv[2 * n] = "web.adaptive-scheduler.rescale-history.size";
+		kv[2 * n++ + 1] = history;
 	}
 	char *pairs = yaml_string_pairs(kv, n);
 	free(kv);
@@ -304,6 +313,26 @@ const char *flink_version_label(const char *version)
 		if (str_has_prefix(version, map[i][0]))
 			return map[i][1];
 	return NULL;
+}
+
+bool flink_has_rescale_history(const char *version)
+{
+	unsigned major = 0, minor = 0;
+	if (!version || sscanf(version, "%u.%u", &major, &minor) < 2)
+		return false;
+	return major > 2 || (major == 2 && minor >= 3);
+}
+
+int64_t flinkconf_rescale_history_size(const struct spec *s, const char *version)
+{
+	if (!flink_has_rescale_history(version))
+		return 0;
+	const char *set = spec_get(s, "web.adaptive-scheduler.rescale-history.size");
+	int64_t v = 0;
+	if (set)
+		return parse_int64(set, &v) == 0 && v > 0 ? v : 0;
+	const char *scheduler = spec_get(s, "jobmanager.scheduler");
+	return scheduler && !strcasecmp(scheduler, "adaptive") ? RESCALE_HISTORY_DEFAULT : 0;
 }
 
 bool flink_claims_native_savepoints(const char *version)

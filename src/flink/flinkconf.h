@@ -27,6 +27,8 @@ struct launch {
 	/* pipeline.jobvertex-parallelism-overrides for this launch ("vertex:p,..."), in place of the spec's;
 	 * NULL: the spec's (the autoscaler's overrides in force, merged with the user's: sup_autoscaler.c) */
 	const char *parallelism_overrides;
+	/* the version of Flink's jars ("2.3.0"), for the defaults that depend on it (NULL: none of them) */
+	const char *flink_version;
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);
@@ -53,5 +55,14 @@ const char *flink_version_label(const char *version);
  * savepoint's files relative to their own directory, and a restore from them fails with FileNotFoundException
  * (seen with 2.2.1). NULL or an unreadable version: false. */
 bool flink_claims_native_savepoints(const char *version);
+/* Whether this Flink version keeps a rescale history (2.3 and later: GET /jobs/:id/rescales/..., FLIP-495).
+ * NULL or an unreadable version: false. */
+bool flink_has_rescale_history(const char *version);
+/* flinklet's default of web.adaptive-scheduler.rescale-history.size (Flink's is 0: none kept) */
+#define RESCALE_HISTORY_DEFAULT 10
+/* The web.adaptive-scheduler.rescale-history.size a JVM of this version is launched with, when it keeps one: the
+ * spec's value, else RESCALE_HISTORY_DEFAULT with the adaptive scheduler (jobmanager.scheduler: adaptive); 0 below
+ * Flink 2.3, with another scheduler, or when the spec says 0 or less. */
+int64_t flinkconf_rescale_history_size(const struct spec *s, const char *version);
 
 #endif

@@ -42,6 +42,7 @@ struct req {
 	int64_t announced; /* the current answer's Content-Length, -1: none */
 	/* when it began, its budget and its connect timeout (0: the budget's) */
 	usec_t started, timeout, connect_timeout;
+	size_t max_response; /* the most a JSON answer may be (0: MAX_RESPONSE_BYTES) */
 	rest_download_cb dcb;
 	/* streams: the answer is passed on as it arrives */
 	const struct rest_stream *stream;
@@ -61,7 +62,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 		q->out_bytes += n;
 		return fwrite(ptr, 1, n, q->out);
 	}
-	if (q->response.len + n > MAX_RESPONSE_BYTES) {
+	if (q->response.len + n > (q->max_response ? q->max_response : MAX_RESPONSE_BYTES)) {
 		q->too_large = true;
 		return 0;
 	}
@@ -398,14 +399,15 @@ int rest_request(struct rest *r, const char *method, const char *path, const cha
 	return rest_request_within(r, method, path, body, 0, cb, userdata);
 }
 
-int rest_request_within(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
-                        rest_cb cb, void *userdata)
+/* A request to Flink's REST API, not started yet (NULL: none could be made). */
+static struct req *api_request(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
+                               rest_cb cb, void *userdata)
 {
 	char *url = xasprintf("%s%s", r->base_url, path);
 	struct req *q = req_new(r, url, timeout ? timeout : r->timeout, userdata);
 	free(url);
 	if (!q)
-		return -ENOMEM;
+		return NULL;
 	q->cb = cb;
 	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	/* Flink's REST API is on this machine: http_proxy and friends are for the outside world (a dead proxy
@@ -420,6 +422,22 @@ int rest_request_within(struct rest *r, const char *method, const char *path, co
 		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body);
 		curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body));
 	}
+	return q;
+}
+
+int rest_request_within(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
+                        rest_cb cb, void *userdata)
+{
+	struct req *q = api_request(r, method, path, body, timeout, cb, userdata);
+	return q ? req_start(r, q) : -ENOMEM;
+}
+
+int rest_get_capped(struct rest *r, const char *path, usec_t timeout, size_t max_bytes, rest_cb cb, void *userdata)
+{
+	struct req *q = api_request(r, "GET", path, NULL, timeout, cb, userdata);
+	if (!q)
+		return -ENOMEM;
+	q->max_response = max_bytes < MAX_RESPONSE_BYTES ? max_bytes : MAX_RESPONSE_BYTES;
 	return req_start(r, q);
 }
 

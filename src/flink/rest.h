@@ -27,6 +27,9 @@ int rest_request(struct rest *r, const char *method, const char *path, const cha
  * (0: that one). */
 int rest_request_within(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
                         rest_cb cb, void *userdata);
+/* A GET whose answer may be at most max_bytes (at most, and with 0, the 16 MiB every answer may be): a longer one
+ * ends the request, and cb gets the error "response too large". */
+int rest_get_capped(struct rest *r, const char *path, usec_t timeout, size_t max_bytes, rest_cb cb, void *userdata);
 /* Whether the error a callback got says the request ran out of time (rather than, say, a refused connection). */
 bool rest_error_is_timeout(const char *error);
 /* A download into out, over the protocols the caller allows (redirects too: a redirect cannot leave them), within

@@ -15,6 +15,7 @@
 #include "sup_observe.h"
 #include "sup_poll.h"
 #include "sup_reload.h"
+#include "sup_rescales.h"
 #include "sup_restore.h"
 #include "sup_snapshot.h"
 #include "sup_stop.h"

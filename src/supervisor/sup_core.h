@@ -7,7 +7,7 @@
  *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
  *                                                                              sup_restore, sup_sweep
  *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
- *   poll        sup_poll.c        s->poll: following the job, health           sup_snapshot
+ *   poll        sup_poll.c        s->poll: following the job, health           sup_rescales, sup_snapshot
  *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        (the core only)
  *                                 the stop's savepoint, retention
  *   stop        sup_stop.c        s->stop: purpose, budget, SIGTERM/SIGKILL    sup_launch, sup_poll, sup_reload,
@@ -18,7 +18,8 @@
  *                                                                              sup_reload, sup_snapshot
  *   notify      sup_notify.c      s->notify: systemd, journald                 (the core only)
  *   autoscaler  sup_autoscaler.c  s->autoscaler                                sup_observe
- *   observe     sup_observe.c     s->observe: what the status page reads       (the core only)
+ *   observe     sup_observe.c     s->observe: what the status page reads       sup_rescales
+ *   rescales    sup_rescales.c    s->rescales: Flink's rescale history (2.3+)  (the core only)
  *   cds         sup_cds.c         s->cds: class-data sharing                   (the core only)
  *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             (the core only)
  *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    (the core only)
@@ -49,6 +50,7 @@
 #include "log.h"
 #include "pollchain.h"
 #include "recent.h"
+#include "rescales.h"
 #include "rest.h"
 #include "snapshots.h"
 #include "status.h"
@@ -274,6 +276,20 @@ struct sup_observe {
 	char *page_csp;
 };
 
+/* rescales (sup_rescales.c): Flink's own rescale history (Flink 2.3+), as its REST API last gave it */
+struct sup_rescales {
+	struct rescales list;  /* newest first, with the details asked since */
+	unsigned list_gen;     /* the launch whose Flink gave the list */
+	bool asking;           /* a request is in flight (one at a time) */
+	unsigned gen;          /* the launch it was asked of */
+	char asked[33];        /* the rescale whose details are asked */
+	usec_t next_at;        /* the next history request is due (monotonic) */
+	uint64_t signature;    /* the vertices' parallelism when it was last asked */
+	int64_t updated_ms;    /* when Flink last gave a good history (epoch ms; 0: never) */
+	char *history_problem; /* what was wrong with the last history answer (NULL: nothing) */
+	char *details_problem; /* ... with the last details answer */
+};
+
 /* class-data sharing (sup_cds.c): the archive this launch uses, or whether it records for a dump; the dump
  * helper; what was said once */
 struct sup_cds {
@@ -363,6 +379,7 @@ struct supervisor {
 	struct sup_notify notify;
 	struct sup_autoscaler autoscaler;
 	struct sup_observe observe;
+	struct sup_rescales rescales;
 	struct sup_cds cds;
 	struct sup_sweep sweep;
 };

@@ -360,6 +360,7 @@ static int launch_jvm(struct supervisor *s)
 	    .restore_path = uri,
 	    .restore_claim = s->restore.claim,
 	    .jar_path = s->launch.jar.local_path,
+	    .flink_version = s->flink_version,
 	};
 	sup_cds_prepare(s, &l);
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
@@ -785,6 +786,7 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 	    .conf_dir = s->conf_dir,
 	    .tmp_dir = s->launch.tmp_dir,
 	    .java = spec_get(spec, "flinklet.java.bin"),
+	    .flink_version = s->flink_version,
 	};
 	char *conf = flinkconf_render_config(spec, &l);
 	char *log4j = flinkconf_render_log4j(spec);

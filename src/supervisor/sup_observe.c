@@ -1,8 +1,9 @@
 /* sup_observe: the status page at GET / (web/status.html, built into the binary) and what it reads besides
  * /status: the newest events (GET /events: a ring seeded from the end of events.jsonl at start, then fed by every
  * event) and the autoscaler (GET /autoscaler: the job's vertices, the overrides, the decisions, the stored scaling
- * history, and a timeline kept in memory since this supervisor started: per control-loop cycle, each vertex's
- * parallelism, true processing rate, target data rate and recommended parallelism). All of it only reads. */
+ * history, on Flink 2.3+ Flink's own rescale history (sup_rescales.c), and a timeline kept in memory since this
+ * supervisor started: per control-loop cycle, each vertex's parallelism, true processing rate, target data rate and
+ * recommended parallelism). All of it only reads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "store.h"
 #include "sup_observe.h"
+#include "sup_rescales.h"
 #include "webpage.h"
 
 #define EVENTS_KEPT 200
@@ -130,6 +132,10 @@ char *sup_autoscaler_json(struct supervisor *s)
 		    root, "scalingHistory",
 		    as_scaling_history_to_json(&autoscaler_job(s->autoscaler.as, s->job_id)->scaling_history));
 	}
+	/* Flink 2.3+: what the adaptive scheduler itself recorded of the rescales (absent before 2.3) */
+	cJSON *flink = sup_rescales_json(s);
+	if (flink)
+		cJSON_AddItemToObject(root, "flinkRescaleHistory", flink);
 	/* the timeline is text already: spliced in, not parsed and printed again */
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);

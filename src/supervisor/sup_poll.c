@@ -12,6 +12,7 @@
 
 #include "jobfailure.h"
 #include "sup_poll.h"
+#include "sup_rescales.h"
 #include "sup_snapshot.h"
 
 /* A count or id from Flink's answer: -1 when it is not a sane non-negative integer. */
@@ -587,6 +588,7 @@ int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	if (s->launch.jvm_pid <= 0 || !sup_follows_job(s))
 		return 0;
 	sup_snapshot_kick(s);
+	sup_rescales_poll(s);
 	usec_t rest_timeout = spec_duration(s->spec, "flinklet.health.rest-timeout");
 	if (s->state == SUP_RUNNING && s->poll.last_rest_ok && now_monotonic() - s->poll.last_rest_ok > rest_timeout) {
 		char *why = xasprintf("Flink's REST API has not answered for %s (a hung JVM)",

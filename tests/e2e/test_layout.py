@@ -151,6 +151,7 @@ OWNER = {
     "notify": "sup_notify.c",
     "autoscaler": "sup_autoscaler.c",
     "observe": "sup_observe.c",
+    "rescales": "sup_rescales.c",
     "cds": "sup_cds.c",
     "sweep": "sup_sweep.c",
 }

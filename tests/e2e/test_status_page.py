@@ -6,94 +6,20 @@ recent events, and the autoscaler's charts with data points; the page runs under
 Content-Security-Policy (Chromium reports no violation, and the script did run: the data is there); a hostile
 string that reached the events (an <img onerror> in a request path) is shown as text and never becomes markup.
 FLINKLET_STATUS_SCREENSHOT=path keeps the screenshot (docs/images/status-page.png is one)."""
-import html.parser
 import json
 import os
 import shutil
 import signal
-import subprocess
 import urllib.parse
 import urllib.request
 
 import pytest
 
 from conftest import wait_for
-from testkit import RECOMMENDING_AUTOSCALER as AUTOSCALER, norm
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
+from testkit import CHROMIUM, RECOMMENDING_AUTOSCALER as AUTOSCALER, Dom, chromium, csp_violations, norm
 
 # would mark the page if it ever ran as markup
 HOSTILE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
-
-
-class Node:
-    def __init__(self, tag, attrs, parent):
-        self.tag, self.attrs, self.parent, self.children = tag, dict(attrs), parent, []
-
-    def text(self):
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def walk(self):
-        yield self
-        for c in self.children:
-            if isinstance(c, Node):
-                yield from c.walk()
-
-
-class Dom(html.parser.HTMLParser):
-    """The tree of a serialized document, enough to find elements by id, tag and class."""
-    VOID = {"meta", "link", "br", "img", "input", "hr", "area", "base", "col", "embed", "source", "track", "wbr"}
-
-    def __init__(self, text):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {}, None)
-        self.cur = self.root
-        self.feed(text)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        n = Node(tag, attrs, self.cur)
-        self.cur.children.append(n)
-        if tag not in self.VOID:
-            self.cur = n
-
-    def handle_startendtag(self, tag, attrs):
-        self.cur.children.append(Node(tag, attrs, self.cur))
-
-    def handle_endtag(self, tag):
-        n = self.cur
-        while n is not self.root and n.tag != tag:
-            n = n.parent
-        if n is not self.root:
-            self.cur = n.parent
-
-    def handle_data(self, data):
-        self.cur.children.append(data)
-
-    def all(self, tag=None, cls=None):
-        return [n for n in self.root.walk() if (tag is None or n.tag == tag)
-                and (cls is None or cls in n.attrs.get("class", "").split())]
-
-    def by_id(self, id_):
-        found = [n for n in self.root.walk() if n.attrs.get("id") == id_]
-        assert len(found) == 1, f"one element #{id_} (found {len(found)})"
-        return found[0]
-
-
-def chromium(url, profile, *args):
-    """(stdout, stderr) of one headless Chromium run; virtual time lets the page's polls run."""
-    argv = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-            "--disable-sync", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0",
-            f"--user-data-dir={profile}", "--window-size=1280,1600", "--virtual-time-budget=12000", *args, url]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, f"chromium exited {r.returncode}:\n{r.stderr[-3000:]}"
-    return r.stdout, r.stderr
-
-
-def csp_violations(stderr):
-    return [line for line in stderr.splitlines() if "Content Security Policy" in line or "Refused to" in line]
 
 
 def rated_points(doc):

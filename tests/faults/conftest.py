@@ -30,7 +30,7 @@ def wait_for(pred, timeout, what, interval=0.1):
 class Supervisor:
     """One `flinklet run` against the fake REST server, with the fake java."""
 
-    def __init__(self, tmp_path, server, state_dir=None, conf=None, upgrade_mode="last-state"):
+    def __init__(self, tmp_path, server, state_dir=None, conf=None, upgrade_mode="last-state", flink_version="2.2.1"):
         self.tmp = tmp_path
         self.server = server
         self.state = state_dir or str(tmp_path / "state")
@@ -39,7 +39,7 @@ class Supervisor:
         self.java = write_fake_java(str(tmp_path), self.stop_file)
         self.flink_home = tmp_path / "flink"
         (self.flink_home / "lib").mkdir(parents=True, exist_ok=True)
-        (self.flink_home / "lib" / "flink-dist-2.2.1.jar").write_bytes(b"")
+        (self.flink_home / "lib" / f"flink-dist-{flink_version}.jar").write_bytes(b"")  # the version flinklet reads
         self.jar = tmp_path / "job.jar"
         with zipfile.ZipFile(self.jar, "w") as z:  # what flinklet's pre-flight looks for: the entry class
             z.writestr("dev/flinklet/Fake.class", b"\xca\xfe\xba\xbe")

@@ -27,6 +27,34 @@ def good_checkpoints(job_id):
             "latest": {"completed": None, "savepoint": None, "failed": None, "restored": None}}
 
 
+# what Flink 2.3.0 answers GET /jobs/:id/rescales/* with when it keeps no rescale history (RescalesUnavailableException)
+RESCALES_OFF = ("org.apache.flink.runtime.rest.handler.job.rescales.RescalesUnavailableException: The job `%s` has not "
+                "enabled the `Adaptive` scheduler, or it has been enabled but the value of configuration option "
+                "`web.adaptive-scheduler.rescale-history.size` has not been set to greater than `0`.\n\tat ...")
+
+
+def rescale(uuid, start, end=None, terminal="COMPLETED", trigger="UPDATE_REQUIREMENT", reason="SUCCEEDED"):
+    """One entry of GET /jobs/:id/rescales/history as Flink 2.3.0 writes it (abbreviated: no vertices); in progress
+    without an end, a terminal state and a reason."""
+    return {"rescaleUuid": uuid, "resourceRequirementsUuid": "61911d3feddb638d96ceb1b26da2e46e", "rescaleAttemptId": 1,
+            "vertices": {}, "slots": {}, "schedulerStates": [], "startTimestampInMillis": start,
+            "endTimestampInMillis": end, "terminalState": terminal if end else None, "triggerCause": trigger,
+            "terminatedReason": reason if end else None}
+
+
+def rescale_details(entry, vertices):
+    """GET /jobs/:id/rescales/details/<uuid> of that entry: vertices maps a vertex id to (name, pre, post)."""
+    d = dict(entry)
+    d["vertices"] = {vid: {"jobVertexId": vid, "jobVertexName": name, "slotSharingGroupId": "c8cb9c401c7ee791df555b147bbade8e",
+                           "slotSharingGroupName": "default", "desiredParallelism": post, "sufficientParallelism": 1,
+                           "preRescaleParallelism": pre, "postRescaleParallelism": post}
+                     for vid, (name, pre, post) in vertices.items()}
+    d["schedulerStates"] = [{"state": "Executing", "enterTimestampInMillis": entry["startTimestampInMillis"] - 1000,
+                             "leaveTimestampInMillis": entry["startTimestampInMillis"], "durationInMillis": 1000,
+                             "stringifiedException": None}]
+    return d
+
+
 OVERVIEW = {"taskmanagers": 1, "slots-total": 2, "slots-available": 0, "jobs-running": 1}
 
 
@@ -96,6 +124,10 @@ class FakeFlink(ThreadingHTTPServer):
         self.requests = []
         self.bodies = []           # (method, path, body text) of every request that had a body
         self.state_dirs = []       # flinklet state directories whose job-id the fake lists in /jobs/overview
+        # Flink 2.3's rescale history: GET /jobs/:id/rescales/history answers this list (newest first; None: 404, as
+        # Flink does when it keeps none), GET .../rescales/details/<uuid> the entry of rescale_details
+        self.rescales = None
+        self.rescale_details = {}
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -141,6 +173,16 @@ class FakeFlink(ThreadingHTTPServer):
             return 200, json.dumps(good_job(job_id, self.job_state, self.tasks)).encode()
         if rest == "/exceptions" and method == "GET":
             return 200, json.dumps(self.exceptions).encode()
+        if rest == "/rescales/history" and method == "GET":
+            if self.rescales is None:
+                return 404, json.dumps({"errors": [RESCALES_OFF % job_id]}).encode()
+            return 200, json.dumps(self.rescales).encode()
+        if rest.startswith("/rescales/details/") and method == "GET":
+            uuid = rest[len("/rescales/details/"):]
+            if uuid in self.rescale_details:
+                return 200, json.dumps(self.rescale_details[uuid]).encode()
+            return 404, json.dumps({"errors": [f"org.apache.flink.runtime.rest.handler.RestHandlerException: Could "
+                                               f"not find rescale details of specified rescaleUuid {uuid}.\n\tat ..."]}).encode()
         if rest == "/checkpoints":
             body = good_checkpoints(job_id)
             if self.checkpoint:

@@ -1274,6 +1274,18 @@ static const struct bad_case bad_cases[] = {
      "t.yaml:9:16: spec.flinkConfiguration.rest.port: must be between 1 and 65535 (got 70000)",
      {0},
      1},
+    {"rescale-history.size text",
+     CONF "    web.adaptive-scheduler.rescale-history.size: ten\n",
+     "t.yaml:9:50: spec.flinkConfiguration.web.adaptive-scheduler.rescale-history.size: must be an integer (got "
+     "\"ten\")",
+     {0},
+     1},
+    {"rescale-history.size beyond an int",
+     CONF "    web.adaptive-scheduler.rescale-history.size: 3000000000\n",
+     "t.yaml:9:50: spec.flinkConfiguration.web.adaptive-scheduler.rescale-history.size: must be between -2147483648 "
+     "and 2147483647 (got 3000000000)",
+     {0},
+     1},
     {"parallelism.default text",
      CONF "    parallelism.default: many\n",
      "t.yaml:9:26: spec.flinkConfiguration.parallelism.default: must be an integer (got \"many\")",

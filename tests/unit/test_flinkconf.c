@@ -285,6 +285,76 @@ static void test_parallelism_overrides_at_launch(void **state)
 	spec_free(&s);
 }
 
+/* Flink 2.3+ keeps the adaptive scheduler's rescales only when web.adaptive-scheduler.rescale-history.size > 0
+ * (Flink's default 0): flinklet sets it to RESCALE_HISTORY_DEFAULT when the job runs on the adaptive scheduler (the
+ * autoscaler's default) and the document does not set it. A value of the document's is written once and read back; no
+ * other version, and no other scheduler, gets the key. */
+static void test_rescale_history_on_flink_2_3(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s); /* the autoscaler is on: jobmanager.scheduler adaptive */
+	struct launch l = LAUNCH;
+	char *v = NULL, *conf;
+	static const char *const keeping[] = {"2.3.0", "2.3.1", "2.4.0", "3.0.0", NULL};
+	for (size_t i = 0; keeping[i]; i++) {
+		l.flink_version = keeping[i];
+		conf = flinkconf_render_config(&s, &l);
+		load_flink_yaml(conf, "web.adaptive-scheduler.rescale-history.size", &v);
+		assert_non_null(v);
+		assert_string_equal(v, "10");
+		free(v);
+		v = NULL;
+		free(conf);
+		assert_int_equal(flinkconf_rescale_history_size(&s, keeping[i]), RESCALE_HISTORY_DEFAULT);
+	}
+	static const char *const older[] = {"2.2.1", "2.2.2", "2.0.0", "1.20.5", "", NULL};
+	for (size_t i = 0; older[i]; i++) {
+		l.flink_version = older[i];
+		conf = flinkconf_render_config(&s, &l);
+		assert_not_contains(conf, "rescale-history");
+		free(conf);
+		assert_int_equal(flinkconf_rescale_history_size(&s, older[i]), 0);
+	}
+	l.flink_version = NULL;
+	conf = flinkconf_render_config(&s, &l);
+	assert_not_contains(conf, "rescale-history");
+	free(conf);
+	spec_free(&s);
+
+	/* the document's own value, once (Flink's loader refuses a duplicate key) */
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    jobmanager.scheduler: adaptive\n"
+	     "    web.adaptive-scheduler.rescale-history.size: \"4\"\n  job: {jarURI: /j.jar}\n",
+	     &s);
+	l.flink_version = "2.3.0";
+	conf = flinkconf_render_config(&s, &l);
+	load_flink_yaml(conf, "web.adaptive-scheduler.rescale-history.size", &v);
+	assert_string_equal(v, "4");
+	free(v);
+	v = NULL;
+	free(conf);
+	assert_int_equal(flinkconf_rescale_history_size(&s, "2.3.0"), 4);
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    jobmanager.scheduler: adaptive\n"
+	     "    web.adaptive-scheduler.rescale-history.size: \"0\"\n  job: {jarURI: /j.jar}\n",
+	     &s);
+	assert_int_equal(flinkconf_rescale_history_size(&s, "2.3.0"), 0);
+	spec_free(&s);
+
+	/* the default scheduler keeps no rescale history: nothing set */
+	load("metadata: {name: j}\nspec:\n  job: {jarURI: /j.jar}\n", &s);
+	conf = flinkconf_render_config(&s, &l);
+	assert_not_contains(conf, "rescale-history");
+	free(conf);
+	assert_int_equal(flinkconf_rescale_history_size(&s, "2.3.0"), 0);
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {jobmanager.scheduler: Adaptive}\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	assert_int_equal(flinkconf_rescale_history_size(&s, "2.3.0"), RESCALE_HISTORY_DEFAULT);
+	spec_free(&s);
+}
+
 static void test_render_log4j(void **state)
 {
 	(void)state;
@@ -742,6 +812,7 @@ int main(void)
 	    cmocka_unit_test(test_detect_version),
 	    cmocka_unit_test(test_version_label),
 	    cmocka_unit_test(test_claim_of_native_savepoints_by_version),
+	    cmocka_unit_test(test_rescale_history_on_flink_2_3),
 	};
 	return cmocka_run_group_tests_name("flinkconf", tests, NULL, NULL);
 }

@@ -216,7 +216,8 @@ static void on_answer(void *userdata, long code, struct cJSON *body, const char 
 	on_done(&a->o, code, body, error);
 }
 
-static struct answer ask(const char *reply)
+/* cap: 0 asks with rest_request; otherwise with rest_get_capped and that cap */
+static struct answer ask_capped(const char *reply, size_t cap)
 {
 	sd_event *ev = NULL;
 	assert_true(sd_event_new(&ev) >= 0);
@@ -227,12 +228,45 @@ static struct answer ask(const char *reply)
 	assert_int_equal(rest_new(ev, base, 30 * USEC_PER_SEC, &r), 0);
 	free(base);
 	struct answer a = {0};
-	assert_int_equal(rest_request(r, "GET", "/jobs/x", NULL, on_answer, &a), 0);
+	if (cap)
+		assert_int_equal(rest_get_capped(r, "/jobs/x", 0, cap, on_answer, &a), 0);
+	else
+		assert_int_equal(rest_request(r, "GET", "/jobs/x", NULL, on_answer, &a), 0);
 	run_until(ev, &a.o.done);
 	rest_free(r);
 	server_stop(&sv);
 	sd_event_unref(ev);
 	return a;
+}
+
+static struct answer ask(const char *reply)
+{
+	return ask_capped(reply, 0);
+}
+
+/* rest_get_capped (Flink's rescale history): an answer longer than its cap ends the request as "too large"; one
+ * within it is read as any other. */
+static void test_a_capped_answer_over_its_cap_is_too_large(void **state)
+{
+	(void)state;
+	struct strbuf b = {0};
+	strbuf_append(&b, "{\"state\":\"RUN\",\"pad\":\"");
+	for (int i = 0; i < 4000; i++)
+		strbuf_append(&b, "x");
+	strbuf_append(&b, "\"}");
+	char *reply = xasprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+	                        "Connection: close\r\n\r\n%s",
+	                        b.len, b.buf);
+	struct answer a = ask_capped(reply, 1024);
+	assert_int_equal(a.o.code, 0);
+	assert_string_equal(a.o.error, "response too large");
+	assert_string_equal(a.state, "");
+	a = ask_capped(reply, 8192);
+	assert_int_equal(a.o.code, 200);
+	assert_string_equal(a.o.error, "");
+	assert_string_equal(a.state, "RUN");
+	free(reply);
+	strbuf_free(&b);
 }
 
 static void test_an_http_error_comes_with_its_status_and_json_body(void **state)
@@ -452,6 +486,7 @@ int main(void)
 	    cmocka_unit_test(test_a_hung_request_holds_back_nothing_and_ends_at_its_own_timeout),
 	    cmocka_unit_test(test_a_refused_connection_is_not_a_timeout),
 	    cmocka_unit_test(test_timeout_words),
+	    cmocka_unit_test(test_a_capped_answer_over_its_cap_is_too_large),
 	    cmocka_unit_test(test_an_http_error_comes_with_its_status_and_json_body),
 	    cmocka_unit_test(test_an_answer_that_is_not_json_is_an_error_with_its_status),
 	    cmocka_unit_test(test_a_connection_closed_without_an_answer_is_no_status_and_no_timeout),
