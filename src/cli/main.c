@@ -436,7 +436,8 @@ static char *newest_savepoint(const struct spec *spec)
 		restore_points_scan(&scan, &list);
 		for (size_t i = 0; i < list.n && !best; i++) {
 			/* a claimed one is the job's checkpoints' now: Flink or the sweep may dispose of it any time */
-			bool claimed = false;
+			bool claimed =
+			    st.last_savepoint.claimed && snapshot_same(st.last_savepoint.location, list.v[i].path);
 			for (int k = 0; k < st.n_claimed_savepoints && !claimed; k++)
 				claimed = snapshot_same(st.claimed_savepoints[k].location, list.v[i].path);
 			if (list.v[i].kind == RESTORE_SAVEPOINT && !claimed)

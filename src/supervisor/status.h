@@ -34,7 +34,7 @@ struct snapshot_ref {
 
 #define SAVEPOINT_HISTORY_MAX 64
 #define CHECKPOINT_HISTORY_MAX 10
-#define CLAIMED_SAVEPOINTS_MAX 16
+#define CLAIMED_SAVEPOINTS_MAX 64
 
 struct status {
 	enum lifecycle_state lifecycle;

@@ -187,14 +187,20 @@ static bool claim_restore(struct supervisor *s)
 	if (s->restore.kind != RESTORE_SAVEPOINT || !s->restore.path || (mode && !strcmp(mode, "never")) ||
 	    !in_savepoint_dir(s, s->restore.path))
 		return false;
-	if (claimed_index(s, s->restore.path) < 0 && own_native_stop_savepoint(s, s->restore.path) < 0)
+	bool claimed = claimed_index(s, s->restore.path) >= 0;
+	if (!claimed && own_native_stop_savepoint(s, s->restore.path) < 0)
 		return false;
+	if (!claimed && s->status.n_claimed_savepoints >= CLAIMED_SAVEPOINTS_MAX) {
+		/* the list would drop its oldest claim, which nothing would then dispose of or keep from export */
+		log_info("restoring savepoint %s in no_claim mode: %d claimed savepoints are not disposed of yet",
+		         s->restore.path, s->status.n_claimed_savepoints);
+		return false;
+	}
 	if (!flink_claims_native_savepoints(s->flink_version)) {
 		/* before FLINK-39964 the checkpoints after such a restore name the savepoint's files relative to their
-		 * own directory: the next restore from one of them fails (FileNotFoundException). A claimed one of an
-		 * earlier launch (a fixed version then) is restored in claim mode again: its checkpoints own it. */
-		if (claimed_index(s, s->restore.path) >= 0)
-			return true;
+		 * own directory: the next restore from one of them fails (FileNotFoundException). Also for one claimed
+		 * by an earlier launch on a fixed version (the jars went back): no_claim leaves it where it is, still
+		 * on the claimed list for the sweep. */
 		log_info(
 		    "restoring flinklet's own NATIVE savepoint %s in no_claim mode: with Flink %s the checkpoints "
 		    "after a claim-mode restore of it could not be restored (FLINK-39964, fixed in 2.2.2, 2.3.1 and "

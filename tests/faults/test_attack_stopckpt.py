@@ -865,11 +865,10 @@ def test_retention_never_counts_or_disposes_of_a_claimed_savepoint(server, super
     history_exists(state)
 
 
-CLAIMED_FLAG = ("export ignores lastSavepoint's \"claimed\": true: with the claimedSavepoints list missing or "
-                "empty it hands over the claimed savepoint A as initialSavepointPath")
 EXPORTS = ["older-unclaimed-in-history", "only-the-claimed",
-           defect(CLAIMED_FLAG, "claimed-list-lost", id="claimed-list-lost"),
-           defect(CLAIMED_FLAG, "lastSavepoint-claimed-only", id="lastSavepoint-claimed-only")]
+           # (found a defect, fixed: export ignored lastSavepoint's "claimed": true without the claimedSavepoints list)
+           pytest.param("claimed-list-lost", id="claimed-list-lost"),
+           pytest.param("lastSavepoint-claimed-only", id="lastSavepoint-claimed-only")]
 
 
 @pytest.mark.parametrize("case", EXPORTS)
@@ -1023,10 +1022,8 @@ def export_point(sup, state):
     return m.group(1).strip("'\"") if m else None
 
 
-@pytest.mark.xfail(strict=True, reason="defect: claimedSavepoints holds at most 16 entries; the 17th claim drops "
-                   "the oldest one (still on disk, restored in claim mode, owned by Flink) from the list: export "
-                   "then hands it over as initialSavepointPath, and the sweep keeps it whole for ever as an "
-                   "unclaimed savepoint")
+# (found a defect: claimedSavepoints held 16 entries and the 17th claim dropped the oldest; now 64, and a claim
+# beyond them is not made: the savepoint is restored in no_claim mode)
 def test_seventeen_claims_in_a_row(server, supervisors, tmp_path):
     """Attacks "status.json keeps it under jobStatus.savepointInfo.claimedSavepoints", "flinklet export never hands
     it over (it may be gone any moment)" and the sweep's "A claimed savepoint beyond the kept ones goes" with 18
@@ -1101,9 +1098,7 @@ def test_the_claim_mode_by_flink_version(server, supervisors, tmp_path, version,
     second.cleanup()
 
 
-@pytest.mark.xfail(strict=True, reason="defect: after the jars went from 2.3.1 back to 2.3.0, the claimed NATIVE stop "
-                   "savepoint (still the newest restore point) is launched with -cm claim on a Flink without "
-                   "FLINK-39964")
+# (found a defect, fixed: a savepoint claimed on 2.3.1 was claimed again after the jars went back to 2.3.0)
 def test_a_claimed_savepoint_restored_again_after_a_downgrade_to_an_unfixed_flink(server, supervisors, tmp_path):
     """Attacks reliability.md "no claim makes a checkpoint unrestorable. ... Before the fix (1.20.5, 2.2.1, 2.3.0)
     such checkpoints cannot be restored, so it is restored in no_claim mode": A was claimed by a launch on 2.3.1
