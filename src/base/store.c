@@ -505,7 +505,7 @@ static bool is_temp_name(const char *name)
 	return true;
 }
 
-int store_clean_temps(const char *dir)
+int store_remove_files(const char *dir, bool (*match)(const char *name))
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -513,7 +513,7 @@ int store_clean_temps(const char *dir)
 	int removed = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (!is_temp_name(de->d_name))
+		if (!match(de->d_name))
 			continue;
 		struct stat st;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
@@ -522,6 +522,11 @@ int store_clean_temps(const char *dir)
 	}
 	closedir(d);
 	return removed;
+}
+
+int store_clean_temps(const char *dir)
+{
+	return store_remove_files(dir, is_temp_name);
 }
 
 int write_file_if_changed(const char *path, const char *data, size_t len)

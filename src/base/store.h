@@ -23,6 +23,9 @@ int write_file_if_changed(const char *path, const char *data, size_t len);
 /* Removes the temp files a crash between write and rename left in dir (.<name>.tmp.<pid>).
  * Returns how many, or -errno. */
 int store_clean_temps(const char *dir);
+/* Removes the regular files of dir (not links, not directories) whose name match() accepts. Returns how many, or
+ * -errno when dir cannot be read (0 when it does not exist). */
+int store_remove_files(const char *dir, bool (*match)(const char *name));
 /* Reads a whole (small) file into a NUL-terminated buffer. Returns 0 or -errno (-EFBIG over max). */
 int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
 /* Removes a directory tree (no symlinks followed). Returns 0 or -errno. */

@@ -2,7 +2,6 @@
 #include "artifacts.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -239,23 +238,15 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 	return fsync_parent(a->local_path);
 }
 
+static bool is_part_name(const char *name)
+{
+	return strstr(name, ".jar.part.") != NULL;
+}
+
 int artifact_clean_parts(const char *state_dir)
 {
 	char *dir = path_join(state_dir, "artifacts");
-	DIR *d = opendir(dir);
+	int r = store_remove_files(dir, is_part_name);
 	free(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	int removed = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strstr(de->d_name, ".jar.part."))
-			continue;
-		struct stat st;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    unlinkat(dirfd(d), de->d_name, 0) == 0)
-			removed++;
-	}
-	closedir(d);
-	return removed;
+	return r;
 }

@@ -1,8 +1,8 @@
 """A job that fails, on the real MiniCluster (issue 27): its code throws (StatefulCounter --fail-after), Flink fails
 it over once (restart-strategy fixed-delay, one attempt) and then gives up, the CLI ends the JVM with code 1. flinklet
 names Flink's root exception, `java.lang.RuntimeException: boom ...` from the job's code, read from GET
-/jobs/:id/exceptions in the shape of the Flink version at hand (tests/faults/test_status_record.py has every shape
-with a fake Flink): in a JobFailover event while Flink restarts the job, and in a JobFailed event and status.json
+/jobs/:id/exceptions in the shape of the Flink version at hand (the other answer shapes are in
+tests/faults/test_status_record.py): in a JobFailover event while Flink restarts the job, and in a JobFailed event and status.json
 `error` once it FAILED; the JVM gone, no task is said to run. In the core files of the Flink version matrix."""
 from conftest import wait_for
 
