@@ -17,13 +17,13 @@
 
 #include <math.h>
 
-#include "artifacts.h"
 #include "autoscaler.h"
 #include "config.h"
 #include "http.h"
 #include "membudget.h"
 #include "redact.h"
 #include "scratch.h"
+#include "schemes.h"
 
 static void check_option(struct spec *s, struct conf_entry *e, const struct option_def *o, struct diags *d)
 {

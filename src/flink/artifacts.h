@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "schemes.h"
 #include "digest.h"
 #include "util.h"
 
@@ -26,15 +27,6 @@ struct artifact {
 	const char *sha256; /* expected, lowercase hex; NULL: not checked */
 };
 
-/* The scheme of a jarURI flinklet downloads, lowercase: "https", "http" or "s3"; NULL for a local jar and for any
- * other scheme. */
-const char *artifact_remote_scheme(const char *uri);
-/* flinklet.artifacts.allowed-schemes as it stands (its default before config_finalize has filled it in). */
-const char *artifact_allowed_schemes(const struct spec *s);
-/* Whether the list (entries between ',' or ';', blanks around them, any case) names scheme. */
-bool artifact_scheme_listed(const char *list, const char *scheme);
-/* The first entry of the list that is not a scheme flinklet downloads (malloc'd), or NULL. */
-char *artifact_schemes_unknown(const char *list);
 /* Plans where the jar comes from. Returns 0, or -EINVAL with a message in *err. */
 int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err);
 void artifact_free(struct artifact *a);

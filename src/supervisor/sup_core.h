@@ -106,19 +106,25 @@ struct sup_launch {
 
 	/* the job's jar, and its download when it is remote */
 	struct artifact jar;
-	struct {
-		bool active;
-		unsigned gen;
-		int attempts;
-		FILE *out;
-		char *tmp;
-		sd_event_source *retry;
-		/* the jar (local or fetched) cannot be launched (missing, unreadable, no entry class): no JVM is
-		 * started; the jar is looked at again every JAR_WAIT_USEC, and a reload starts over */
-		sd_event_source *jar_wait;
-		char *jar_problem;
-	} fetch;
+	/* the jar cannot be launched (missing, unreadable, no entry class): no JVM is started; the jar is looked at
+	 * again every JAR_WAIT_USEC, and a reload starts over */
+	sd_event_source *jar_wait;
+	char *jar_problem;
 	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
+};
+
+struct supervisor;
+
+/* fetch (sup_fetch.c): the download of a remote jar (s->launch.jar) and the checks of the cached one; ready
+ * launches the JVM once the jar is in place */
+struct sup_fetch {
+	bool active;
+	unsigned gen;
+	int attempts;
+	FILE *out;
+	char *tmp;
+	sd_event_source *retry;
+	int (*ready)(struct supervisor *s);
 };
 
 /* restore (sup_restore.c): the restore points: those given up on evidence (demoted), what this launch restores,
@@ -370,6 +376,7 @@ struct supervisor {
 	struct strv volume_busy;          /* paths a rename or unlink on the worker is on its way for */
 
 	struct sup_launch launch;
+	struct sup_fetch fetch;
 	struct sup_restore restore;
 	struct sup_poll poll;
 	struct sup_snapshot snapshot;

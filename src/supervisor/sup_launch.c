@@ -19,6 +19,7 @@
 #include "preflight.h"
 #include "sup_autoscaler.h"
 #include "sup_cds.h"
+#include "sup_fetch.h"
 #include "sup_launch.h"
 #include "sup_poll.h"
 #include "sup_restore.h"
@@ -259,7 +260,7 @@ static void on_launch_durable(struct supervisor *s, uintptr_t gen);
 static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->launch.fetch.jar_wait = sup_disarm(s->launch.fetch.jar_wait);
+	s->launch.jar_wait = sup_disarm(s->launch.jar_wait);
 	if (s->state == SUP_STARTING && s->launch.jvm_pid <= 0 && !s->launch.spawn.pending && launch_jvm(s) < 0)
 		sup_raise(s, EV_LAUNCH_FAILED);
 	return 0;
@@ -271,26 +272,26 @@ static bool jar_unusable(struct supervisor *s)
 {
 	char *why = NULL;
 	if (preflight_jar(s->launch.jar.local_path, s->spec->job.entry_class, &why) == 0) {
-		if (s->launch.fetch.jar_problem)
+		if (s->launch.jar_problem)
 			sup_event(s, "JarUsable", "the job's jar is usable again: %s", s->launch.jar.local_path);
-		free(s->launch.fetch.jar_problem);
-		s->launch.fetch.jar_problem = NULL;
+		free(s->launch.jar_problem);
+		s->launch.jar_problem = NULL;
 		return false;
 	}
-	if (!s->launch.fetch.jar_problem || strcmp(s->launch.fetch.jar_problem, why)) {
+	if (!s->launch.jar_problem || strcmp(s->launch.jar_problem, why)) {
 		char *err = xasprintf("the job cannot start: %s; no JVM is started until the jar or the configuration "
 		                      "changes (looked at every %llu s)",
 		                      why, (unsigned long long)(JAR_WAIT_USEC / USEC_PER_SEC));
 		status_set_string(&s->status.error, err);
 		sup_alert(s, "JarUnusable", "%s", err);
 		free(err);
-		free(s->launch.fetch.jar_problem);
-		s->launch.fetch.jar_problem = why;
+		free(s->launch.jar_problem);
+		s->launch.jar_problem = why;
 		sup_write_status(s);
 	} else {
 		free(why);
 	}
-	sup_arm(s, &s->launch.fetch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
+	sup_arm(s, &s->launch.jar_wait, JAR_WAIT_USEC, on_jar_wait);
 	return true;
 }
 
@@ -404,6 +405,8 @@ bool sup_launch_cancel(struct supervisor *s)
 		count_start(s, false); /* no JVM comes of it */
 	s->launch.spawn.pending = false;
 	s->launch.spawn.gen++;
+	s->launch.jar_wait = sup_disarm(s->launch.jar_wait);
+	sup_fetch_cancel(s);
 	return was;
 }
 
@@ -474,277 +477,6 @@ int sup_spawn(struct supervisor *s)
 	return 0;
 }
 
-/* ---- following the job through REST ---- */
-
-/* ---- the jar ---- */
-
-static void start_fetch(struct supervisor *s);
-static void fetch_failed(struct supervisor *s, const char *why, bool retry);
-static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata);
-
-void sup_fetch_cancel(struct supervisor *s)
-{
-	s->launch.fetch.active = false;
-	s->launch.fetch.gen++;
-	s->launch.fetch.retry = sup_disarm(s->launch.fetch.retry);
-	s->launch.fetch.jar_wait = sup_disarm(s->launch.fetch.jar_wait);
-}
-
-static void fetch_failed(struct supervisor *s, const char *why, bool retry)
-{
-	int64_t retries = spec_int(s->spec, "flinklet.artifacts.retries");
-	if (retry && s->launch.fetch.attempts <= retries) {
-		char *shown = redact_uri(s->spec->job.jar_uri);
-		log_warn("unable to fetch %s (%s); trying again (%d of %lld)", shown, why, s->launch.fetch.attempts,
-		         (long long)retries);
-		free(shown);
-		s->launch.fetch.active = true;
-		sup_arm(s, &s->launch.fetch.retry, (usec_t)s->launch.fetch.attempts * USEC_PER_SEC, on_fetch_retry);
-		return;
-	}
-	s->launch.fetch.active = false;
-	char *shown = redact_uri(s->spec->job.jar_uri);
-	char *err = xasprintf("unable to fetch the job's jar %s: %s", shown, why);
-	free(shown);
-	status_set_string(&s->status.error, err);
-	sup_alert(s, "ArtifactFetchFailed", "%s", err);
-	free(err);
-	sup_raise(s, EV_LAUNCH_FAILED);
-}
-
-/* ---- the jar's checks on the worker thread ----
- *
- * The sha256 of a cached jar and of a download, and the move of a download into the cache (fsync, rename, fsync
- * of the directory), read or write the whole jar on the volume: they run on the worker thread, and their end
- * comes back to the loop. A job works on its own copies (the artifact may be planned anew meanwhile); its end is
- * used only while the fetch it belongs to is current (fetch.gen, fetch.active). */
-
-struct jar_job {
-	struct supervisor *s;
-	unsigned gen;
-	struct artifact a; /* local_path and sha256 only, copied */
-	char *tmp;         /* the download to move into the cache, or NULL: check the cache */
-	bool cached;
-	int r;
-	char *err;
-};
-
-static struct jar_job *jar_job_new(struct supervisor *s, char *tmp)
-{
-	struct jar_job *j = xcalloc(1, sizeof(*j));
-	j->s = s;
-	j->gen = s->launch.fetch.gen;
-	j->a.local_path = xstrdup(s->launch.jar.local_path);
-	j->a.sha256 = s->launch.jar.sha256 ? xstrdup(s->launch.jar.sha256) : NULL;
-	j->tmp = tmp;
-	return j;
-}
-
-static bool jar_job_end(struct jar_job *j)
-{
-	bool current = j->gen == j->s->launch.fetch.gen && j->s->launch.fetch.active;
-	free(j->a.local_path);
-	free((char *)j->a.sha256);
-	free(j->tmp);
-	free(j->err);
-	free(j);
-	return current;
-}
-
-static void check_run(void *arg)
-{
-	struct jar_job *j = arg;
-	j->cached = artifact_cached(&j->a);
-}
-
-static void check_done(void *arg)
-{
-	struct jar_job *j = arg;
-	struct supervisor *s = j->s;
-	bool cached = j->cached;
-	if (!jar_job_end(j))
-		return;
-	if (!cached) {
-		start_fetch(s);
-		return;
-	}
-	s->launch.fetch.active = false;
-	if (launch_jvm(s) < 0)
-		sup_raise(s, EV_LAUNCH_FAILED);
-}
-
-static void commit_run(void *arg)
-{
-	struct jar_job *j = arg;
-	j->r = artifact_commit(&j->a, j->tmp, &j->err);
-	free(j->tmp);
-	j->tmp = NULL;
-}
-
-static void commit_done(void *arg)
-{
-	struct jar_job *j = arg;
-	struct supervisor *s = j->s;
-	int r = j->r;
-	char *err = j->err;
-	j->err = NULL;
-	if (!jar_job_end(j)) {
-		free(err);
-		return;
-	}
-	if (r < 0) {
-		fetch_failed(s, err, false); /* a wrong checksum does not get better by asking again */
-		free(err);
-		return;
-	}
-	s->launch.fetch.active = false;
-	char *shown = redact_uri(s->spec->job.jar_uri);
-	sup_event(s, "ArtifactFetched", "fetched %s into %s", shown, s->launch.jar.local_path);
-	free(shown);
-	if (launch_jvm(s) < 0)
-		sup_raise(s, EV_LAUNCH_FAILED);
-}
-
-struct fetch_ticket {
-	struct supervisor *s;
-	unsigned gen;
-	FILE *out;
-	char *tmp;
-	uint64_t max_bytes; /* flinklet.artifacts.max-size, for the message */
-};
-
-/* An option's value for a message (always set once the configuration is loaded). */
-static const char *shown_option(const struct spec *spec, const char *key)
-{
-	const char *v = spec_get(spec, key);
-	return v ? v : "?";
-}
-
-/* Why a download failed, naming the option whose limit it ran into (with its value), and whether asking again may
- * help: not when the answer is too large or a redirect leaves the allowed schemes. */
-static char *fetch_failure(const struct spec *spec, const struct download_result *res, uint64_t max_bytes, bool *retry)
-{
-	*retry = true;
-	const char *curl_says = res->error ? res->error : "";
-	switch (res->limit) {
-	case DOWNLOAD_TIMEOUT:
-		return xasprintf("gave up after flinklet.artifacts.timeout (%s), the budget of one download, with %llu "
-		                 "bytes received (%s)",
-		                 shown_option(spec, "flinklet.artifacts.timeout"), (unsigned long long)res->received,
-		                 curl_says);
-	case DOWNLOAD_CONNECT_TIMEOUT:
-		return xasprintf("no connection within flinklet.artifacts.connect-timeout (%s) (%s)",
-		                 shown_option(spec, "flinklet.artifacts.connect-timeout"), curl_says);
-	case DOWNLOAD_TOO_LARGE:
-		*retry = false;
-		if (res->announced >= 0 && (uint64_t)res->announced > max_bytes)
-			return xasprintf("the server announces %lld bytes (Content-Length), more than "
-			                 "flinklet.artifacts.max-size (%s, %llu bytes): refused before the body",
-			                 (long long)res->announced, shown_option(spec, "flinklet.artifacts.max-size"),
-			                 (unsigned long long)max_bytes);
-		return xasprintf("more than flinklet.artifacts.max-size (%s, %llu bytes) arrived: cut off there",
-		                 shown_option(spec, "flinklet.artifacts.max-size"), (unsigned long long)max_bytes);
-	case DOWNLOAD_SCHEME_REFUSED: {
-		*retry = false;
-		char *to = redact_uri(res->url ? res->url : "?");
-		char *why = xasprintf("redirected to \"%s\", a scheme flinklet.artifacts.allowed-schemes (\"%s\") does "
-		                      "not allow: not followed",
-		                      to, shown_option(spec, "flinklet.artifacts.allowed-schemes"));
-		free(to);
-		return why;
-	}
-	case DOWNLOAD_OK_OR_OTHER:
-		break;
-	}
-	return res->error ? xstrdup(res->error) : xasprintf("HTTP status %ld", res->http_status);
-}
-
-static void on_fetched(void *userdata, const struct download_result *res)
-{
-	struct fetch_ticket *t = userdata;
-	struct supervisor *s = t->s;
-	bool ok = fclose(t->out) == 0 && !res->error && res->http_status == 200;
-	char *tmp = t->tmp;
-	bool current = t->gen == s->launch.fetch.gen && s->launch.fetch.active;
-	uint64_t max_bytes = t->max_bytes;
-	free(t);
-	if (!current) {
-		sup_volume_unlink(s, tmp, NULL, NULL);
-		free(tmp);
-		return;
-	}
-	if (!ok) {
-		sup_volume_unlink(s, tmp, NULL, NULL);
-		free(tmp);
-		bool retry;
-		char *why = fetch_failure(s->spec, res, max_bytes, &retry);
-		fetch_failed(s, why, retry);
-		free(why);
-		return;
-	}
-	/* the checksum, the fsync and the rename: off the loop */
-	worker_submit(s->worker, commit_run, commit_done, jar_job_new(s, tmp));
-}
-
-static int on_fetch_retry(sd_event_source *src, uint64_t usec, void *userdata)
-{
-	struct supervisor *s = userdata;
-	s->launch.fetch.retry = sup_disarm(s->launch.fetch.retry);
-	if (s->launch.fetch.active)
-		start_fetch(s);
-	return 0;
-}
-
-static void start_fetch(struct supervisor *s)
-{
-	s->launch.fetch.active = true;
-	s->launch.fetch.attempts++;
-	char *dir = path_join(s->state_dir, "artifacts");
-	mkdir_p(dir);
-	free(dir);
-	struct fetch_ticket *t = xcalloc(1, sizeof(*t));
-	t->s = s;
-	t->gen = s->launch.fetch.gen;
-	/* a name of its own per attempt: the removal of a failed attempt's file is on the worker, maybe still queued */
-	t->tmp = xasprintf("%s.part.%ld.%u.%d", s->launch.jar.local_path, (long)getpid(), s->launch.fetch.gen,
-	                   s->launch.fetch.attempts);
-	t->out = fopen(t->tmp, "we");
-	if (!t->out) {
-		char *why = xasprintf("unable to create %s: %s", t->tmp, strerror(errno));
-		free(t->tmp);
-		free(t);
-		fetch_failed(s, why, false);
-		free(why);
-		return;
-	}
-	uint64_t max_bytes = 0;
-	const char *cap = spec_get(s->spec, "flinklet.artifacts.max-size");
-	if (!cap || parse_memory(cap, &max_bytes) < 0 || !max_bytes)
-		max_bytes = 1ULL << 31; /* checked at load: not reached */
-	t->max_bytes = max_bytes;
-	struct download d = {
-	    .url = s->launch.jar.url,
-	    .timeout = spec_duration(s->spec, "flinklet.artifacts.timeout"),
-	    .connect_timeout = spec_duration(s->spec, "flinklet.artifacts.connect-timeout"),
-	    .max_bytes = max_bytes,
-	    .protocols = s->launch.jar.protocols,
-	    .ca_file = spec_get(s->spec, "flinklet.artifacts.ca-file"),
-	    .aws_sigv4 = s->launch.jar.sigv4,
-	    .userpwd = s->launch.jar.userpwd,
-	    .headers = (const char *const *)s->launch.jar.headers.v,
-	};
-	char *shown = redact_uri(s->spec->job.jar_uri);
-	sup_event(s, "ArtifactFetching", "fetching %s (attempt %d)", shown, s->launch.fetch.attempts);
-	free(shown);
-	if (rest_download(s->rest, &d, t->out, on_fetched, t) < 0) {
-		fclose(t->out);
-		sup_volume_unlink(s, t->tmp, NULL, NULL);
-		free(t->tmp);
-		free(t);
-		fetch_failed(s, "unable to start the download", true);
-	}
-}
-
 int sup_launch(struct supervisor *s)
 {
 	sup_launch_cancel(s);
@@ -753,7 +485,6 @@ int sup_launch(struct supervisor *s)
 		s->launch.next_fresh = false;
 		rotate_job_id(s);
 	}
-	sup_fetch_cancel(s);
 	artifact_free(&s->launch.jar);
 	char *err = NULL;
 	int r = artifact_plan(s->spec, s->state_dir, &s->launch.jar, &err);
@@ -762,20 +493,7 @@ int sup_launch(struct supervisor *s)
 		free(err);
 		return r;
 	}
-	if (s->launch.jar.remote) {
-		s->launch.fetch.attempts = 0;
-		if (access(s->launch.jar.local_path, R_OK) < 0) {
-			start_fetch(s);
-		} else if (s->launch.jar.sha256) {
-			/* a cached jar is read whole for its checksum: on the worker thread */
-			s->launch.fetch.active = true;
-			worker_submit(s->worker, check_run, check_done, jar_job_new(s, NULL));
-		} else {
-			return launch_jvm(s);
-		}
-		return s->launch.fetch.active || s->state != SUP_STARTING ? 0 : -EIO;
-	}
-	return launch_jvm(s);
+	return s->launch.jar.remote ? sup_fetch_jar(s, launch_jvm) : launch_jvm(s);
 }
 
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
@@ -933,9 +651,10 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 
 void sup_launch_stop(struct supervisor *s)
 {
+	s->launch.jar_wait = sup_disarm(s->launch.jar_wait);
 	sup_fetch_cancel(s);
-	free(s->launch.fetch.jar_problem);
-	s->launch.fetch.jar_problem = NULL;
+	free(s->launch.jar_problem);
+	s->launch.jar_problem = NULL;
 	artifact_free(&s->launch.jar);
 }
 

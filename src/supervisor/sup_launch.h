@@ -17,7 +17,6 @@ bool sup_launch_cancel(struct supervisor *s);
 void sup_scratch_setup(struct supervisor *s);
 /* At exit, with the JVM gone: the JVM's scratch directory is removed. */
 void sup_scratch_free(struct supervisor *s);
-void sup_fetch_cancel(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 
 /* The first launch of this supervisor (a JVM that cannot be executed then is exit 3), and a launch after it. */

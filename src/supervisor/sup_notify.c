@@ -22,7 +22,7 @@ static bool watchdog_healthy(struct supervisor *s)
 		       now_monotonic() - s->poll.last_rest_ok <= spec_duration(s->spec, "flinklet.health.rest-timeout");
 	case SUP_STARTING:
 		/* waiting for a jar that cannot start (JarUnusable) is a job that is down, not one that starts */
-		return !s->launch.fetch.jar_problem;
+		return !s->launch.jar_problem;
 	case SUP_SAVEPOINTING:
 	case SUP_STOPPING:
 	case SUP_SUSPENDED:

@@ -89,7 +89,6 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
 	if (s->launch.jvm_pid <= 0) {
 		/* nothing runs yet (the jar is still being fetched, or the launch's intent is on its way to the
 		 * volume): the launch is called off, never spawned afterwards, and the stop is done */
-		sup_fetch_cancel(s);
 		if (sup_launch_cancel(s))
 			sup_event(
 			    s, "LaunchCancelled",

@@ -263,9 +263,9 @@ const char *sup_invariant_violation(const struct supervisor *s)
 	struct sup_facts f = {
 	    .jvm = s->launch.jvm_pid > 0,
 	    .launch_pending = s->launch.spawn.pending,
-	    .fetch = s->launch.fetch.active,
-	    .fetch_retry = armed(s->launch.fetch.retry),
-	    .jar_wait = armed(s->launch.fetch.jar_wait),
+	    .fetch = s->fetch.active,
+	    .fetch_retry = armed(s->fetch.retry),
+	    .jar_wait = armed(s->launch.jar_wait),
 	    .backoff_timer = armed(s->backoff_timer),
 	    .startup_timer = armed(s->launch.startup_timer),
 	    .stop_wait_timer = armed(s->stop.wait_timer),

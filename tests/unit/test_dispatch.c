@@ -74,8 +74,8 @@ static void reset(struct fixture *f, enum sup_state st, pid_t jvm)
 {
 	struct supervisor *s = f->s;
 	sd_event_source **all[] = {&s->launch.startup_timer, &s->backoff_timer,   &s->stop.kill_timer,
-	                           &s->stop.deadline_timer,  &s->stop.wait_timer, &s->launch.fetch.retry,
-	                           &s->launch.fetch.jar_wait};
+	                           &s->stop.deadline_timer,  &s->stop.wait_timer, &s->fetch.retry,
+	                           &s->launch.jar_wait};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		*all[i] = sd_event_source_unref(*all[i]);
 	memset(s, 0, sizeof(*s));
@@ -111,18 +111,18 @@ static void test_invariants_starting(void **state)
 	struct supervisor *s = f->s;
 	reset(f, SUP_STARTING, 0);
 	BAD("STARTING without a JVM, a pending launch, a fetch or a timer");
-	s->launch.fetch.active = true; /* the jar is being fetched */
+	s->fetch.active = true; /* the jar is being fetched */
 	OK();
 	reset(f, SUP_STARTING, 0);
 	s->launch.spawn.pending = true; /* the launch's intent is on its way to the volume */
 	OK();
 	reset(f, SUP_STARTING, 0);
-	s->launch.fetch.retry = timer(f, true);
+	s->fetch.retry = timer(f, true);
 	OK();
 	reset(f, SUP_STARTING, 0);
-	s->launch.fetch.retry = timer(f, false); /* a disarmed timer is no timer */
+	s->fetch.retry = timer(f, false); /* a disarmed timer is no timer */
 	BAD("without a JVM");
-	s->launch.fetch.jar_wait = timer(f, true);
+	s->launch.jar_wait = timer(f, true);
 	OK();
 	reset(f, SUP_STARTING, 0);
 	s->backoff_timer = timer(f, true);
