@@ -161,12 +161,14 @@ e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 tests/e2e $(E2E_ARGS)
 
-# check-fast: the two-minute loop: the build, the unit tests, lint, and the files of tests/e2e that start no JVM
+# check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses compiled (not run), and the
+# files of tests/e2e that start no JVM
 # (no Flink jars needed); nothing is installed. `make check` runs all of them too.
 NO_JVM_FILES = tests/e2e/test_layout.py tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
                tests/e2e/test_units.py
 .PHONY: check-fast
 check-fast: all unit lint
+	@for f in $(FUZZ_SRCS); do $(CC) $(CFLAGS) -fsyntax-only -Itests/support $$f || exit 1; done
 	FLINKLET_NO_JVM=1 FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet python3 -m pytest -q -p no:cacheprovider $(NO_JVM_FILES)
 
 e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib

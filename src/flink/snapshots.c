@@ -270,7 +270,7 @@ void savepoints_present(const char *dir, const char *job_id, struct strv *out)
 	restore_list_free(&list);
 }
 
-char *savepoint_find_newest(const char *dir, const char *job_id, const struct strv *before)
+char *savepoint_find_newest(const char *dir, const char *job_id, const struct strv *before, int64_t above)
 {
 	struct restore_list list = {0};
 	scan_savepoints(dir, job_id, &list);
@@ -279,9 +279,109 @@ char *savepoint_find_newest(const char *dir, const char *job_id, const struct st
 		bool old = false;
 		for (size_t j = 0; before && j < before->n && !old; j++)
 			old = !strcmp(before->v[j], list.v[i].path);
-		if (!old)
-			best = xstrdup(list.v[i].path);
+		if (old)
+			continue;
+		if (list.v[i].id <= above)
+			break; /* the newest new one is no newer than a checkpoint: none of them is the stop's */
+		best = xstrdup(list.v[i].path);
 	}
 	restore_list_free(&list);
 	return best;
+}
+
+int64_t checkpoints_newest_id(const char *checkpoint_dir, const char *job_id)
+{
+	struct restore_list list = {0};
+	char *jobdir = path_join(checkpoint_dir, job_id);
+	scan_dir(jobdir, "chk-", RESTORE_CHECKPOINT, &list);
+	free(jobdir);
+	int64_t newest = -1;
+	for (size_t i = 0; i < list.n; i++)
+		if (list.v[i].id > newest)
+			newest = list.v[i].id;
+	restore_list_free(&list);
+	return newest;
+}
+
+/* The directory that holds path (malloc'd), or NULL for "/". */
+static char *parent_of(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	while (len > 0 && path[len - 1] != '/')
+		len--;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return len > 0 ? xstrndup(path, len) : NULL;
+}
+
+int checkpoint_verify(const char *location, const char *checkpoint_dir, const char *job_id, int64_t id, char **why)
+{
+	char *path = location ? local_path_from_uri(location) : NULL;
+	if (!path) {
+		*why = xasprintf("%s is no local path", location ? location : "(no location)");
+		return -EINVAL;
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "chk-%lld", (long long)id);
+	char *jobdir = path_join(checkpoint_dir, job_id), *want = path_join(jobdir, name);
+	int64_t got = -1;
+	usec_t time = 0;
+	char *bad = NULL;
+	int r = 0;
+	if (!snapshot_same(path, want)) {
+		r = -EXDEV;
+		*why = xasprintf("%s is not %s, where checkpoint %lld of job %s belongs", path, want, (long long)id,
+		                 job_id);
+	} else if ((r = snapshot_check(path, &got, &time, &bad)) < 0) {
+		*why = bad;
+		bad = NULL;
+	} else if (got != id) {
+		r = -ESTALE;
+		*why = xasprintf("%s/_metadata holds checkpoint %lld, not %lld", path, (long long)got, (long long)id);
+	}
+	free(bad);
+	free(want);
+	free(jobdir);
+	free(path);
+	return r;
+}
+
+int savepoint_verify(const char *location, const char *savepoint_dir, const char *job_id, int64_t above,
+                     int64_t *ret_id, char **why)
+{
+	char *path = location ? local_path_from_uri(location) : NULL;
+	if (!path) {
+		*why = xasprintf("%s is no local path", location ? location : "(no location)");
+		return -EINVAL;
+	}
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", job_id);
+	char *parent = parent_of(path), *bad = NULL;
+	int64_t got = -1;
+	usec_t time = 0;
+	int r = 0;
+	if (!parent || !snapshot_same(parent, savepoint_dir)) {
+		r = -EXDEV;
+		*why = xasprintf("%s is not in the savepoint directory %s", path, savepoint_dir);
+	} else if (!is_job_savepoint(path, prefix) || str_has_suffix(path, SAVEPOINT_DISPOSING_SUFFIX)) {
+		r = -EXDEV;
+		*why = xasprintf("%s is no savepoint of job %s (Flink names them %s...)", path, job_id, prefix);
+	} else if ((r = snapshot_check(path, &got, &time, &bad)) < 0) {
+		*why = bad;
+		bad = NULL;
+	} else if (got <= above) {
+		r = -ESTALE;
+		*why =
+		    xasprintf("%s/_metadata holds checkpoint id %lld, no newer than checkpoint %lld on the volume (the "
+		              "next start would restore that one)",
+		              path, (long long)got, (long long)above);
+	} else {
+		*ret_id = got;
+	}
+	free(bad);
+	free(parent);
+	free(path);
+	return r;
 }

@@ -81,7 +81,21 @@ void savepoints_present(const char *dir, const char *job_id, struct strv *out);
 
 /* The complete savepoint-<jobId6>-X in dir with the highest checkpoint id that is not in before (NULL: any):
  * with before taken when a savepoint was asked for, the savepoint that request wrote, told apart without
- * trusting any clock. Returns a malloc'd directory path or NULL. */
-char *savepoint_find_newest(const char *dir, const char *job_id, const struct strv *before);
+ * trusting any clock. NULL too when its id is no higher than above (the newest checkpoint on the volume: the next
+ * start would restore that one, not it). Returns a malloc'd directory path or NULL. */
+char *savepoint_find_newest(const char *dir, const char *job_id, const struct strv *before, int64_t above);
+/* The highest checkpoint id of the job's complete checkpoints (<checkpoint_dir>/<job_id>/chk-N with Flink's
+ * _metadata), or -1 with none. */
+int64_t checkpoints_newest_id(const char *checkpoint_dir, const char *job_id);
 
+/* What a stop may call its restore point, checked on the volume rather than taken from Flink's REST answer. */
+/* location (a file: URI or a local path) is checkpoint id of the job: <checkpoint_dir>/<job_id>/chk-<id> with
+ * Flink's _metadata holding that id. Returns 0, or -errno (-EXDEV: elsewhere; -ESTALE: another id; -EBADMSG:
+ * damaged) with why (malloc'd). */
+int checkpoint_verify(const char *location, const char *checkpoint_dir, const char *job_id, int64_t id, char **why);
+/* location is a savepoint of the job the next start restores: savepoint-<jobId6>-X directly in savepoint_dir, not
+ * being disposed of, with Flink's _metadata holding an id above `above` (the newest checkpoint on the volume).
+ * Returns 0 with *ret_id, or -errno with why (malloc'd). */
+int savepoint_verify(const char *location, const char *savepoint_dir, const char *job_id, int64_t above,
+                     int64_t *ret_id, char **why);
 #endif

@@ -231,6 +231,9 @@ struct sup_stop {
 	bool on_checkpoint, checkpoint_done, checkpoint_asking;
 	int64_t checkpoint_baseline, checkpoint_id;
 	sd_event_source *checkpoint_poll, *checkpoint_timer;
+	/* why the newest checkpoint Flink reported after the signal is not the stop's (not on the volume as Flink
+	 * said): said once, and in the SavepointSkipped of a stop that gets no other */
+	char *checkpoint_refused;
 	/* when the JVM was asked to end (the stop savepoint done, or SIGTERM): its exit is timed (status stop_exit_ms)
 	 */
 	usec_t exit_asked_at;

@@ -139,6 +139,42 @@ static int on_stop_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* Flink says the stop-with-savepoint completed at location: the stop ends on it only when the volume holds it, a
+ * savepoint of the job newer than every checkpoint there (what the next start restores); else on the stop's
+ * savepoint found on the volume, else on none (SavepointFailed: the newest checkpoint stays the restore point). */
+static void stop_savepoint_reported(struct supervisor *s, const char *location)
+{
+	int64_t id = -1, above = checkpoints_newest_id(s->ckpt_dir, s->job_id);
+	char *why = NULL;
+	if (savepoint_verify(location, s->sp_dir, s->job_id, above, &id, &why) == 0) {
+		s->snapshot.savepoint_recorded = true;
+		sup_record_savepoint(s, location, "UPGRADE", s->snapshot.stop_format);
+		sup_raise(s, EV_SAVEPOINT_DONE);
+		return;
+	}
+	char *found = sup_find_stop_savepoint(s);
+	if (found) {
+		log_warn("Flink reported the stop's savepoint at %s, but %s; the stop's savepoint is %s", location, why,
+		         found);
+		s->snapshot.savepoint_recorded = true;
+		sup_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
+		free(found);
+		free(why);
+		sup_raise(s, EV_SAVEPOINT_DONE);
+		return;
+	}
+	char *msg =
+	    xasprintf("stop-with-savepoint reported completed at %s, but %s: job %s has no savepoint newer than "
+	              "its checkpoints; the newest checkpoint stays the restore point",
+	              location, why, s->job_id);
+	s->snapshot.savepoint_failures++;
+	status_set_string(&s->status.error, msg);
+	sup_alert(s, "SavepointFailed", "%s", msg);
+	free(msg);
+	free(why);
+	sup_raise(s, EV_SAVEPOINT_FAILED);
+}
+
 static void on_stop_status(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct supervisor *s = userdata;
@@ -149,9 +185,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 	if (op_answer(code, body, &op) == OP_COMPLETED) {
 		const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 		if (cJSON_IsString(loc)) {
-			s->snapshot.savepoint_recorded = true;
-			sup_record_savepoint(s, loc->valuestring, "UPGRADE", s->snapshot.stop_format);
-			sup_raise(s, EV_SAVEPOINT_DONE);
+			stop_savepoint_reported(s, loc->valuestring);
 			return;
 		}
 		char *first = failure_of(op);
@@ -281,7 +315,8 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 
 char *sup_find_stop_savepoint(struct supervisor *s)
 {
-	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->snapshot.savepoints_before);
+	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->snapshot.savepoints_before,
+	                                    checkpoints_newest_id(s->ckpt_dir, s->job_id));
 	if (!found)
 		return NULL;
 	char *uri = file_uri_from_path(found);

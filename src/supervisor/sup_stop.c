@@ -34,8 +34,20 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
-	sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
-	          spec_get(s->spec, "flinklet.shutdown.timeout"));
+	if ((s->state == SUP_SAVEPOINTING || s->state == SUP_STOP_PENDING) && !s->snapshot.savepoint_recorded &&
+	    !s->stop.checkpoint_done) {
+		/* the stop still waited for its savepoint or checkpoint (a budget of a few milliseconds): said like
+		 * any stop that gets neither */
+		char *why = xasprintf("the shutdown budget of %s ran out before job %s had a savepoint or a checkpoint "
+		                      "to stop on; the newest checkpoint stays the restore point",
+		                      spec_get(s->spec, "flinklet.shutdown.timeout"), s->job_id);
+		status_set_string(&s->status.error, why);
+		sup_alert(s, "SavepointFailed", "%s", why);
+		free(why);
+	} else {
+		sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
+		          spec_get(s->spec, "flinklet.shutdown.timeout"));
+	}
 	sup_raise(s, EV_DEADLINE);
 	return 0;
 }
@@ -140,7 +152,16 @@ static void on_stop_checkpoints(void *userdata, long code, cJSON *body, const ch
 	                         !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(done, "is_savepoint"))
 	                     ? (int64_t)id->valuedouble
 	                     : -2;
-	if (answered && newest > s->stop.checkpoint_baseline && cJSON_IsString(path)) {
+	char *why = NULL;
+	if (answered && newest > s->stop.checkpoint_baseline && cJSON_IsString(path) &&
+	    checkpoint_verify(path->valuestring, s->ckpt_dir, s->job_id, newest, &why) < 0) {
+		/* Flink's word is not the volume's: waited on for a real one until the share runs out */
+		if (!s->stop.checkpoint_refused || strcmp(s->stop.checkpoint_refused, why))
+			log_warn("Flink reports checkpoint %lld of job %s completed, but %s: not stopping on it",
+			         (long long)newest, s->job_id, why);
+		free(s->stop.checkpoint_refused);
+		s->stop.checkpoint_refused = why;
+	} else if (answered && newest > s->stop.checkpoint_baseline && cJSON_IsString(path)) {
 		s->stop.checkpoint_done = true;
 		s->stop.checkpoint_id = newest;
 		checkpoint_wait_off(s);
@@ -184,9 +205,13 @@ static int on_checkpoint_share_over(sd_event_source *src, uint64_t usec, void *u
 	if (s->state != SUP_SAVEPOINTING || !s->stop.on_checkpoint || s->stop.checkpoint_done)
 		return 0;
 	checkpoint_wait_off(s);
-	char *why = xasprintf("no checkpoint of job %s completed within %.1f s of the stop request: stopping the JVM "
+	char *refused = s->stop.checkpoint_refused
+	                    ? xasprintf(" (Flink reported one, but %s)", s->stop.checkpoint_refused)
+	                    : xstrdup("");
+	char *why = xasprintf("no checkpoint of job %s completed within %.1f s of the stop request%s: stopping the JVM "
 	                      "without one; the newest checkpoint before the stop stays the restore point",
-	                      s->job_id, (double)(now_monotonic() - s->stop.requested_at) / USEC_PER_SEC);
+	                      s->job_id, (double)(now_monotonic() - s->stop.requested_at) / USEC_PER_SEC, refused);
+	free(refused);
 	status_set_string(&s->status.error, why);
 	sup_alert(s, "SavepointSkipped", "%s", why);
 	free(why);
@@ -211,6 +236,18 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 	struct stopfit fit;
 	stopfit_decide(&in, &fit);
 	s->stop.on_checkpoint = false;
+	if (s->stop.deadline <= now && s->stop.purpose == STOP_EXIT) {
+		/* flinklet.shutdown.timeout 0 s (or a stop that waited for RUNNING until nothing was left) */
+		char *why =
+		    xasprintf("the shutdown budget (flinklet.shutdown.timeout: %s) leaves no time for a savepoint "
+		              "or a checkpoint: stopping job %s without one; the newest checkpoint stays the restore "
+		              "point",
+		              spec_get(s->spec, "flinklet.shutdown.timeout"), s->job_id);
+		status_set_string(&s->status.error, why);
+		sup_alert(s, "SavepointSkipped", "%s", why);
+		free(why);
+		return sup_stop_terminate(s);
+	}
 	if (fit.savepoint || s->stop.purpose != STOP_EXIT) {
 		if (sup_start_stop_with_savepoint(s) < 0) {
 			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
@@ -220,6 +257,8 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 	}
 	s->stop.on_checkpoint = true;
 	s->stop.checkpoint_done = false;
+	free(s->stop.checkpoint_refused);
+	s->stop.checkpoint_refused = NULL;
 	/* the newest checkpoint flinklet knows of when the stop begins: one completed since is the stop's (one that
 	 * completed just before the signal, not polled yet, is as fresh as a checkpoint interval allows) */
 	s->stop.checkpoint_baseline = s->status.last_checkpoint.id;
@@ -448,6 +487,8 @@ void sup_stop_free(struct supervisor *s)
 	sup_disarm(s->stop.wait_timer);
 	sup_disarm(s->stop.checkpoint_poll);
 	sup_disarm(s->stop.checkpoint_timer);
+	free(s->stop.checkpoint_refused);
+	s->stop.checkpoint_refused = NULL;
 }
 
 void sup_stop_jvm_gone(struct supervisor *s)

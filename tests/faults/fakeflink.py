@@ -6,11 +6,14 @@ import json
 import os
 import re
 import socket
+import struct
 import threading
 import time
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 VERTEX = "cbc357ccb763df2852fee8c4fc7d55f2"
+METADATA_MAGIC = 0x4960672D  # Flink's checkpoint metadata header
 
 
 def good_job(job_id, state="RUNNING", tasks=None):
@@ -118,6 +121,11 @@ class FakeFlink(ThreadingHTTPServer):
         self.on_stop = None        # called when flinklet asks for stop-with-savepoint
         self.stop_failures = 0     # how many of the next stop-with-savepoint operations Flink reports FAILED
         self.on_savepoint_reported = None  # called when a savepoint is reported COMPLETED to flinklet
+        # like Flink: a stop-with-savepoint or a savepoint writes savepoint-<jobId6>-<hex>/_metadata (Flink's header,
+        # ids from 1000 up) into the request's targetDirectory and reports that location
+        self.real_savepoints = False
+        self.next_savepoint_id = 1000
+        self.written_savepoints = []
         self.job_state = "RUNNING"  # the job's state in /jobs/:id and /jobs/overview (not RUNNING: no task runs)
         self.tasks = None  # its subtasks by state ({"RUNNING": 0, "FAILED": 1, ...}), None: as the state says
         self.exceptions = NO_EXCEPTIONS  # what GET /jobs/:id/exceptions answers
@@ -153,7 +161,24 @@ class FakeFlink(ThreadingHTTPServer):
                 pass
         return ids
 
-    def answer(self, method, path):
+    def write_savepoint(self, job_id, request_body):
+        """Writes a savepoint of the job where the request asks for it, as Flink would, and reports it from now on."""
+        try:
+            target = json.loads(request_body or b"{}").get("targetDirectory") or ""
+        except ValueError:
+            return
+        target = re.sub(r"^file:(//)?", "", target)
+        if not target.startswith("/"):
+            return
+        d = os.path.join(target, f"savepoint-{job_id[:6]}-{uuid.uuid4().hex[:12]}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "_metadata"), "wb") as f:
+            f.write(struct.pack(">IIq", METADATA_MAGIC, 4, self.next_savepoint_id) + b"\0" * 64)
+        self.next_savepoint_id += 1
+        self.written_savepoints.append("file:" + d)
+        self.savepoint_location = "file:" + d
+
+    def answer(self, method, path, body=b""):
         """(code, body bytes) or "timeout" / "close"."""
         if callable(self.fault):
             r = self.fault(method, path)
@@ -195,9 +220,13 @@ class FakeFlink(ThreadingHTTPServer):
         if rest == "/stop" and method == "POST":
             if self.on_stop:
                 self.on_stop()
+            if self.real_savepoints and self.stop_failures == 0:  # a failed one leaves no _metadata
+                self.write_savepoint(job_id, body)
             return 202, b'{"request-id": "0123456789abcdef0123456789abcdef"}'
         if rest.startswith("/savepoints") or rest.startswith("/checkpoints/"):
             if method == "POST":
+                if self.real_savepoints and rest == "/savepoints":
+                    self.write_savepoint(job_id, body)
                 return 202, b'{"request-id": "0123456789abcdef0123456789abcdef"}'
             if self.stop_failures > 0:  # as Flink answers a stop-with-savepoint a task could not take part in
                 self.stop_failures -= 1
@@ -227,7 +256,7 @@ class Handler(BaseHTTPRequestHandler):
             self.server.requests.append((time.monotonic(), method, self.path))
             if body:
                 self.server.bodies.append((method, self.path, body.decode(errors="replace")))
-        r = self.server.answer(method, self.path)
+        r = self.server.answer(method, self.path, body)
         if r == "timeout":
             time.sleep(30)  # longer than the client timeout the tests configure
             return

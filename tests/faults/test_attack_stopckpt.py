@@ -258,8 +258,6 @@ def judge(sup, rc, before=BEFORE, killed_after=True):
         loud = after_signal(sup, "SavepointSkipped") + after_signal(sup, "SavepointFailed")
         # a second signal is the user's kill: the docs name no event for it, the status error says it
         killed = len(after_signal(sup, "StopRequested")) > 1
-        # an undocumented event (a budget of 0 s, say), with the status error: test_a_zero_budget_says_it_loudly
-        loud = loud or after_signal(sup, "ShutdownBudgetExhausted")
         assert loud or killed, f"exit 4 without SavepointSkipped/SavepointFailed: {[e['type'] for e in events(sup)]}"
         assert st["error"], st
         assert not after_signal(sup, "StopCheckpoint"), "exit 4 after a StopCheckpoint"
@@ -325,17 +323,6 @@ def complete_savepoint(server, sup, n=BEFORE + 2, suffix="5a5a5a5a5a5a", delay=0
 def defect(reason, *values, id=None):
     """A parameter set that breaks a documented guarantee on main: kept, marked as the defect it shows."""
     return pytest.param(*values, id=id, marks=pytest.mark.xfail(strict=True, reason="defect: " + reason))
-
-
-TRUSTED_CHECKPOINT = ("the stop on a checkpoint takes Flink's REST answer for the restore point: StopCheckpoint, "
-                      "lastCheckpoint, exit 0 and 'stopped on checkpoint 8 ... the next start restores from it' name "
-                      "a checkpoint 8 whose _metadata is not on the volume (missing, not Flink's, another id, another "
-                      "job's or outside the state directory); the next start restores checkpoint 7 (no rewind past "
-                      "the last checkpoint before the signal, but the stop did not say it could do neither)")
-TRUSTED_SAVEPOINT = ("the stop-with-savepoint takes Flink's REST answer for the restore point: SavepointCompleted, "
-                     "lastSavepoint and exit 0 name a location that holds no savepoint of the job newer than "
-                     "checkpoint 7 (no _metadata, no directory, not Flink's bytes, an older id, another job's, a "
-                     "garbage location, checkpoint 7's directory); the next start restores checkpoint 7, not it")
 
 
 def later(delay, fn):
@@ -469,9 +456,7 @@ BOGUS = ["id-backwards", "id-duplicate-new-timestamp", "id-8-at-the-path-of-7", 
          "path-outside-the-volume"]
 
 
-@pytest.mark.parametrize("case", [defect(TRUSTED_CHECKPOINT, c, id=c) if c in (
-    "id-8-at-the-path-of-7", "metadata-never-on-disk", "metadata-not-flinks", "metadata-of-another-id",
-    "path-of-another-job", "path-outside-the-volume") else c for c in BOGUS])
+@pytest.mark.parametrize("case", BOGUS)
 def test_what_is_no_checkpoint_after_the_signal_is_not_stopped_on(server, supervisors, case):
     """Attacks "it waits for Flink's next checkpoint ..., a StopCheckpoint event names it, lastCheckpoint in
     status.json is it, ... flinklet exits 0 ...: that checkpoint is the restore point", and "never a restore point
@@ -521,13 +506,9 @@ BOGUS_SAVEPOINTS = ["no-metadata", "no-directory", "metadata-not-flinks", "id-ol
                     "of-another-job", "location-not-a-path", "location-of-checkpoint-7"]
 
 
-OLDER_ON_DISK = ("when the JVM ends before Flink's answer, the savepoint found on disk is taken for the stop's "
-                 "(SavepointCompleted, lastSavepoint, exit 0) although its _metadata holds checkpoint id 3, older "
-                 "than checkpoint 7: the next start restores checkpoint 7, not the savepoint the stop named")
-SAVEPOINT_CASES = [defect(TRUSTED_SAVEPOINT, c, True, id=f"{c}-answered") for c in BOGUS_SAVEPOINTS] + [
-    pytest.param(c, False, id=f"{c}-jvm-ended-first") for c in ("no-metadata", "metadata-not-flinks", "of-another-job")
-] + [defect(OLDER_ON_DISK, "id-older-than-the-last-checkpoint", False,
-            id="id-older-than-the-last-checkpoint-jvm-ended-first")]
+SAVEPOINT_CASES = [pytest.param(c, True, id=f"{c}-answered") for c in BOGUS_SAVEPOINTS] + [
+    pytest.param(c, False, id=f"{c}-jvm-ended-first")
+    for c in ("no-metadata", "metadata-not-flinks", "of-another-job", "id-older-than-the-last-checkpoint")]
 
 
 @pytest.mark.parametrize("case,answered", SAVEPOINT_CASES)
@@ -696,9 +677,6 @@ def test_a_budget_too_small_for_anything(server, supervisors, budget, size):
     never_rewound(server, supervisors, sup, ended_on)
 
 
-@pytest.mark.xfail(strict=True, reason="defect: with flinklet.shutdown.timeout 0 s (accepted) the stop exits 4 with "
-                   "a ShutdownBudgetExhausted event (documented nowhere) and neither SavepointSkipped nor "
-                   "SavepointFailed")
 @pytest.mark.parametrize("size", [BIG, 50_000], ids=["5GB", "50kB"])
 def test_a_zero_budget_says_it_loudly(server, supervisors, size):
     """Attacks "If the savepoint (or the checkpoint waited for) cannot be had in time ..., flinklet says so loudly
@@ -744,7 +722,7 @@ def test_a_poisoned_stop_exit_time_does_not_break_the_budget(server, supervisors
     state = str(tmp_path / "state")
     conf = {"flinklet.jvm.stop-grace-period": grace}
     first = started(server, supervisors, size=50_000, duration=100, state_dir=state, conf=conf)
-    complete_savepoint(server, first, n=BEFORE - 1, suffix="111111111111")
+    complete_savepoint(server, first, n=BEFORE + 1, suffix="111111111111")  # newer than checkpoint 7
     sigterm(first)
     assert finish(first) == 0
     server.on_stop = server.savepoint_location = None
@@ -1071,22 +1049,21 @@ def test_the_claim_mode_by_flink_version(server, supervisors, tmp_path, version,
     """Attacks "Flink 1.20.5, 2.2.1 and 2.3.0 (and every 1.x, 2.0, 2.1 release) predate FLINK-39964 ... On those
     versions flinklet restores its stop savepoints in no_claim mode", "is restored in claim mode when the Flink
     version has FLINK-39964 (2.2.2, 2.3.1, 2.4 and later)" (a version compared as text would put 2.2.10 before
-    2.2.2 and 2.10.0 before 2.4), and "in its own savepoints/ directory" (a stop savepoint Flink wrote elsewhere is
-    never claimed: Flink would delete files outside the volume). The launch after a stop savepoint gets `-s` that
+    2.2.2 and 2.10.0 before 2.4), and "in its own savepoints/ directory" (a stop savepoint outside the savepoint
+    directory, moved since, is never claimed: Flink would delete files flinklet no longer looks after). The launch after a stop savepoint gets `-s` that
     savepoint and the expected `-cm`; without a claim the savepoint stays in the history and no SavepointClaimed
     event is written."""
     state = str(tmp_path / "state")
     jars = version.split("-")[0]
     first = run(server, supervisors, state, jars)
-    if version.endswith("-outside-savepoints"):
-        d = os.path.join(str(tmp_path), "elsewhere", f"savepoint-{JID[:6]}-eeeeeeeeeeee")
-        write(os.path.join(d, "sst-1"))
-        write(os.path.join(d, "_metadata"), meta(BEFORE, [f"file:{d}/sst-1"]))
-    else:
-        d = savepoint(state, BEFORE, "aaaaaaaaaaaa")
+    d = savepoint(state, BEFORE, "aaaaaaaaaaaa")
     sp = stop_on(server, first, d, delay=0.5)
     assert sp["formatType"] == "NATIVE", sp
-    second = run(server, supervisors, state, jars)
+    # outside: the savepoint directory was moved elsewhere since the stop (Flink writes a stop savepoint only where
+    # flinklet asks, and flinklet takes one only from there)
+    conf = {"execution.checkpointing.savepoint-dir": str(tmp_path / "elsewhere")} if version.endswith(
+        "-outside-savepoints") else None
+    second = run(server, supervisors, state, jars, conf=conf)
     point, cm = point_of(launches(second.spawns)[-1])
     assert (norm(point), cm) == (d, mode), launches(second.spawns)
     i = info(state)

@@ -4,6 +4,7 @@ for a savepoint it cannot get; it waits for the next checkpoint, stops the JVM o
 time it stops without one inside the budget (exit 4), and a second SIGTERM still stops at once."""
 import os
 import signal
+import struct
 import time
 
 from conftest import wait_for
@@ -12,7 +13,12 @@ JOB_STATE = 5_000_000_000
 
 
 def big_checkpoint(sup, server, cid):
+    """Flink completes checkpoint cid: its _metadata on the volume (Flink's header), then the REST API says so."""
     job_id = open(os.path.join(sup.state, "job-id")).read().strip()
+    d = os.path.join(sup.state, "checkpoints", job_id, f"chk-{cid}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "_metadata"), "wb") as f:
+        f.write(struct.pack(">IIq", 0x4960672D, 4, cid) + b"\0" * 64)
     server.checkpoint = {"id": cid, "external_path": f"file:{sup.state}/checkpoints/{job_id}/chk-{cid}",
                          "state_size": JOB_STATE, "checkpointed_size": 20_000_000, "end_to_end_duration": 800}
 

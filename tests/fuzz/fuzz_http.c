@@ -130,7 +130,7 @@ static void start(struct supervisor *s, size_t size)
 static void finish(struct supervisor *s)
 {
 	int code;
-	FUZZ_ASSERT(s->launch.jvm_pid == 0 && !s->launch.fetch.active && !s->snapshot.op.active);
+	FUZZ_ASSERT(s->launch.jvm_pid == 0 && !s->fetch.active && !s->snapshot.op.active);
 	FUZZ_ASSERT(sd_event_get_exit_code(s->event, &code) == -ENODATA); /* nothing ended the loop */
 
 	s->backoff_timer = sup_disarm(s->backoff_timer);
@@ -140,7 +140,7 @@ static void finish(struct supervisor *s)
 	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
 	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
 	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
-	s->launch.fetch.retry = sup_disarm(s->launch.fetch.retry);
+	s->fetch.retry = sup_disarm(s->fetch.retry);
 	artifact_free(&s->launch.jar);
 	free(s->last_written);
 	s->last_written = NULL;

@@ -788,11 +788,11 @@ static void test_savepoint_find_newest(void **state)
 	tree_init(&t);
 	struct strv before = {0};
 
-	assert_null(savepoint_find_newest(t.sp, JOB, NULL)); /* missing directory */
+	assert_null(savepoint_find_newest(t.sp, JOB, NULL, -1)); /* missing directory */
 	savepoints_present(t.sp, JOB, &before);
 	assert_int_equal(before.n, 0);
 	assert_int_equal(mkdir_p(t.sp), 0);
-	assert_null(savepoint_find_newest(t.sp, JOB, NULL)); /* empty */
+	assert_null(savepoint_find_newest(t.sp, JOB, NULL, -1)); /* empty */
 
 	/* b has the higher id and the older mtime */
 	char *a = make_savepoint(t.sp, "savepoint-" JOB6 "-a0a0a0a0a0a0", 10, T0 + 20);
@@ -805,7 +805,7 @@ static void test_savepoint_find_newest(void **state)
 	char *inflight = path_join(t.sp, "savepoint-" JOB6 "-e0e0e0e0e0e0");
 	assert_int_equal(mkdir_p(inflight), 0);
 
-	char *got = savepoint_find_newest(t.sp, JOB, NULL);
+	char *got = savepoint_find_newest(t.sp, JOB, NULL, -1);
 	assert_non_null(got);
 	assert_string_equal(got, b);
 	free(got);
@@ -816,19 +816,19 @@ static void test_savepoint_find_newest(void **state)
 	assert_string_equal(before.v[0], b);
 	assert_string_equal(before.v[1], a);
 	/* nothing new since: none, although older ones exist and another job's is newer */
-	assert_null(savepoint_find_newest(t.sp, JOB, &before));
+	assert_null(savepoint_find_newest(t.sp, JOB, &before, -1));
 
 	/* the in-flight one completes (the stop's savepoint) with a clock that stepped back: it is found by its
 	 * being new, not by its time; and the highest id of the new ones wins */
 	write_metadata(inflight, 21, T0 - 5000, 0);
 	char *late = make_savepoint(t.sp, "savepoint-" JOB6 "-f0f0f0f0f0f0", 19, T0 + 5000);
-	got = savepoint_find_newest(t.sp, JOB, &before);
+	got = savepoint_find_newest(t.sp, JOB, &before, -1);
 	assert_non_null(got);
 	assert_string_equal(got, inflight);
 	free(got);
 
 	/* the other job's own view */
-	got = savepoint_find_newest(t.sp, OTHER_JOB, NULL);
+	got = savepoint_find_newest(t.sp, OTHER_JOB, NULL, -1);
 	assert_non_null(got);
 	assert_string_equal(got, other);
 	free(got);
@@ -840,6 +840,91 @@ static void test_savepoint_find_newest(void **state)
 	free(bad);
 	free(inflight);
 	free(late);
+	tree_free(&t);
+}
+
+/* ---- what a stop may end on: checked on the volume, not taken from Flink's word ---- */
+
+static void test_stop_points_are_verified_on_the_volume(void **state)
+{
+	(void)state;
+	struct tree t;
+	tree_init(&t);
+	char *why = NULL;
+	int64_t id = -1;
+	char *c7 = make_checkpoint(&t, JOB, "chk-7", 7, T0);
+	char *c8 = xasprintf("file:%s/%s/chk-8", t.ck, JOB);
+	assert_int_equal(checkpoints_newest_id(t.ck, JOB), 7);
+	assert_int_equal(checkpoints_newest_id(t.ck, OTHER_JOB), -1);
+
+	/* checkpoint 7 where it belongs, by path or by file: URI */
+	assert_int_equal(checkpoint_verify(c7, t.ck, JOB, 7, &why), 0);
+	char *uri7 = xasprintf("file://%s", c7);
+	assert_int_equal(checkpoint_verify(uri7, t.ck, JOB, 7, &why), 0);
+	/* 8 at the path of 7, 8 not written, 7 under another job, garbage in place of 8's _metadata, 8 holding 3 */
+	assert_int_equal(checkpoint_verify(c7, t.ck, JOB, 8, &why), -EXDEV);
+	assert_non_null(strstr(why, "chk-8"));
+	free(why);
+	assert_true(checkpoint_verify(c8, t.ck, JOB, 8, &why) < 0);
+	free(why);
+	char *other = make_checkpoint(&t, OTHER_JOB, "chk-8", 8, T0);
+	assert_int_equal(checkpoint_verify(other, t.ck, JOB, 8, &why), -EXDEV);
+	free(why);
+	char *c8dir = xasprintf("%s/%s/chk-8", t.ck, JOB);
+	write_metadata_raw(c8dir, "garbage, not Flink's metadata", 29, T0, 0);
+	assert_int_equal(checkpoint_verify(c8, t.ck, JOB, 8, &why), -EBADMSG);
+	free(why);
+	write_metadata(c8dir, 3, T0, 0);
+	assert_int_equal(checkpoint_verify(c8, t.ck, JOB, 8, &why), -ESTALE);
+	assert_non_null(strstr(why, "holds checkpoint 3"));
+	free(why);
+	assert_int_equal(checkpoint_verify("not a location", t.ck, JOB, 8, &why), -EINVAL);
+	free(why);
+	assert_int_equal(checkpoint_verify(NULL, t.ck, JOB, 8, &why), -EINVAL);
+	free(why);
+
+	/* a savepoint of the job newer than checkpoint 7 (chk-8 holds 3: not a complete checkpoint 8) */
+	char *sp = make_savepoint(t.sp, "savepoint-" JOB6 "-a0a0a0a0a0a0", 9, T0);
+	assert_int_equal(savepoint_verify(sp, t.sp, JOB, 7, &id, &why), 0);
+	assert_int_equal(id, 9);
+	/* no newer than the newest checkpoint, another job's, outside the savepoint directory, being disposed of */
+	assert_int_equal(savepoint_verify(sp, t.sp, JOB, 9, &id, &why), -ESTALE);
+	free(why);
+	char *sp_other = make_savepoint(t.sp, "savepoint-0f1e2d-b0b0b0b0b0b0", 10, T0);
+	assert_int_equal(savepoint_verify(sp_other, t.sp, JOB, 7, &id, &why), -EXDEV);
+	free(why);
+	char *elsewhere = path_join(t.root, "elsewhere");
+	char *sp_out = make_savepoint(elsewhere, "savepoint-" JOB6 "-c0c0c0c0c0c0", 10, T0);
+	assert_int_equal(savepoint_verify(sp_out, t.sp, JOB, 7, &id, &why), -EXDEV);
+	free(why);
+	char *disposing = make_savepoint(t.sp, "savepoint-" JOB6 "-d0d0d0d0d0d0" SAVEPOINT_DISPOSING_SUFFIX, 10, T0);
+	assert_int_equal(savepoint_verify(disposing, t.sp, JOB, 7, &id, &why), -EXDEV);
+	free(why);
+	/* a checkpoint's directory is no savepoint; nor one with no _metadata */
+	assert_int_equal(savepoint_verify(c7, t.sp, JOB, 6, &id, &why), -EXDEV);
+	free(why);
+	char *empty = path_join(t.sp, "savepoint-" JOB6 "-e0e0e0e0e0e0");
+	assert_int_equal(mkdir_p(empty), 0);
+	assert_true(savepoint_verify(empty, t.sp, JOB, 7, &id, &why) < 0);
+	free(why);
+
+	/* the stop's savepoint found on the volume: none when the newest new one is no newer than a checkpoint */
+	char *found = savepoint_find_newest(t.sp, JOB, NULL, 7);
+	assert_string_equal(found, sp);
+	free(found);
+	assert_null(savepoint_find_newest(t.sp, JOB, NULL, 9));
+
+	free(c7);
+	free(c8);
+	free(uri7);
+	free(other);
+	free(c8dir);
+	free(sp);
+	free(sp_other);
+	free(elsewhere);
+	free(sp_out);
+	free(disposing);
+	free(empty);
 	tree_free(&t);
 }
 
@@ -963,7 +1048,7 @@ static void test_scan_disposing_savepoint_is_never_a_restore_point(void **state)
 	assert_int_equal(list.ncorrupt, 0);
 	restore_list_free(&list);
 	/* nor the newest savepoint of a stop (found on disk), nor a present one */
-	char *found = savepoint_find_newest(t.sp, JOB, NULL);
+	char *found = savepoint_find_newest(t.sp, JOB, NULL, -1);
 	assert_string_equal(found, older);
 	free(found);
 	struct strv present = {0}, left = {0};
@@ -1017,6 +1102,7 @@ int main(void)
 	    cmocka_unit_test(test_scan_recorded_and_in_dir_once),
 	    cmocka_unit_test(test_scan_initial_savepoint),
 	    cmocka_unit_test(test_savepoint_find_newest),
+	    cmocka_unit_test(test_stop_points_are_verified_on_the_volume),
 	    cmocka_unit_test(test_snapshot_check),
 	    cmocka_unit_test(test_restore_kind_to_string),
 	};
