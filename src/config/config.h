@@ -113,6 +113,8 @@ const char *spec_canonical_key(const char *key);
 const struct conf_entry *spec_entry(const struct spec *s, const char *key);
 /* Effective value of a flinkConfiguration key (following Flink's deprecated spellings), or NULL. */
 const char *spec_get(const struct spec *s, const char *key);
+/* Whether the key is set by the user (the file or -D), not a default flinklet derived. */
+bool spec_user_set(const struct spec *s, const char *key);
 usec_t spec_duration(const struct spec *s, const char *key); /* 0 when unset */
 int64_t spec_int(const struct spec *s, const char *key);
 bool spec_bool(const struct spec *s, const char *key);

@@ -77,6 +77,12 @@ const char *spec_get(const struct spec *s, const char *key)
 	return e ? e->value : NULL;
 }
 
+bool spec_user_set(const struct spec *s, const char *key)
+{
+	const struct conf_entry *e = spec_find(s, key);
+	return e && e->origin != ORIGIN_DEFAULT;
+}
+
 usec_t spec_duration(const struct spec *s, const char *key)
 {
 	usec_t v = 0;

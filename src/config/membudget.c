@@ -23,6 +23,8 @@ struct inputs {
 	int64_t slots;
 	double cpu;
 	struct user_key u[U_N];
+	uint64_t tuned[U_N]; /* memory tuning's value of a key the user did not set (0: none) */
+	uint64_t heap_floor; /* the heap must hold at least this (what the job uses, with tuning's margin) */
 };
 
 static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
@@ -49,7 +51,13 @@ char *membudget_mib(uint64_t bytes)
 
 static bool is_set(const struct inputs *in, int k)
 {
-	return in->u[k].e != NULL;
+	return in->u[k].e != NULL || in->tuned[k] > 0;
+}
+
+/* The value of a key that is set: the user's, else memory tuning's. */
+static uint64_t value_of(const struct inputs *in, int k)
+{
+	return in->u[k].e ? in->u[k].bytes : in->tuned[k];
 }
 
 /* The split of budget b; returns whether it fits (heap and managed memory at least their minimum). */
@@ -62,23 +70,23 @@ static bool split(uint64_t b, const struct inputs *in, struct membudget *mb)
 	mb->c1_only = b < MB_C1_BELOW;
 	mb->serial_gc = b < MB_G1_FROM || (in->cpu > 0 && in->cpu <= 1);
 	mb->metaspace =
-	    is_set(in, U_METASPACE) ? in->u[U_METASPACE].bytes : clamp(mib_down(b / 8), 80 * MB_MIB, 256 * MB_MIB);
+	    is_set(in, U_METASPACE) ? value_of(in, U_METASPACE) : clamp(mib_down(b / 8), 80 * MB_MIB, 256 * MB_MIB);
 	mb->code_cache = mb->c1_only ? 24 * MB_MIB : clamp(mib_down(b / 16), 48 * MB_MIB, 240 * MB_MIB);
 	/* the buffers a MiniCluster needs at least: per all-to-all exchange, each of the `slots` subtasks' result
 	 * partitions needs a buffer per subpartition and one more, each input gate one; three exchanges */
 	uint64_t slots = in->slots > 0 ? (uint64_t)in->slots : 1;
 	uint64_t floor = mib_up(3 * slots * (slots + 2) * 32 * 1024);
 	if (is_set(in, U_NET_MAX))
-		mb->network = in->u[U_NET_MAX].bytes;
+		mb->network = value_of(in, U_NET_MAX);
 	else if (is_set(in, U_NET_MIN))
-		mb->network = in->u[U_NET_MIN].bytes;
+		mb->network = value_of(in, U_NET_MIN);
 	else
 		mb->network = clamp(mib_down(b / 32), 8 * MB_MIB, 64 * MB_MIB) > floor
 		                  ? clamp(mib_down(b / 32), 8 * MB_MIB, 64 * MB_MIB)
 		                  : floor;
 	mb->framework_offheap =
-	    is_set(in, U_FW_OFFHEAP) ? in->u[U_FW_OFFHEAP].bytes : clamp(mib_down(b / 16), 16 * MB_MIB, 128 * MB_MIB);
-	mb->task_offheap = is_set(in, U_TASK_OFFHEAP) ? in->u[U_TASK_OFFHEAP].bytes : 0;
+	    is_set(in, U_FW_OFFHEAP) ? value_of(in, U_FW_OFFHEAP) : clamp(mib_down(b / 16), 16 * MB_MIB, 128 * MB_MIB);
+	mb->task_offheap = is_set(in, U_TASK_OFFHEAP) ? value_of(in, U_TASK_OFFHEAP) : 0;
 	mb->direct = mb->network + mb->framework_offheap + mb->task_offheap;
 	mb->jvm_native = 40 * MB_MIB + slots * MB_MIB + mib_down(b / 32);
 	mb->state_native = in->native_state ? 24 * MB_MIB : 0;
@@ -89,7 +97,7 @@ static bool split(uint64_t b, const struct inputs *in, struct membudget *mb)
 	uint64_t rest = b - fixed;
 	bool ok = true;
 	if (is_set(in, U_MANAGED)) {
-		mb->managed = in->u[U_MANAGED].bytes;
+		mb->managed = value_of(in, U_MANAGED);
 	} else if (in->native_state) {
 		mb->managed = mib_down(rest / 5 * 2); /* Flink's own share: 0.4 of what is left */
 		ok = mb->managed >= MB_MIN_MANAGED;
@@ -97,7 +105,7 @@ static bool split(uint64_t b, const struct inputs *in, struct membudget *mb)
 	if (mb->managed >= rest)
 		return false;
 	mb->heap = mib_down(rest - mb->managed);
-	return ok && mb->heap >= MB_MIN_HEAP;
+	return ok && mb->heap >= MB_MIN_HEAP && mb->heap >= in->heap_floor;
 }
 
 /* The smallest budget in whole MiB that fits, 0 when none up to 1 TiB does. */
@@ -187,6 +195,22 @@ static void too_small(const struct spec *s, const struct inputs *in, struct diag
 	          in->native_state ? ", RocksDB native 24m" : "", heap,
 	          in->native_state ? " and managed memory of at least 16m" : "");
 	free(b), free(w), free(meta), free(code), free(direct), free(native), free(heap);
+}
+
+int membudget_compute_tuned(const struct spec *s, const struct membudget_tuning *t, struct membudget *mb)
+{
+	memset(mb, 0, sizeof(*mb));
+	if (!s->memory)
+		return 0;
+	struct inputs in;
+	if (read_inputs(s, &in, NULL) < 0)
+		return -EINVAL;
+	in.tuned[U_METASPACE] = t ? t->metaspace : 0;
+	in.tuned[U_MANAGED] = t && in.native_state ? t->managed : 0;
+	in.heap_floor = t ? t->heap_floor : 0;
+	bool fits = split(s->memory, &in, mb);
+	mb->min_budget = min_budget(&in);
+	return fits ? 0 : -ERANGE;
 }
 
 int membudget_compute(const struct spec *s, struct membudget *mb, struct diags *d)

@@ -44,6 +44,17 @@ struct membudget {
  * one message per culprit in d: the budget at spec.resources.memory when it is too small for the state
  * backend, or each user-set Flink memory key that makes it overflow. */
 int membudget_compute(const struct spec *s, struct membudget *mb, struct diags *d);
+/* Memory tuning's settings for a launch (src/config/memtune.h): each used only where the user set no value of
+ * its own. 0: none. */
+struct membudget_tuning {
+	uint64_t metaspace;  /* taskmanager.memory.jvm-metaspace.size */
+	uint64_t managed;    /* taskmanager.memory.managed.size (native state backends only) */
+	uint64_t heap_floor; /* the heap the job needs: the split fits only with at least this much */
+};
+/* The split of s->memory with memory tuning's settings (t may be NULL: none); its min_budget is the smallest budget
+ * that holds them (set with -ERANGE too). Returns 0, or -EINVAL (a user key is no size), -ERANGE (they do not fit
+ * the budget). */
+int membudget_compute_tuned(const struct spec *s, const struct membudget_tuning *t, struct membudget *mb);
 /* Flink's spelling of a size in whole MiB ("62m"), malloc'd. */
 char *membudget_mib(uint64_t bytes);
 

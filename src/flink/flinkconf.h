@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "membudget.h"
 #include "util.h"
 
 #define FLINK_CLI_CLASS "org.apache.flink.client.cli.CliFrontend"
@@ -29,6 +30,9 @@ struct launch {
 	const char *parallelism_overrides;
 	/* the version of Flink's jars ("2.3.0"), for the defaults that depend on it (NULL: none of them) */
 	const char *flink_version;
+	/* memory tuning's settings for this launch (src/config/memtune.h), NULL: the untuned split of
+	 * spec.resources.memory; the user's own memory keys win either way */
+	const struct membudget_tuning *memory;
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);
@@ -38,8 +42,6 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
  * unless the supervisor's environment sets it. */
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);
 
-/* The -Xmx flinklet derives from resources.memory (membudget), 0 when memory is not set. */
-uint64_t flinkconf_heap_bytes(const struct spec *s);
 /* The REST port the MiniCluster will listen on. */
 int flinkconf_rest_port(const struct spec *s);
 /* Where the supervisor reaches Flink's REST API: http://<rest.bind-address>:<port>, or 127.0.0.1 when the

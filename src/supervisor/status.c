@@ -42,6 +42,14 @@ void status_init(struct status *st)
 	st->restored_id = -1;
 	st->savepoint_trigger_nonce = -1;
 	st->checkpoint_trigger_nonce = -1;
+	status_memtuning_clear(&st->memory_tuning);
+}
+
+void status_memtuning_clear(struct status_memtuning *m)
+{
+	free(m->reason);
+	free(m->suspended);
+	*m = (struct status_memtuning){false, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, -1};
 }
 
 int status_jvm_restarts(const struct status *st)
@@ -111,6 +119,9 @@ void status_free(struct status *st)
 	free(st->flink_version);
 	free(st->intent);
 	free(st->autoscaler_overrides);
+	free(st->memory_tuning.reason);
+	free(st->memory_tuning.suspended);
+	st->memory_tuning.reason = st->memory_tuning.suspended = NULL;
 	free(st->http_address);
 	free(st->token_file);
 	free(st->error);
@@ -139,6 +150,39 @@ static cJSON *savepoint_json(const struct snapshot_ref *r)
 	if (r->claimed)
 		cJSON_AddTrueToObject(o, "claimed");
 	return o;
+}
+
+static cJSON *bytes_or_null(int64_t v)
+{
+	return v >= 0 ? cJSON_CreateNumber((double)v) : cJSON_CreateNull();
+}
+
+/* {"heap": n, "managed": n, "metaspace": n} (the keys as given), or null when the first is -1. */
+static cJSON *pools(const char *k1, int64_t v1, const char *k2, int64_t v2, const char *k3, int64_t v3)
+{
+	if (v1 < 0)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, k1, bytes_or_null(v1));
+	cJSON_AddItemToObject(o, k2, bytes_or_null(v2));
+	cJSON_AddItemToObject(o, k3, bytes_or_null(v3));
+	return o;
+}
+
+static void memtuning_to_json(const struct status_memtuning *m, cJSON *o)
+{
+	cJSON_AddBoolToObject(o, "enabled", m->enabled);
+	cJSON_AddItemToObject(o, "reason", str_or_null(m->reason));
+	cJSON_AddItemToObject(o, "recommended",
+	                      pools("heap", m->rec_heap, "managed", m->rec_managed, "metaspace", m->rec_metaspace));
+	cJSON_AddItemToObject(o, "minMemory", bytes_or_null(m->min_memory));
+	cJSON_AddItemToObject(
+	    o, "next",
+	    pools("metaspace", m->next_metaspace, "managed", m->next_managed, "heapFloor", m->next_heap_floor));
+	cJSON_AddItemToObject(o, "running",
+	                      pools("heap", m->run_heap, "managed", m->run_managed, "metaspace", m->run_metaspace));
+	cJSON_AddItemToObject(o, "suspended", str_or_null(m->suspended));
+	cJSON_AddItemToObject(o, "suspendedAtMemory", bytes_or_null(m->suspended ? m->suspended_memory : -1));
 }
 
 cJSON *status_to_json(const struct status *st)
@@ -227,6 +271,7 @@ cJSON *status_to_json(const struct status *st)
 	cJSON_AddItemToObject(as, "parallelismOverrides", cJSON_IsObject(ov) ? ov : cJSON_CreateObject());
 	if (ov && !cJSON_IsObject(ov))
 		cJSON_Delete(ov);
+	memtuning_to_json(&st->memory_tuning, cJSON_AddObjectToObject(as, "memoryTuning"));
 	cJSON *sv = cJSON_AddObjectToObject(root, "supervisor");
 	cJSON_AddNumberToObject(sv, "pid", st->supervisor_pid);
 	cJSON_AddItemToObject(sv, "httpAddress", str_or_null(st->http_address));
@@ -270,6 +315,38 @@ static int64_t get_i64(const cJSON *o, const char *key, double def)
 static int get_int(const cJSON *o, const char *key, double def)
 {
 	return (int)double_to_i64(get_num(o, key, def), INT_MIN, INT_MAX, (int64_t)def);
+}
+
+/* Sizes from status.json: whole bytes up to 1 TiB, else none (a file is outside input). */
+static int64_t get_bytes(const cJSON *o, const char *key)
+{
+	return double_to_i64(get_num(o, key, -1), 0, INT64_C(1) << 40, -1);
+}
+
+static void parse_memtuning(const cJSON *o, struct status_memtuning *m)
+{
+	status_memtuning_clear(m);
+	if (!cJSON_IsObject(o))
+		return;
+	m->enabled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "enabled"));
+	status_set_string(&m->reason, get_str(o, "reason"));
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recommended");
+	m->rec_heap = get_bytes(r, "heap");
+	m->rec_managed = get_bytes(r, "managed");
+	m->rec_metaspace = get_bytes(r, "metaspace");
+	m->min_memory = get_bytes(o, "minMemory");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "next");
+	m->next_metaspace = get_bytes(n, "metaspace");
+	m->next_managed = get_bytes(n, "managed");
+	m->next_heap_floor = get_bytes(n, "heapFloor");
+	if (m->next_metaspace < 0 || m->next_managed < 0 || m->next_heap_floor < 0)
+		m->next_metaspace = m->next_managed = m->next_heap_floor = -1; /* all three, or none */
+	const cJSON *run = cJSON_GetObjectItemCaseSensitive(o, "running");
+	m->run_heap = get_bytes(run, "heap");
+	m->run_managed = get_bytes(run, "managed");
+	m->run_metaspace = get_bytes(run, "metaspace");
+	status_set_string(&m->suspended, get_str(o, "suspended"));
+	m->suspended_memory = get_bytes(o, "suspendedAtMemory");
 }
 
 static void parse_savepoint(const cJSON *o, struct snapshot_ref *r)
@@ -381,6 +458,9 @@ int status_parse(const char *text, struct status *st)
 		status_set_string(&st->autoscaler_overrides, t);
 		free(t);
 	}
+	parse_memtuning(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "autoscaler"), "memoryTuning"),
+	    &st->memory_tuning);
 	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "supervisor");
 	st->supervisor_pid = (pid_t)get_int(sv, "pid", 0);
 	status_set_string(&st->http_address, get_str(sv, "httpAddress"));

@@ -36,6 +36,18 @@ struct snapshot_ref {
 #define CHECKPOINT_HISTORY_MAX 10
 #define CLAIMED_SAVEPOINTS_MAX 64
 
+/* Memory tuning (job.autoscaler.memory.tuning.*, src/config/memtune.h), in bytes; -1: none. */
+struct status_memtuning {
+	bool enabled;
+	char *reason;                                 /* the recommendation ("heap 180m -> 96m, ..."), or why none */
+	int64_t rec_heap, rec_managed, rec_metaspace; /* what the newest evaluation recommends */
+	int64_t min_memory;                           /* the smallest spec.resources.memory holding the job */
+	int64_t next_metaspace, next_managed, next_heap_floor; /* the settings the next launch uses */
+	int64_t run_heap, run_managed, run_metaspace; /* the running JVM's tuned split (-1: launched untuned) */
+	char *suspended;          /* why tuning is off (a tuned JVM died of memory); NULL: it is not */
+	int64_t suspended_memory; /* spec.resources.memory then: tuning resumes once it changes */
+};
+
 struct status {
 	enum lifecycle_state lifecycle;
 	char *name;
@@ -73,6 +85,7 @@ struct status {
 	int rest_port;
 	char *intent;               /* what the supervisor is about to do, persisted before it acts */
 	char *autoscaler_overrides; /* JSON object {vertex: "parallelism"} */
+	struct status_memtuning memory_tuning;
 	/* how to reach the supervisor: its pid, HTTP endpoint and the file holding the API token */
 	pid_t supervisor_pid;
 	char *http_address;
@@ -91,6 +104,8 @@ void snapshot_ref_free(struct snapshot_ref *r);
  * oldest is freed and the rest move down one. Returns the (empty) slot at the end, *n counts it. */
 struct snapshot_ref *snapshot_history_push(struct snapshot_ref *history, int *n, int max);
 void status_set_string(char **field, const char *value);
+/* No recommendation, no settings, nothing running tuned, not suspended. */
+void status_memtuning_clear(struct status_memtuning *m);
 
 struct cJSON *status_to_json(const struct status *st);
 char *status_render(const struct status *st); /* pretty JSON with a trailing newline */

@@ -19,6 +19,7 @@
 #include "jvm.h"
 #include "store.h"
 #include "sup_autoscaler.h"
+#include "sup_memtune.h"
 #include "sup_observe.h"
 
 /* One control-loop cycle's collection. */
@@ -112,6 +113,14 @@ static void cycle_outcome(struct supervisor *s, enum as_outcome out)
 	if (out == AS_OUTCOME_PROPOSED)
 		return; /* the hook's answer says what became of the cycle */
 	sup_observe_autoscaler(s, out);
+	const struct as_job *j = autoscaler_job(s->autoscaler.as, s->job_id);
+	if ((out == AS_OUTCOME_BALANCED || out == AS_OUTCOME_SCALED) && j && j->have_eval) {
+		/* a whole metric window evaluated: memory tuning from the same figures */
+		struct as_options o;
+		options_for(s, &o);
+		sup_memtune_evaluated(s, &j->last_eval, &o);
+		as_options_free(&o);
+	}
 	cJSON *ov = autoscaler_overrides_json(s->autoscaler.as, s->job_id);
 	char *text = cJSON_PrintUnformatted(ov);
 	status_set_string(&s->status.autoscaler_overrides, text);

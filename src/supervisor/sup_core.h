@@ -46,6 +46,7 @@
 #include "jvmout.h"
 #include "restorelog.h"
 #include "config.h"
+#include "membudget.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "pollchain.h"
@@ -102,6 +103,9 @@ struct sup_launch {
 		/* counted in status.jvm_starts with its intent (before the JVM runs); taken back when the launch is
 		 * called off or its JVM cannot be executed */
 		bool counted;
+		/* memory tuning's settings for it (tuned: src/supervisor/sup_memtune.c gave some) */
+		bool tuned;
+		struct membudget_tuning memory;
 	} spawn;
 
 	/* the job's jar, and its download when it is remote */
@@ -125,6 +129,11 @@ struct sup_fetch {
 	char *tmp;
 	sd_event_source *retry;
 	int (*ready)(struct supervisor *s);
+};
+
+/* memtune (sup_memtune.c): memory tuning's own count (its settings and what runs are in the status document) */
+struct sup_memtune {
+	int tuned_failures; /* tuned JVMs in a row that ended on their own before the next evaluation */
 };
 
 /* restore (sup_restore.c): the restore points: those given up on evidence (demoted), what this launch restores,
@@ -392,6 +401,7 @@ struct supervisor {
 	struct sup_rescales rescales;
 	struct sup_cds cds;
 	struct sup_sweep sweep;
+	struct sup_memtune memtune;
 };
 
 /* sup_core.c */

@@ -21,6 +21,7 @@
 #include "sup_cds.h"
 #include "sup_fetch.h"
 #include "sup_launch.h"
+#include "sup_memtune.h"
 #include "sup_poll.h"
 #include "sup_restore.h"
 #include "sup_sweep.h"
@@ -367,6 +368,8 @@ static int launch_jvm(struct supervisor *s)
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
 	char *overrides = sup_autoscaler_launch_overrides(s);
 	l.parallelism_overrides = overrides;
+	s->launch.spawn.tuned = sup_memtune_for_launch(s, &s->launch.spawn.memory);
+	l.memory = s->launch.spawn.tuned ? &s->launch.spawn.memory : NULL;
 	if (overrides)
 		log_info("starting with the autoscaler's parallelism overrides %s", overrides);
 	write_launch_files(s, &l);
@@ -439,6 +442,7 @@ int sup_spawn(struct supervisor *s)
 	    .jar_path = s->launch.jar.local_path,
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,
+	    .memory = s->launch.spawn.tuned ? &s->launch.spawn.memory : NULL,
 	};
 	char *crash_dir = path_join(s->state_dir, CRASHLOGS_DIR); /* made with the launch files */
 	l.crash_dir = crash_dir;
@@ -643,6 +647,8 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	free(s->launch.exit_cause);
 	s->launch.exit_cause = jvmout_cause(s->launch.jvm_out, SUP_CAUSE_MAX);
 	s->launch.start_cause = s->state == SUP_RUNNING || !s->launch.exit_cause ? NULL : xstrdup(s->launch.exit_cause);
+	sup_memtune_jvm_ended(s, s->launch.exit_cause,
+	                      s->state == SUP_STOPPING || s->state == SUP_SAVEPOINTING || s->state == SUP_STOP_PENDING);
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = NULL;
 	s->launch.jvm_pid = 0;

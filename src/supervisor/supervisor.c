@@ -454,6 +454,13 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 	old->n_checkpoint_history = 0;
 	status_set_string(&s->status.job_state, old->job_state);
 	s->status.update_time_ms = old->update_time_ms;
+	/* memory tuning: the recommendation, the next launch's settings, why it is undone (not what ran: no JVM runs)
+	 */
+	status_memtuning_clear(&s->status.memory_tuning);
+	s->status.memory_tuning = old->memory_tuning;
+	s->status.memory_tuning.run_heap = s->status.memory_tuning.run_managed = -1;
+	s->status.memory_tuning.run_metaspace = -1;
+	old->memory_tuning.reason = old->memory_tuning.suspended = NULL;
 }
 
 static int open_state_dir(struct supervisor *s)

@@ -155,6 +155,7 @@ OWNER = {
     "rescales": "sup_rescales.c",
     "cds": "sup_cds.c",
     "sweep": "sup_sweep.c",
+    "memtune": "sup_memtune.c",
 }
 # the core's fields are written by the table's driver and the records; the status document is the one record every
 # part fills in (its own fields of it)

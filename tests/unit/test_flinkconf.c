@@ -420,7 +420,6 @@ static void test_argv_without_entry_class_and_args(void **state)
 	assert_string_equal(argv.v[argv.n - 1], "/jobs/j.jar");
 	assert_string_equal(argv.v[argv.n - 2], "local");
 	/* no memory: no heap flags; no cpu: no processor count */
-	assert_int_equal(flinkconf_heap_bytes(&s), 0);
 	assert_int_equal(argv_count_prefix(&argv, "-Xmx"), 0);
 	assert_int_equal(argv_count_prefix(&argv, "-Xms"), 0);
 	assert_int_equal(argv_count_prefix(&argv, "-XX:ActiveProcessorCount"), 0);
@@ -508,7 +507,9 @@ static void test_heap(void **state)
 	(void)state;
 	struct spec s;
 	load(EXAMPLE, &s); /* 2048m, rocksdb, cpu 1, 2 slots */
-	assert_int_equal(flinkconf_heap_bytes(&s), 796ULL << 20);
+	struct membudget mb;
+	assert_int_equal(membudget_compute(&s, &mb, NULL), 0);
+	assert_int_equal(mb.heap, 796ULL << 20);
 	struct strv argv = {0};
 	flinkconf_build_argv(&s, &LAUNCH, &argv);
 	static const char *const want[] = {"-Xmx796m",
@@ -551,6 +552,67 @@ static void test_heap(void **state)
 	assert_int_equal(argv_index(&argv, "-XX:+UseSerialGC"), -1);
 	assert_int_equal(argv_index(&argv, "-XX:TieredStopAtLevel=1"), -1);
 	assert_int_equal(argv_count_prefix(&argv, "-Xmx"), 1);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
+/* A launch with memory tuning's settings: the JVM's limits and Flink's managed memory are the tuned split; the
+ * user's own managed memory wins; settings that do not fit the budget give the plain split. */
+static void test_memory_tuning_at_launch(void **state)
+{
+	(void)state;
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {state.backend.type: rocksdb}\n"
+	     "  resources: {memory: 1g}\n  job: {jarURI: /j.jar, parallelism: 2}\n",
+	     &s);
+	struct membudget plain, tuned;
+	assert_int_equal(membudget_compute(&s, &plain, NULL), 0);
+	struct membudget_tuning t = {.metaspace = 86ULL << 20, .managed = 500ULL << 20, .heap_floor = 120ULL << 20};
+	assert_int_equal(membudget_compute_tuned(&s, &t, &tuned), 0);
+	assert_true(tuned.heap < plain.heap);
+	struct launch l = LAUNCH;
+	l.memory = &t;
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &l, &argv);
+	char *xmx = xasprintf("-Xmx%llum", (unsigned long long)(tuned.heap >> 20));
+	assert_true(argv_index(&argv, xmx) > 0);
+	assert_true(argv_index(&argv, "-XX:MaxMetaspaceSize=86m") > 0);
+	assert_int_equal(argv_count_prefix(&argv, "-Xmx"), 1);
+	free(xmx);
+	strv_free(&argv);
+	char *conf = flinkconf_render_config(&s, &l);
+	assert_non_null(strstr(conf, "\"taskmanager.memory.managed.size\": \"500m\""));
+	assert_null(strstr(strstr(conf, "taskmanager.memory.managed.size") + 1, "taskmanager.memory.managed.size"));
+	free(conf);
+	/* untuned: the plain split */
+	conf = flinkconf_render_config(&s, &LAUNCH);
+	char *want =
+	    xasprintf("\"taskmanager.memory.managed.size\": \"%llum\"", (unsigned long long)(plain.managed >> 20));
+	assert_non_null(strstr(conf, want));
+	free(want);
+	free(conf);
+	/* settings that do not fit: the plain split */
+	struct membudget_tuning huge = {.metaspace = 86ULL << 20, .managed = 900ULL << 20, .heap_floor = 120ULL << 20};
+	l.memory = &huge;
+	flinkconf_build_argv(&s, &l, &argv);
+	xmx = xasprintf("-Xmx%llum", (unsigned long long)(plain.heap >> 20));
+	assert_true(argv_index(&argv, xmx) > 0);
+	free(xmx);
+	strv_free(&argv);
+	spec_free(&s);
+
+	/* the user's own managed memory and metaspace win */
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration: {state.backend.type: rocksdb, "
+	     "taskmanager.memory.managed.size: 300m, taskmanager.memory.jvm-metaspace.size: 100m}\n"
+	     "  resources: {memory: 1g}\n  job: {jarURI: /j.jar, parallelism: 2}\n",
+	     &s);
+	l.memory = &t;
+	conf = flinkconf_render_config(&s, &l);
+	assert_non_null(strstr(conf, "\"taskmanager.memory.managed.size\": \"300m\""));
+	assert_null(strstr(conf, "500m"));
+	free(conf);
+	flinkconf_build_argv(&s, &l, &argv);
+	assert_true(argv_index(&argv, "-XX:MaxMetaspaceSize=100m") > 0);
 	strv_free(&argv);
 	spec_free(&s);
 }
@@ -804,6 +866,7 @@ int main(void)
 	    cmocka_unit_test(test_argv_restore),
 	    cmocka_unit_test(test_argv_class_data_sharing),
 	    cmocka_unit_test(test_heap),
+	    cmocka_unit_test(test_memory_tuning_at_launch),
 	    cmocka_unit_test(test_cpu),
 	    cmocka_unit_test(test_jvm_options_and_homes),
 	    cmocka_unit_test(test_envp),

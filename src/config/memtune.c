@@ -1,0 +1,102 @@
+/* memtune: memory tuning inside the pod's budget (see src/config/memtune.h). */
+#include "memtune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool measured(double v)
+{
+	return isfinite(v) && v >= 0;
+}
+
+/* v bytes in whole MiB, rounded up. */
+static uint64_t mib_up(double v)
+{
+	if (!(v > 0))
+		return 0;
+	uint64_t b = v >= 9e18 ? (uint64_t)9e18 : (uint64_t)ceil(v);
+	return (b + MB_MIB - 1) / MB_MIB * MB_MIB;
+}
+
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m = a > b ? a : b;
+	return m > c ? m : c;
+}
+
+static bool moved(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) >= MEMTUNE_MIN_CHANGE;
+}
+
+static void describe(struct memtune *m)
+{
+	char *hb = membudget_mib(m->before.heap), *ha = membudget_mib(m->after.heap),
+	     *mb = membudget_mib(m->before.managed), *ma = membudget_mib(m->after.managed),
+	     *sb = membudget_mib(m->before.metaspace), *sa = membudget_mib(m->after.metaspace);
+	snprintf(m->why, sizeof(m->why), "heap %s -> %s, managed %s -> %s, metaspace %s -> %s", hb, ha, mb, ma, sb, sa);
+	free(hb), free(ha), free(mb), free(ma), free(sb), free(sa);
+}
+
+void memtune_compute(const struct spec *s, const struct memtune_in *in, struct memtune *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s->memory) {
+		snprintf(out->why, sizeof(out->why),
+		         "spec.resources.memory is not set: there is no budget to tune inside");
+		return;
+	}
+	if (membudget_compute_tuned(s, NULL, &out->before) < 0) {
+		snprintf(out->why, sizeof(out->why), "the memory settings do not fit spec.resources.memory");
+		return;
+	}
+	if (!measured(in->heap_used) || !measured(in->metaspace_used) || in->heap_used <= 0 ||
+	    in->metaspace_used <= 0) {
+		snprintf(out->why, sizeof(out->why), "no heap or metaspace usage measured yet");
+		return;
+	}
+	double o = measured(in->overhead) ? in->overhead : 0.2;
+	out->heap_need = mib_up(in->heap_used * (1 + o));
+	if (out->heap_need < MB_MIN_HEAP)
+		out->heap_need = MB_MIN_HEAP;
+	out->metaspace_need = max3(mib_up(in->metaspace_used * (1 + o)),
+	                           mib_up(in->metaspace_used) + MEMTUNE_METASPACE_SLACK, MEMTUNE_MIN_METASPACE);
+	bool native = out->before.native_state;
+
+	/* the smallest pod for the job as it runs: what it used with the margins, managed memory as it has now */
+	struct membudget_tuning as_runs = {out->metaspace_need, native ? out->before.managed : 0, out->heap_need};
+	struct membudget m;
+	membudget_compute_tuned(s, &as_runs, &m);
+	out->min_memory = m.min_budget;
+
+	struct membudget_tuning t = {out->metaspace_need, 0, out->heap_need};
+	if (native && in->maximize_managed) {
+		/* the heap gets what it needs, managed memory the rest */
+		struct membudget_tuning probe = {out->metaspace_need, MB_MIN_MANAGED, out->heap_need};
+		struct membudget p;
+		if (membudget_compute_tuned(s, &probe, &p) == 0)
+			t.managed = p.managed + (p.heap - out->heap_need) / MB_MIB * MB_MIB;
+		else
+			t.managed = MB_MIN_MANAGED;
+	} else if (native) {
+		t.managed = out->before.managed; /* its use is not measurable (RocksDB reserves it whole): kept */
+	}
+	if (membudget_compute_tuned(s, &t, &out->after) < 0) {
+		char *h = membudget_mib(out->heap_need), *ms = membudget_mib(out->metaspace_need),
+		     *b = membudget_mib(s->memory), *w = membudget_mib(out->min_memory);
+		snprintf(out->why, sizeof(out->why),
+		         "the job needs a heap of %s and a metaspace of %s (what it used, with the margin): more than "
+		         "spec.resources.memory %s holds; it needs at least %s",
+		         h, ms, b, w);
+		free(h), free(ms), free(b), free(w);
+		memset(&out->after, 0, sizeof(out->after));
+		return;
+	}
+	out->t = t;
+	out->ok = true;
+	out->changed = moved(out->after.heap, out->before.heap) || moved(out->after.managed, out->before.managed) ||
+	               moved(out->after.metaspace, out->before.metaspace);
+	describe(out);
+}

@@ -1,0 +1,88 @@
+"""Memory tuning on the real MiniCluster (issue 28): a RocksDB job in a 1 GiB pod, whose heap is sized by the plain
+split for any job, uses a fraction of it. With the autoscaler evaluating (scaling off: nothing is rescaled) and
+job.autoscaler.memory.tuning.enabled with maximize-managed-memory, an evaluation recommends a smaller heap and more
+managed memory (a MemoryTuning event, autoscaler.memoryTuning in status.json, the smallest budget for the job); the
+next launch flinklet makes anyway (here after a kill -9 of the JVM) runs with it: -Xmx and -XX:MaxMetaspaceSize on
+the new JVM's command line, Flink's managed memory in its configuration, inside the budget, and the job RUNNING
+again from its checkpoint. (Undoing a tuning after an OutOfMemoryError: tests/faults/test_memtune.py.)"""
+import os
+import re
+import signal
+
+from conftest import wait_for
+
+MIB = 1 << 20
+TUNING = {
+    "state.backend.type": "rocksdb",
+    "execution.checkpointing.interval": "2 s",
+    "job.autoscaler.enabled": "true",
+    "job.autoscaler.scaling.enabled": "false",
+    "job.autoscaler.metrics.window": "20 s",
+    "job.autoscaler.stabilization.interval": "5 s",
+    "autoscaler.standalone.control-loop.interval": "3 s",
+    "job.autoscaler.memory.tuning.enabled": "true",
+    "job.autoscaler.memory.tuning.maximize-managed-memory": "true",
+    "metrics.fetcher.update-interval": "2000",
+}
+
+
+def cmdline(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().decode(errors="replace").split("\0")
+
+
+def flag_mib(argv, name):
+    for a in argv:
+        m = re.fullmatch(rf"{re.escape(name)}(\d+)m", a)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def managed_in_conf(state):
+    conf = open(os.path.join(state, "conf", "config.yaml")).read()
+    m = re.search(r'"taskmanager\.memory\.managed\.size": "(\d+)m"', conf)
+    return int(m.group(1)) if m else None
+
+
+def test_an_oversized_heap_is_tuned_at_the_next_launch(flinklets):
+    f = flinklets(conf=TUNING, memory="1g", job={"parallelism": 1, "args": ["--rate", "200", "--keys", "16", "--output", "OUT"]})
+    f.start()
+    f.wait_stable()
+    pid0 = f.status()["jvm"]["pid"]
+    argv0 = cmdline(pid0)
+    heap0, meta0, managed0 = flag_mib(argv0, "-Xmx"), flag_mib(argv0, "-XX:MaxMetaspaceSize="), managed_in_conf(f.state)
+    assert heap0 and meta0 and managed0, argv0
+
+    def recommended():
+        return [e for e in f.events() if e["type"] == "MemoryTuning" and "recommends" in e["message"]]
+    wait_for(recommended, 180, "a MemoryTuning recommendation")
+    mt = f.status()["autoscaler"]["memoryTuning"]
+    assert mt["enabled"] and mt["next"] and mt["recommended"], mt
+    rec = mt["recommended"]
+    # an oversized heap: the recommendation is smaller, managed memory gets what it gives back
+    assert rec["heap"] < heap0 * MIB and rec["managed"] > managed0 * MIB, (mt, heap0, managed0)
+    assert rec["heap"] >= 48 * MIB and rec["metaspace"] >= 80 * MIB, mt
+    assert 0 < mt["minMemory"] < 1024 * MIB, mt
+    assert "applied at the next launch" in recommended()[-1]["message"], recommended()[-1]
+    assert mt["running"] is None  # the first JVM runs untuned
+
+    # the next launch flinklet makes anyway: a kill -9 of the JVM
+    os.kill(pid0, signal.SIGKILL)
+    wait_for(lambda: (s := f.status())["jvm"]["pid"] not in (0, pid0) and s["lifecycleState"] == "STABLE", 180,
+             "the tuned JVM RUNNING")
+    st = f.status()
+    run = st["autoscaler"]["memoryTuning"]["running"]
+    assert run, st["autoscaler"]["memoryTuning"]
+    argv1 = cmdline(st["jvm"]["pid"])
+    heap1, meta1, managed1 = flag_mib(argv1, "-Xmx"), flag_mib(argv1, "-XX:MaxMetaspaceSize="), managed_in_conf(f.state)
+    assert heap1 * MIB == run["heap"] and meta1 * MIB == run["metaspace"] and managed1 * MIB == run["managed"], \
+        (run, heap1, meta1, managed1)
+    assert heap1 < heap0 and managed1 > managed0, (heap0, heap1, managed0, managed1)
+    # inside the budget: what changed moved between the pools, nothing was added
+    assert heap1 + meta1 + managed1 <= heap0 + meta0 + managed0, (heap0, meta0, managed0, heap1, meta1, managed1)
+    tuned = [e for e in f.events() if e["type"] == "MemoryTuned"]
+    assert len(tuned) == 1 and f"heap {heap1}m" in tuned[0]["message"], tuned
+    # the job went on from its checkpoint
+    assert st["restoredFrom"]["kind"] == "checkpoint", st["restoredFrom"]
+    assert not [e for e in f.events() if e["type"] == "MemoryTuningUndone"]
