@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "autoscaler.h"
+#include "memtune.h"
 
 #define MAX_PLAN_BYTES (16u << 20)
 #define MAX_PLAN_VERTICES 10000
@@ -29,6 +30,7 @@ struct plan {
 	double tm_cpu;
 	uint64_t tm_memory;
 	int slots;
+	const struct spec *spec; /* -c's, or NULL */
 	cJSON *events;
 	struct strv *errors;
 };
@@ -445,6 +447,47 @@ static const char *decision_text(const struct as_exec *x)
 	return "no change";
 }
 
+static cJSON *pools_json(uint64_t heap, uint64_t managed, uint64_t metaspace)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "heap", (double)heap);
+	cJSON_AddNumberToObject(o, "managed", (double)managed);
+	cJSON_AddNumberToObject(o, "metaspace", (double)metaspace);
+	return o;
+}
+
+/* Memory tuning for the evaluated heap, metaspace and managed memory use, inside -c's spec.resources.memory
+ * (docs/autoscaler.md, Memory tuning): what the supervisor would recommend and apply. */
+static cJSON *tuning_json(const struct plan *pl)
+{
+	struct memtune_in in = {
+	    .heap_used = pl->ev.g[AS_EG_HEAP_MEMORY_USED].average,
+	    .metaspace_used = pl->ev.g[AS_EG_METASPACE_MEMORY_USED].average,
+	    .managed_used = pl->ev.g[AS_EG_MANAGED_MEMORY_USED].average,
+	    .overhead = pl->o.memory_tuning_overhead,
+	    .maximize_managed = pl->o.memory_tuning_maximize_managed,
+	};
+	struct memtune m;
+	memtune_compute(pl->spec, &in, &m);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "enabled", pl->o.memory_tuning);
+	cJSON_AddBoolToObject(o, "applies", pl->o.memory_tuning && m.ok && m.changed);
+	cJSON_AddStringToObject(o, "reason", m.why);
+	if (m.before.budget)
+		cJSON_AddItemToObject(o, "current", pools_json(m.before.heap, m.before.managed, m.before.metaspace));
+	else
+		cJSON_AddNullToObject(o, "current");
+	if (m.ok)
+		cJSON_AddItemToObject(o, "recommended", pools_json(m.after.heap, m.after.managed, m.after.metaspace));
+	else
+		cJSON_AddNullToObject(o, "recommended");
+	if (m.min_memory)
+		cJSON_AddNumberToObject(o, "minMemory", (double)m.min_memory);
+	else
+		cJSON_AddNullToObject(o, "minMemory");
+	return o;
+}
+
 static char *render(struct plan *pl, const struct as_exec *x, const bool *excluded, cJSON *hook)
 {
 	cJSON *out = cJSON_CreateObject(), *vs = cJSON_CreateObject(), *g = cJSON_CreateObject();
@@ -478,6 +521,8 @@ static char *render(struct plan *pl, const struct as_exec *x, const bool *exclud
 	pl->events = NULL;
 	if (hook)
 		cJSON_AddItemToObject(out, "hook", hook);
+	if (pl->spec && pl->spec->memory)
+		cJSON_AddItemToObject(out, "memoryTuning", tuning_json(pl));
 	char *text = as_json_pretty(out);
 	cJSON_Delete(out);
 	return text;
@@ -572,6 +617,7 @@ int autoscaler_plan_hooked(const char *input_json, size_t len, const struct spec
 	as_options_defaults(&pl.o);
 	pl.errors = errors;
 	size_t before = errors->n;
+	pl.spec = spec_or_null;
 	int r = parse_input(&pl, root, spec_or_null);
 	cJSON_Delete(root);
 	if (r < 0 || errors->n > before) {

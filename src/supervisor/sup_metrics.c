@@ -82,6 +82,37 @@ static void autoscaler_figures(struct strbuf *b, struct supervisor *s)
 	cJSON_Delete(report);
 }
 
+/* One gauge per memory pool (heap, managed, metaspace); nothing when the first is unknown (-1). */
+static void pool_gauge(struct strbuf *b, const char *name, const char *help, int64_t heap, int64_t managed,
+                       int64_t metaspace)
+{
+	if (heap < 0)
+		return;
+	metric(b, name, "gauge", help);
+	strbuf_appendf(b, "%s{pool=\"heap\"} %lld\n%s{pool=\"managed\"} %lld\n%s{pool=\"metaspace\"} %lld\n", name,
+	               (long long)heap, name, (long long)managed, name, (long long)metaspace);
+}
+
+static void memory_tuning_figures(struct strbuf *b, struct supervisor *s)
+{
+	const struct status_memtuning *mt = &s->status.memory_tuning;
+	pool_gauge(b, "flinklet_memory_tuning_recommended_bytes",
+	           "What memory tuning's last evaluation recommends for each pool, inside spec.resources.memory.",
+	           mt->rec_heap, mt->rec_managed, mt->rec_metaspace);
+	pool_gauge(b, "flinklet_memory_tuning_running_bytes", "The running JVM's tuned memory pools (absent: untuned).",
+	           mt->run_heap, mt->run_managed, mt->run_metaspace);
+	if (mt->min_memory >= 0) {
+		metric(b, "flinklet_memory_min_bytes", "gauge",
+		       "The smallest spec.resources.memory that holds the job as it runs, by memory tuning's last "
+		       "evaluation.");
+		strbuf_appendf(b, "flinklet_memory_min_bytes %lld\n", (long long)mt->min_memory);
+	}
+	metric(
+	    b, "flinklet_memory_tuning_suspended", "gauge",
+	    "1 while memory tuning is undone (a tuned JVM died of memory or failed twice) until the budget changes.");
+	strbuf_appendf(b, "flinklet_memory_tuning_suspended %d\n", mt->suspended ? 1 : 0);
+}
+
 static double age_seconds(int64_t time_ms)
 {
 	if (time_ms <= 0)
@@ -201,6 +232,7 @@ char *sup_metrics(struct supervisor *s)
 	}
 
 	autoscaler_figures(&b, s);
+	memory_tuning_figures(&b, s);
 
 	metric(&b, "flinklet_api_unauthorized_total", "counter",
 	       "Control API requests refused for a missing or bad token.");

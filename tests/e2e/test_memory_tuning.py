@@ -83,6 +83,13 @@ def test_an_oversized_heap_is_tuned_at_the_next_launch(flinklets):
     assert heap1 + meta1 + managed1 <= heap0 + meta0 + managed0, (heap0, meta0, managed0, heap1, meta1, managed1)
     tuned = [e for e in f.events() if e["type"] == "MemoryTuned"]
     assert len(tuned) == 1 and f"heap {heap1}m" in tuned[0]["message"], tuned
+    # /metrics says it too
+    code, text = f.http("/metrics")
+    assert code == 200, text
+    assert f'flinklet_memory_tuning_running_bytes{{pool="heap"}} {run["heap"]}' in text, text[-2000:]
+    now = f.status()["autoscaler"]["memoryTuning"]["recommended"]
+    assert f'flinklet_memory_tuning_recommended_bytes{{pool="managed"}} {now["managed"]}' in text, text[-2000:]
+    assert "flinklet_memory_min_bytes " in text and "flinklet_memory_tuning_suspended 0" in text, text[-2000:]
     # the job went on from its checkpoint
     assert st["restoredFrom"]["kind"] == "checkpoint", st["restoredFrom"]
     assert not [e for e in f.events() if e["type"] == "MemoryTuningUndone"]

@@ -75,3 +75,33 @@ def test_a_source_above_its_partitions_comes_back_to_them():
     doc["config"]["job.autoscaler.scale-down.interval"] = "1 h"
     src = plan(doc)["vertices"][KAFKA_SRC]
     assert (src["targetParallelism"], src["newParallelism"]) == (4, 7), src  # waits for the interval
+
+
+def test_plan_shows_memory_tuning_inside_the_budget_of_the_configuration(tmp_path):
+    """With -c naming spec.resources.memory, the plan says what memory tuning would do with the evaluated heap,
+    metaspace and managed memory use (docs/autoscaler.md, Memory tuning); without it, nothing (the pinned outputs)."""
+    mib = 1 << 20
+    doc = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
+                                      "autoscaler-plan-evaluated.json")))
+    doc["global"] = dict(doc.get("global") or {},
+                         HEAP_MEMORY_USED={"average": 100 * mib, "current": 110 * mib},
+                         METASPACE_MEMORY_USED={"average": 70 * mib, "current": 70 * mib},
+                         MANAGED_MEMORY_USED={"average": 200 * mib, "current": 200 * mib})
+    doc.setdefault("config", {}).update({"job.autoscaler.memory.tuning.maximize-managed-memory": "true",
+                                         "job.autoscaler.memory.tuning.enabled": "true"})
+    inp, cfg = tmp_path / "plan.json", tmp_path / "flinklet.yaml"
+    inp.write_text(json.dumps(doc))
+    cfg.write_text("metadata: {name: j}\nspec:\n  flinkConfiguration: {state.backend.type: rocksdb}\n"
+                   "  resources: {memory: 1g}\n  job: {jarURI: /j.jar, parallelism: 2}\n")
+    r = subprocess.run([BIN, "autoscaler", "plan", "--input", str(inp), "-c", str(cfg)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    mt = json.loads(r.stdout)["memoryTuning"]
+    assert mt["enabled"] and mt["applies"], mt
+    assert mt["recommended"]["heap"] == 120 * mib and mt["recommended"]["metaspace"] == 86 * mib, mt
+    assert mt["recommended"]["managed"] > mt["current"]["managed"] and mt["current"]["heap"] > 120 * mib, mt
+    assert 0 < mt["minMemory"] < 1024 * mib, mt
+    assert mt["reason"].startswith("heap "), mt
+    # without -c: no budget, no tuning in the output
+    r = subprocess.run([BIN, "autoscaler", "plan", "--input", str(inp)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "memoryTuning" not in json.loads(r.stdout), r.stdout[-500:]
