@@ -63,7 +63,7 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	mt->next_metaspace = apply ? (int64_t)m.t.metaspace : -1;
 	mt->next_managed = apply ? (int64_t)m.t.managed : -1;
 	mt->next_heap_floor = apply ? (int64_t)m.t.heap_floor : -1;
-	if (said) {
+	if (said && s->spec->memory) { /* without a budget there is nothing to say more than once: status only */
 		char *min = m.min_memory ? membudget_mib(m.min_memory) : xstrdup("unknown");
 		if (!m.ok)
 			sup_event(s, "MemoryTuning", "no memory tuning: %s", m.why);

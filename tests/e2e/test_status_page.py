@@ -58,6 +58,8 @@ def test_status_page_in_a_real_browser(tmp_path, flinklets):
         return d if len(rated_points(d)) >= 2 else None
     doc = wait_for(evaluated, 180, "two autoscaler evaluations with rates in GET /autoscaler")
     assert doc["enabled"] and not doc["scalingEnabled"] and doc["vertices"], doc
+    # a whole metric window evaluated: memory tuning's verdict (no budget here) is in
+    wait_for(lambda: f.status()["autoscaler"]["memoryTuning"]["reason"], 180, "memory tuning's verdict")
 
     # the page itself: self-contained HTML under a strict policy
     with urllib.request.urlopen(f"http://127.0.0.1:{f.http_port}/", timeout=10) as r:
@@ -118,6 +120,9 @@ def test_status_page_in_a_real_browser(tmp_path, flinklets):
     legend = dom.by_id("legend-parallelism").text()
     assert all(v["name"] in legend for v in doc["vertices"]), legend
     assert dom.by_id("autoscaler-state").text() == "RECOMMENDING"
+    # memory tuning evaluated with the autoscaler: no budget here, and the page says why
+    assert dom.by_id("memory-tuning").text() == ("no tuning: spec.resources.memory is not set: there is no budget to "
+                                                 "tune inside"), dom.by_id("memory-tuning").text()
 
     # and what it looks like
     shot = tmp_path / "status-page.png"
