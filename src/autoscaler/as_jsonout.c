@@ -204,11 +204,6 @@ static void put_value(struct strbuf *b, const cJSON *j, int depth)
 	strbuf_append(b, obj ? "}" : "]");
 }
 
-void as_json_write(struct strbuf *b, const cJSON *j, bool pretty)
-{
-	put_value(b, j, pretty ? 0 : -1);
-}
-
 char *as_json_pretty(const cJSON *j)
 {
 	struct strbuf b = {0};

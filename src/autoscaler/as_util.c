@@ -424,11 +424,6 @@ enum as_ship as_ship_from_string(const char *s)
 	return AS_SHIP_UNKNOWN;
 }
 
-const char *as_ship_name(enum as_ship s)
-{
-	return ship_names[s];
-}
-
 const char *as_event_type_name(enum as_event_type t)
 {
 	return t == AS_EVENT_WARNING ? "Warning" : "Normal";

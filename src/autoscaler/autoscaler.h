@@ -198,7 +198,6 @@ enum as_ship {
 	AS_SHIP_UNKNOWN,
 };
 enum as_ship as_ship_from_string(const char *s); /* case-insensitive; AS_SHIP_UNKNOWN for anything else */
-const char *as_ship_name(enum as_ship s);
 
 struct as_edge {
 	size_t from; /* index into as_topology.v */
@@ -385,8 +384,6 @@ struct as_state_store {
 	const struct as_state_store_ops *ops;
 	void *impl;
 };
-/* In memory only (lost on restart). */
-struct as_state_store as_store_memory_new(void);
 /* One file per job, <dir>/<job key>.json, replaced atomically on flush (store.h's write_file_atomic),
  * bounded to AS_STATE_MAX_BYTES by dropping the oldest collected samples. An unreadable file is renamed
  * to <job key>.json.corrupt and reported once through get. dir is created on the first flush. */
@@ -600,10 +597,9 @@ struct cJSON *as_eval_metric_to_json(const struct as_eval_metric *m, int fields)
 int as_eval_metric_from_json(const struct cJSON *j, int fields, struct as_eval_metric *ret);
 
 /* JSON text (src/autoscaler/as_jsonout.c), byte for byte cJSON's: with two-space indentation and a trailing newline, or
- * as cJSON_PrintUnformatted (malloc'd); as_json_write appends either to b. */
+ * as cJSON_PrintUnformatted (malloc'd). */
 char *as_json_pretty(const struct cJSON *j);
 char *as_json_unformatted(const struct cJSON *j);
-void as_json_write(struct strbuf *b, const struct cJSON *j, bool pretty);
 /* The closest of candidates to got when near enough to be a typo, else NULL. */
 const char *as_did_you_mean(const char *got, const char *const *candidates, size_t n);
 

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_store_mem.h"
 #include "autoscaler.h"
 
 #define KEY "job"

@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_store_mem.h"
 #include "autoscaler.h"
 #include "store.h"
 

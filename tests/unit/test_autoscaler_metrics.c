@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_store_mem.h"
 #include "autoscaler.h"
 
 static const char JOB[] =

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_store_mem.h"
 #include "autoscaler.h"
 #include "store.h"
 

@@ -1,4 +1,4 @@
-/* as_store_mem: the in-memory autoscaler state store (the standalone autoscaler's default): one JSON
+/* as_store_mem: an in-memory autoscaler state store for the tests (the standalone autoscaler's default): one JSON
  * value per (job key, state kind), lost when the process ends; flush does nothing. It is not for
  * persistence (as_store_file.c). */
 #include <errno.h>
@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_store_mem.h"
 
 struct mem_job {
 	char *key;
