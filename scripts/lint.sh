@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lint: the formatting check (clang-format, style in .clang-format), the static analyser (cppcheck),
 # the project's banned calls (system, popen, sprintf, strcpy, strcat, gets, strtok), and the configuration keys
-# the C code reads by name (scripts/check_option_keys.py: none misspelt).
+# the C code reads by name (scripts/check_option_keys.py: none misspelt), and what docs/CODE_STYLE.md asks that a
+# program can check (scripts/check_style.py: each file's top comment, commit subjects and bodies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=$(ls src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/support/*.c tests/support/*.h 2>/dev/null)
@@ -19,4 +20,6 @@ if grep -nE '\b(system|popen|sprintf|vsprintf|strcpy|strcat|gets|strtok)\s*\(' s
 fi
 echo "lint: option keys"
 python3 scripts/check_option_keys.py
+echo "lint: style (docs/CODE_STYLE.md: top comments, commit messages)"
+python3 scripts/check_style.py
 echo "lint: ok"

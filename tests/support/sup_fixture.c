@@ -1,4 +1,4 @@
-/* sup_fixture.c: a supervisor built by hand for tests (see sup_fixture.h). */
+/* sup_fixture: a supervisor built by hand for tests (see sup_fixture.h). */
 #include "sup_fixture.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* sup_fixture.h: a supervisor built by hand for the tests that drive the real supervisor without a JVM
+/* sup_fixture: a supervisor built by hand for the tests that drive the real supervisor without a JVM
  * (tests/unit/test_dispatch.c, tests/fuzz/fuzz_http.c): a real, validated spec, a state directory of its own, the
  * paths and fields supervisor_run's set-up fills in, and an sd-event loop; no lock, REST client, signals, journal,
  * HTTP server or JVM (a test starts what it needs).
