@@ -58,7 +58,6 @@ $(shell mkdir -p $(BUILD)/gen && { [ "$$(cat $(CURL_MODE) 2>/dev/null)" = "$(CUR
 # src/<module>/: one folder per module (docs/architecture.md), each .c beside its .h; every folder is on the include
 # path, so a file includes a header by its name. Object files are named after their source (the names are unique).
 MODULES  = $(sort $(dir $(wildcard src/*/*.c)))
-HDRS     = $(wildcard src/*/*.h)
 INCLUDES = $(patsubst %/,-I%,$(MODULES))
 vpath %.c $(MODULES)
 CFLAGS  ?= -O2 -g
@@ -102,11 +101,15 @@ endif
 curl-refresh:
 	scripts/curl.sh $(BUILD)/curl
 
-$(BUILD)/obj/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/obj $(CURL_A)
-	$(CC) $(CFLAGS) -c -o $@ $<
+# each object's headers are what the compiler says it read (-MMD: build/<variant>/<file>.d, included below; -MP:
+# a header removed since is no error)
+DEPFLAGS = -MMD -MP
 
-$(BUILD)/asan/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/asan $(CURL_A)
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+$(BUILD)/obj/%.o: %.c $(CURL_MODE) | $(BUILD)/obj $(CURL_A)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/%.o: %.c $(CURL_MODE) | $(BUILD)/asan $(CURL_A)
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(WEB_C): $(WEB_FILES) scripts/embed.sh | $(BUILD)/gen
 	scripts/embed.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
@@ -283,8 +286,8 @@ FUZZ_OBJS           = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(notdir $(LIB_SRCS))
 .PHONY: fuzz fuzz-smoke fuzz-build bench
 .SECONDARY: $(FUZZ_OBJS)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(HDRS) $(CURL_MODE) | $(BUILD)/fuzz/obj $(CURL_A)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(BUILD)/fuzz/obj/%.o: %.c $(CURL_MODE) | $(BUILD)/fuzz/obj $(CURL_A)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
@@ -432,3 +435,6 @@ $(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) $(CURL_A) | $(BUILD)/b
 
 $(BUILD)/bench-bin:
 	mkdir -p $@
+
+# the headers each object was built from (none before its first build: then it is built anyway)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/asan/*.d $(BUILD)/fuzz/obj/*.d)
