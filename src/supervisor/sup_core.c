@@ -504,7 +504,7 @@ void sup_journal_free(struct supervisor *s)
 		if (!sync_until(s, s->stop.deadline > min ? s->stop.deadline : min)) {
 			log_error("the state volume %s did not take the last records (events, status.json) within the "
 			          "shutdown budget (flinklet.shutdown.timeout %s): exiting without them",
-			          s->state_dir, spec_get(s->spec, "flinklet.shutdown.timeout"));
+			          s->state_dir, sup_shutdown_budget_text(s));
 			/* the worker thread is held by the volume: it cannot be joined, nor what it uses freed */
 			_exit(s->exit_code);
 		}
@@ -541,9 +541,19 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s)
 	return sup_state_lifecycle(s->state);
 }
 
+usec_t sup_shutdown_budget(const struct supervisor *s)
+{
+	return spec_duration(s->spec, SHUTDOWN_BUDGET_KEY);
+}
+
+const char *sup_shutdown_budget_text(const struct supervisor *s)
+{
+	return spec_get(s->spec, SHUTDOWN_BUDGET_KEY);
+}
+
 usec_t sup_grace_period(const struct supervisor *s)
 {
-	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+	usec_t budget = sup_shutdown_budget(s);
 	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
 	return grace < budget ? grace : budget;
 }

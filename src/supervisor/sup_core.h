@@ -203,6 +203,7 @@ struct sup_snapshot {
 	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */
 	const char *stop_format;  /* its format: NATIVE or CANONICAL (spec_savepoint_format) */
 	sd_event_source *savepoint_timer, *savepoint_poll_timer;
+	usec_t stop_until; /* when the stop's savepoint must be done (monotonic; sup_stop.c sets it) */
 	/* savepoints and checkpoints asked for while the job runs (manual, periodic) */
 	struct {
 		bool active;
@@ -467,6 +468,11 @@ void sup_set_dispatcher(sup_dispatch_fn fn);
 void sup_adopt_spec(struct supervisor *s, struct spec *n);
 /* The states in which a JVM of the current launch may run and its job is followed through REST. */
 bool sup_follows_job(const struct supervisor *s);
+/* The stop's whole budget, flinklet.shutdown.timeout: read here only (the shares of it are sup_stop.c's), and the
+ * option as the user wrote it, for messages. */
+#define SHUTDOWN_BUDGET_KEY "flinklet.shutdown.timeout"
+usec_t sup_shutdown_budget(const struct supervisor *s);
+const char *sup_shutdown_budget_text(const struct supervisor *s);
 /* The JVM's grace period after SIGTERM, within the shutdown budget. */
 usec_t sup_grace_period(const struct supervisor *s);
 /* What a stop keeps back of the budget for the JVM to end once its snapshot is taken: 1.5 times the exit the status

@@ -77,9 +77,10 @@ void sup_notify_state(struct supervisor *s)
 		return;
 	}
 	if ((s->state == SUP_SAVEPOINTING || s->state == SUP_STOPPING) && s->stop.purpose == STOP_EXIT) {
-		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+		/* what is left of the stop's budget (sup_stop.c armed its deadline) */
+		usec_t now = now_monotonic(), left = s->stop.deadline > now ? s->stop.deadline - now : 0;
 		sd_notifyf(0, "STOPPING=1\nEXTEND_TIMEOUT_USEC=%llu\nSTATUS=%s: %s, stopping%s",
-		           (unsigned long long)budget, s->spec->name, life,
+		           (unsigned long long)left, s->spec->name, life,
 		           s->state == SUP_SAVEPOINTING ? " with a savepoint" : "");
 		return;
 	}

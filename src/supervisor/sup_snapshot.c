@@ -106,7 +106,7 @@ static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
 	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
 	if (s->state != SUP_SAVEPOINTING || s->snapshot.savepoint_recorded)
 		return 0;
-	if (sup_start_stop_with_savepoint(s) < 0) {
+	if (sup_start_stop_with_savepoint(s, s->snapshot.stop_until) < 0) {
 		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
 		sup_raise(s, EV_SAVEPOINT_FAILED);
 	}
@@ -120,12 +120,13 @@ static bool retry_stop_savepoint(struct supervisor *s, const char *why)
 {
 	if (s->stop.purpose != STOP_EXIT || s->launch.jvm_pid <= 0)
 		return false;
-	usec_t now = now_monotonic(), need = sup_exit_reserve(s) + STOP_RETRY_DELAY + 2 * USEC_PER_SEC;
-	if (s->stop.deadline <= now || s->stop.deadline - now < need)
+	usec_t now = now_monotonic(), need = STOP_RETRY_DELAY + 2 * USEC_PER_SEC, until = s->snapshot.stop_until;
+	if (until <= now || until - now < need)
 		return false;
 	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
 	sup_alert(s, "SavepointRetry", "%s; trying again in %.0f s (%.1f s of the shutdown budget left)", why,
-	          (double)STOP_RETRY_DELAY / USEC_PER_SEC, (double)(s->stop.deadline - now) / USEC_PER_SEC);
+	          (double)STOP_RETRY_DELAY / USEC_PER_SEC,
+	          (double)(s->stop.deadline > now ? s->stop.deadline - now : 0) / USEC_PER_SEC);
 	sup_arm(s, &s->snapshot.savepoint_poll_timer, STOP_RETRY_DELAY, on_stop_retry);
 	return true;
 }
@@ -280,8 +281,9 @@ static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 	}
 }
 
-int sup_start_stop_with_savepoint(struct supervisor *s)
+int sup_start_stop_with_savepoint(struct supervisor *s, usec_t until)
 {
+	s->snapshot.stop_until = until;
 	/* persist the intent, then act */
 	/* what is there now is not the stop's savepoint, whatever the clock says later */
 	strv_free(&s->snapshot.savepoints_before);
@@ -299,17 +301,8 @@ int sup_start_stop_with_savepoint(struct supervisor *s)
 	/* the intent is on the volume before the request goes out: sent from the flush's end, the loop goes on (a
 	 * second SIGTERM meanwhile kills at once, and the request is not sent) */
 	sup_after_sync(s, on_stop_intent_durable, ++s->snapshot.stop_sp_gen);
-	usec_t limit;
-	if (s->stop.purpose == STOP_EXIT) {
-		/* what is left of the budget (a stop that waited for RUNNING has used some), less the JVM's exit */
-		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout"), now = now_monotonic();
-		if (s->stop.deadline > now && s->stop.deadline - now < budget)
-			budget = s->stop.deadline - now;
-		limit = budget > sup_exit_reserve(s) ? budget - sup_exit_reserve(s) : budget / 2;
-	} else {
-		limit = spec_duration(s->spec, "flinklet.snapshot.timeout");
-	}
-	sup_arm(s, &s->snapshot.savepoint_timer, limit, on_stop_timeout);
+	usec_t now = now_monotonic();
+	sup_arm(s, &s->snapshot.savepoint_timer, until > now ? until - now : 0, on_stop_timeout);
 	return 0;
 }
 

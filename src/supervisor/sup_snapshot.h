@@ -8,7 +8,9 @@
 
 struct reaped;
 
-int sup_start_stop_with_savepoint(struct supervisor *s);
+/* The stop-with-savepoint of a shutdown, suspend or upgrade: its intent first, then the request; a SavepointFailed
+ * once `until` (monotonic: the stop's share of its budget, sup_stop.c) passes without it. 0, or -errno. */
+int sup_start_stop_with_savepoint(struct supervisor *s, usec_t until);
 char *sup_find_stop_savepoint(struct supervisor *s);
 void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format);
 void sup_request_savepoint(struct supervisor *s, const char *trigger);

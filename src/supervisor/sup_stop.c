@@ -40,13 +40,13 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 		 * any stop that gets neither */
 		char *why = xasprintf("the shutdown budget of %s ran out before job %s had a savepoint or a checkpoint "
 		                      "to stop on; the newest checkpoint stays the restore point",
-		                      spec_get(s->spec, "flinklet.shutdown.timeout"), s->job_id);
+		                      sup_shutdown_budget_text(s), s->job_id);
 		status_set_string(&s->status.error, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(why);
 	} else {
 		sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
-		          spec_get(s->spec, "flinklet.shutdown.timeout"));
+		          sup_shutdown_budget_text(s));
 	}
 	sup_raise(s, EV_DEADLINE);
 	return 0;
@@ -55,7 +55,7 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 void sup_stop_arm_deadline(struct supervisor *s)
 {
 	if (!s->stop.deadline_timer) {
-		usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+		usec_t budget = sup_shutdown_budget(s);
 		s->stop.deadline = now_monotonic() + budget;
 		sup_arm(s, &s->stop.deadline_timer, budget, on_deadline);
 	}
@@ -73,7 +73,7 @@ static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata
  * a few seconds for the savepoint are set aside, and at least a third of it. */
 static usec_t stop_wait_share(struct supervisor *s)
 {
-	usec_t budget = spec_duration(s->spec, "flinklet.shutdown.timeout");
+	usec_t budget = sup_shutdown_budget(s);
 	usec_t reserve = sup_exit_reserve(s) + 5 * USEC_PER_SEC;
 	usec_t third = budget / 3;
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
@@ -219,6 +219,18 @@ static int on_checkpoint_share_over(sd_event_source *src, uint64_t usec, void *u
 	return 0;
 }
 
+/* When the stop's savepoint must be done (monotonic): a shutdown's once what is left of the budget less the JVM's
+ * exit has passed (half of what is left when the exit needs all of it), a suspend's or an upgrade's after
+ * flinklet.snapshot.timeout. A retry of the savepoint keeps the same end. */
+static usec_t savepoint_until(struct supervisor *s)
+{
+	usec_t now = now_monotonic();
+	if (s->stop.purpose != STOP_EXIT)
+		return now + spec_duration(s->spec, "flinklet.snapshot.timeout");
+	usec_t left = s->stop.deadline > now ? s->stop.deadline - now : 0, reserve = sup_exit_reserve(s);
+	return now + (left > reserve ? left - reserve : left / 2);
+}
+
 /* The snapshot a shutdown with upgradeMode savepoint ends on: the savepoint when it fits what the budget leaves
  * (less the JVM's exit), else the next periodic checkpoint. Returns the state to go to (SAVEPOINTING either way). */
 static enum sup_state stop_snapshot(struct supervisor *s)
@@ -242,14 +254,14 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 		    xasprintf("the shutdown budget (flinklet.shutdown.timeout: %s) leaves no time for a savepoint "
 		              "or a checkpoint: stopping job %s without one; the newest checkpoint stays the restore "
 		              "point",
-		              spec_get(s->spec, "flinklet.shutdown.timeout"), s->job_id);
+		              sup_shutdown_budget_text(s), s->job_id);
 		status_set_string(&s->status.error, why);
 		sup_alert(s, "SavepointSkipped", "%s", why);
 		free(why);
 		return sup_stop_terminate(s);
 	}
 	if (fit.savepoint || s->stop.purpose != STOP_EXIT) {
-		if (sup_start_stop_with_savepoint(s) < 0) {
+		if (sup_start_stop_with_savepoint(s, savepoint_until(s)) < 0) {
 			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
 			return sup_stop_terminate(s);
 		}
