@@ -1,0 +1,234 @@
+# mk/tests.mk: the tests and their orchestration, included by the top Makefile (which builds flinklet, fetches
+# Flink's jars and the test jobs, and defines the variables used here): unit tests (plain and under ASan/UBSan),
+# check-fast and check, the end-to-end suites (e2e, e2e-asan, e2e-rest, e2e-matrix, valgrind), fault injection,
+# chaos, fuzzing, parity with the operator's autoscaler and with Quartz, and the benchmarks.
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+unit-asan: $(ASAN_BINS)
+	@set -e; for t in $(ASAN_BINS); do echo "== $$t (asan+ubsan)"; \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 tests/e2e $(E2E_ARGS)
+
+# check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses compiled (not run), and the
+# files of tests/e2e that start no JVM
+# (no Flink jars needed); nothing is installed. `make check` runs all of them too.
+NO_JVM_FILES = tests/e2e/test_layout.py tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
+               tests/e2e/test_units.py
+.PHONY: check-fast
+check-fast: all unit lint
+	@for f in $(FUZZ_SRCS); do $(CC) $(CFLAGS) -fsyntax-only -Itests/support $$f || exit 1; done
+	FLINKLET_NO_JVM=1 FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet python3 -m pytest -q -p no:cacheprovider $(NO_JVM_FILES)
+
+e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) \
+	python3 -m pytest -v --durations=20 -m "heavy or asan_elsewhere" tests/e2e $(E2E_ARGS)
+
+# e2e-matrix: the core e2e files (recovery, never-rewind, lifecycle, promotion) on each Flink version of
+# MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION.
+# test_rescale_history runs on the versions that have Flink's rescale history (2.3+) and skips on the others
+MATRIX_VERSIONS ?= 1.20.5 2.3.0
+MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
+                   tests/e2e/test_promotion.py tests/e2e/test_job_failure.py tests/e2e/test_rescale_history.py
+.PHONY: e2e-rest e2e-matrix
+e2e-matrix: $(BUILD)/flinklet
+	@set -e; for v in $(MATRIX_VERSIONS); do \
+	  echo "== e2e-matrix: Flink $$v"; \
+	  $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; \
+	  FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(BUILD)/flink-$$v \
+	  FLINKLET_JOBS_JAR=$(CURDIR)/$(BUILD)/jobs-$$v/flinklet-test-jobs.jar \
+	  python3 -m pytest -v -p no:cacheprovider --durations=10 -m "not heavy" $(MATRIX_FILES) $(E2E_ARGS); \
+	done
+
+lint:
+	scripts/lint.sh
+
+# check runs each e2e file once: under ASan and UBSan (e2e-asan) unless it is heavy or its C paths run under
+# them elsewhere (asan_elsewhere), those against the optimised build (e2e-rest); `make e2e` runs them all against
+# the optimised build. e2e-matrix: the core files again on the other Flink versions, beside the fault injection
+# (its fake JVM and fake REST server use little CPU: the two take about as long as the longer of them).
+check: deps
+	$(MAKE) all unit unit-asan lint
+	$(MAKE) quartz-parity
+	$(MAKE) fuzz-smoke
+	$(MAKE) parity
+	$(MAKE) e2e-asan
+	$(MAKE) e2e-rest
+	$(MAKE) valgrind
+	$(MAKE) --output-sync=target -j2 e2e-matrix faults
+	$(MAKE) chaos
+
+# ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
+# libFuzzer targets built by clang with ASan and UBSan: every src/*/*.c but main.c compiled with the fuzz
+# flags into build/fuzz/obj/, one binary per tests/fuzz/fuzz_*.c. `fuzz` runs each target FUZZ_SECONDS,
+# `fuzz-smoke` FUZZ_SMOKE_SECONDS (make check); both start from tests/fuzz/corpus/<target>/ and save any
+# crash under tests/fuzz/crashes/<target>/. FUZZ_TARGETS picks some (e.g. FUZZ_TARGETS="fuzz_config").
+FUZZ_CC            ?= clang
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_SANITIZE       = -fsanitize=address,undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS         = -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter $(INCLUDES) \
+                      -DFLINKLET_VERSION=\"$(VERSION)\" $(CURL_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_SRCS           = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_ALL            = $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_TARGETS       ?= $(FUZZ_ALL)
+FUZZ_BINS           = $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_OBJS           = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(notdir $(LIB_SRCS))) $(BUILD)/fuzz/obj/web_assets.o
+
+.PHONY: fuzz fuzz-smoke fuzz-build bench
+.SECONDARY: $(FUZZ_OBJS)
+
+$(BUILD)/fuzz/obj/%.o: %.c $(CURL_MODE) | $(BUILD)/fuzz/obj $(CURL_A)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(SUPPORT_DEPS) $(FUZZ_OBJS) $(CURL_A) | $(BUILD)/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Werror $(FUZZ_SANITIZE) -fsanitize=fuzzer -Itests/support -o $@ $< $(SUPPORT_SRCS) \
+	  $(FUZZ_OBJS) $(LDLIBS)
+
+$(BUILD)/fuzz/obj:
+	mkdir -p $@
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz:
+	@tests/fuzz/run.sh "$(MAKE)" "$(BUILD)" "$(FUZZ_CC)" $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	@tests/fuzz/run.sh "$(MAKE)" "$(BUILD)" "$(FUZZ_CC)" $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+# ---- parity with the operator's own autoscaler (issue 19; tests/parity/, docs/autoscaler.md) -----------------
+# A Java harness (tests/parity/pom.xml: the operator's flink-autoscaler release from Maven Central, test-only, built
+# into build/parity/ like the test jobs: fetched once, then from the Maven cache) runs the operator's classes on
+# PARITY_CASES plan documents that tests/parity/parity.py generates from PARITY_SEED; every difference from
+# `flinklet autoscaler plan` must be one of the listed changes made upstream after that release.
+# The second oracle (issue 27; tests/parity/oracle-1.16/pom.xml, into build/parity-1.16/) runs the operator 1.16
+# autoscaler on the same cases; it is built when flink-autoscaler $(PARITY_116_VERSION) resolves (the local Maven
+# repository or Maven Central), and its tests say why they are skipped when it does not.
+PARITY_CASES ?= 4000
+PARITY_SEED  ?= 19
+PARITY_DIR    = $(BUILD)/parity
+PARITY_JAR    = $(PARITY_DIR)/flinklet-parity-harness.jar
+PARITY_116_DIR     = $(BUILD)/parity-1.16
+PARITY_116_JAR     = $(PARITY_116_DIR)/flinklet-parity-harness-116.jar
+PARITY_116_VERSION ?= 1.16-SNAPSHOT
+.PHONY: parity parity-116-harness
+$(PARITY_JAR): $(shell find tests/parity/src -name '*.java' 2>/dev/null) tests/parity/pom.xml
+	cd tests/parity && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_DIR)
+$(PARITY_116_JAR): $(shell find tests/parity/oracle-1.16/src -name '*.java' 2>/dev/null) tests/parity/oracle-1.16/pom.xml
+	cd tests/parity/oracle-1.16 && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_116_DIR) \
+	  -Dautoscaler.version=$(PARITY_116_VERSION)
+parity-116-harness:
+	@mkdir -p $(BUILD)
+	@$(MAKE) --no-print-directory $(PARITY_116_JAR) > $(BUILD)/parity-1.16.log 2>&1 || \
+	  { mkdir -p $(PARITY_116_DIR); echo "org.apache.flink:flink-autoscaler:$(PARITY_116_VERSION) did not resolve \
+	(see $(BUILD)/parity-1.16.log)" > $(PARITY_116_DIR)/UNAVAILABLE; rm -f $(PARITY_116_JAR); }
+	@if [ -f $(PARITY_116_JAR) ]; then rm -f $(PARITY_116_DIR)/UNAVAILABLE; fi
+parity: $(BUILD)/flinklet $(PARITY_JAR) parity-116-harness
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet PARITY_HARNESS=$(CURDIR)/$(PARITY_DIR) \
+	PARITY_HARNESS_116=$(CURDIR)/$(PARITY_116_DIR) PARITY_CASES=$(PARITY_CASES) \
+	PARITY_SEED=$(PARITY_SEED) python3 -m pytest -v -p no:cacheprovider tests/parity
+
+# ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image, or all); each prints its figures and one
+# table at the end. They measure side by side in one run and assert no timing.
+BENCH ?= all
+bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle
+	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 bench/run.py $(BENCH)
+
+# ---- sanitizers and valgrind end to end (issue 8, item 6) ----------------------------------------------------
+# e2e-asan: the e2e suite against build/asan/flinklet (every src/*/*.c with ASan and UBSan, no recovery); each
+# sanitizer writes its report under E2E_SANITIZER_LOGS and tests/e2e/conftest.py fails the test during which one
+# appeared. The container test is skipped there (the image's base has no sanitizer runtimes). valgrind: one e2e
+# test (tests/e2e/test_valgrind.py: checkpoints, stop with a savepoint, restore from it) with flinklet under
+# memcheck; any error or definite/indirect leak in a flinklet process fails it (not in the children it forks and that
+# never exec: their copy of the heap is not theirs; tests/e2e/test_valgrind.py says why). VALGRIND_TESTS picks other
+# e2e tests to run under it.
+E2E_SANITIZER_LOGS ?= $(CURDIR)/$(BUILD)/e2e-asan-logs
+VALGRIND_LOGS      ?= $(CURDIR)/$(BUILD)/valgrind-logs
+VALGRIND_TESTS     ?= tests/e2e/test_valgrind.py
+VALGRIND_CMD        = valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
+                      --errors-for-leak-kinds=definite,indirect --child-silent-after-fork=yes --track-fds=no \
+                      --trace-children=no --num-callers=30 --log-file=$(VALGRIND_LOGS)/valgrind.%p.log
+E2E_ENV             = FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR)
+.PHONY: asan e2e-asan valgrind
+
+asan: $(BUILD)/asan/flinklet
+$(BUILD)/asan/flinklet: $(ASAN_OBJS) $(BUILD)/asan/main.o $(CURL_A)
+	$(CC) $(CFLAGS) $(ASAN_LINK) -o $@ $(ASAN_OBJS) $(BUILD)/asan/main.o $(LDLIBS)
+
+e2e-asan: $(BUILD)/asan/flinklet flink-lib jobs
+	rm -rf $(E2E_SANITIZER_LOGS) && mkdir -p $(E2E_SANITIZER_LOGS)
+	$(E2E_ENV) FLINKLET_BIN=$(CURDIR)/$(BUILD)/asan/flinklet FLINKLET_SANITIZER_LOGS=$(E2E_SANITIZER_LOGS) \
+	FLINKLET_ASAN_CC="$(CC) $(CFLAGS) $(ASAN_LINK)" \
+	ASAN_OPTIONS=detect_leaks=1:log_path=$(E2E_SANITIZER_LOGS)/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(E2E_SANITIZER_LOGS)/ubsan \
+	python3 -m pytest -v -p no:cacheprovider --durations=20 -m "not heavy and not asan_elsewhere" tests/e2e $(E2E_ARGS)
+
+valgrind: $(BUILD)/flinklet flink-lib jobs
+	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
+	$(E2E_ENV) FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINKLET_VALGRIND_LOGS=$(VALGRIND_LOGS) \
+	FLINKLET_WRAPPER="$(VALGRIND_CMD)" python3 -m pytest -v -rP -p no:cacheprovider $(VALGRIND_TESTS) $(E2E_ARGS)
+
+# ---- fault injection on Flink's side (issue 8, item 3; tests/faults/) ------------------------------------
+# The real build/flinklet against a misbehaving stand-in for Flink's REST API, with a fake "java" that only
+# stays up. FAULTS_BIN picks another build of flinklet (for example one with sanitizers).
+FAULTS_BIN ?= $(CURDIR)/$(BUILD)/flinklet
+.PHONY: faults
+# volshim: the LD_PRELOAD library of the volume fault tests (test_volume_faults.py); never installed
+$(BUILD)/volshim.so: tests/faults/volshim.c
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+faults: $(BUILD)/flinklet $(BUILD)/volshim.so
+	FLINKLET_BIN=$(FAULTS_BIN) FLINKLET_VOLSHIM=$(CURDIR)/$(BUILD)/volshim.so python3 -m pytest -v -p no:cacheprovider tests/faults $(FAULTS_ARGS)
+
+# ---- chaos (issue 8, item 1; tests/chaos/chaos.py) -------------------------------------------------------
+# The exactly-once job under flinklet, faulted CHAOS_ROUNDS times at random (kill -9 of the JVM, flinklet or both,
+# SIGTERM, a port clash or a missing jar at a restart, a stop during startup, a volume copied with cp -r;
+# while steady, during a savepoint, a restore, a rescale). CHAOS_SEED repeats a run. `check` runs `chaos`
+# (20 kills, a few minutes); `soak` is the long version (200).
+CHAOS_ROUNDS ?= 20
+SOAK_ROUNDS  ?= 200
+CHAOS_ENV     = FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
+                FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR)
+.PHONY: chaos soak
+chaos: $(BUILD)/flinklet flink-lib jobs
+	$(CHAOS_ENV) python3 tests/chaos/chaos.py --rounds $(CHAOS_ROUNDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+soak: $(BUILD)/flinklet flink-lib jobs
+	$(CHAOS_ENV) python3 tests/chaos/chaos.py --rounds $(SOAK_ROUNDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+# ---- Quartz parity (issue 17, item 5; tests/quartz/README.md) ----------------------------------------------
+# The excluded periods of the autoscaler (src/autoscaler/as_periods.c) against the real Quartz library: a seeded generator's
+# QUARTZ_COUNT expressions (valid and invalid) and their instants, answered by Quartz (tests/quartz, a Maven
+# project built from the local cache into build/quartz) and by build/quartz/period_answers; any difference fails.
+QUARTZ_DIR   = $(BUILD)/quartz
+QUARTZ_JAR   = $(QUARTZ_DIR)/flinklet-quartz-parity.jar
+QUARTZ_SEED  ?= 17
+QUARTZ_COUNT ?= 20000
+.PHONY: quartz-parity
+$(QUARTZ_JAR): $(shell find tests/quartz/src -name '*.java' 2>/dev/null) tests/quartz/pom.xml
+	cd tests/quartz && mvn -B -q package -Dquartz.build.dir=$(CURDIR)/$(QUARTZ_DIR)
+
+$(QUARTZ_DIR)/period_answers: tests/quartz/period_answers.c $(LIB_OBJS)
+	@mkdir -p $(QUARTZ_DIR)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+quartz-parity: $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
+	python3 tests/quartz/parity.py --java-cp "$(QUARTZ_JAR):$(QUARTZ_DIR)/lib/*" \
+	  --answers $(QUARTZ_DIR)/period_answers --seed $(QUARTZ_SEED) --count $(QUARTZ_COUNT)
+
+# bench/as_cycle.c: one control-loop cycle of the autoscaler as the supervisor runs it, for bench/autoscaler.py
+$(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) $(CURL_A) | $(BUILD)/bench-bin
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+$(BUILD)/bench-bin:
+	mkdir -p $@
