@@ -74,9 +74,9 @@ static void control(struct supervisor *s, const char *action, const struct http_
 		}
 		sup_event(s, "ApiRequest", "POST /api/v1/%s: taking a MANUAL %s", action, action);
 		if (action[0] == 's')
-			sup_request_savepoint(s, "MANUAL");
+			sup_snapshot_request_savepoint(s, "MANUAL");
 		else
-			sup_request_checkpoint(s, "MANUAL");
+			sup_snapshot_request_checkpoint(s, "MANUAL");
 		resp->code = 202;
 		resp->body =
 		    accepted(action, action[0] == 's'
@@ -95,7 +95,7 @@ static void control(struct supervisor *s, const char *action, const struct http_
 		}
 		sup_event(s, "ApiRequest", "POST /api/v1/%s", action);
 		/* answered (202) once the desired state is on the volume; the loop goes on meanwhile */
-		sup_set_desired_state(s, want, "the API", http_defer(req));
+		sup_reload_set_desired_state(s, want, "the API", http_defer(req));
 		return;
 	}
 	resp->code = 404;
@@ -159,13 +159,13 @@ void sup_http_route(struct supervisor *s, const struct http_request *req, struct
 		resp->code = 405;
 		resp->body = json_msg("error", "use GET");
 	} else if (!strcmp(req->path, "/")) {
-		sup_status_page(s, resp);
+		sup_observe_status_page(s, resp);
 	} else if (!strcmp(req->path, "/events")) {
 		resp->code = 200;
-		resp->body = sup_events_json(s);
+		resp->body = sup_observe_events_json(s);
 	} else if (!strcmp(req->path, "/autoscaler")) {
 		resp->code = 200;
-		resp->body = sup_autoscaler_json(s);
+		resp->body = sup_observe_autoscaler_json(s);
 	} else if (!strcmp(req->path, "/healthz")) {
 		resp->code = healthy(s) ? 200 : 503;
 		resp->body = json_msg("lifecycleState", lifecycle_to_string(s->status.lifecycle));

@@ -103,7 +103,7 @@ static int prepare_scratch(struct supervisor *s)
 	return 0;
 }
 
-void sup_scratch_free(struct supervisor *s)
+void sup_launch_scratch_free(struct supervisor *s)
 {
 	/* nothing in it outlives the JVM; the loop is over, so this may wait (a JVM still running keeps it: the next
 	 * launch puts it aside) */
@@ -114,7 +114,7 @@ void sup_scratch_free(struct supervisor *s)
 	}
 }
 
-void sup_scratch_setup(struct supervisor *s)
+void sup_launch_scratch_setup(struct supervisor *s)
 {
 	const char *dir = spec_get(s->spec, "flinklet.scratch.dir");
 	char *def = scratch_default_dir(s->spec->name, s->state_dir);
@@ -413,7 +413,7 @@ bool sup_launch_cancel(struct supervisor *s)
 	return was;
 }
 
-int sup_spawn(struct supervisor *s)
+int sup_launch_spawn(struct supervisor *s)
 {
 	/* (an EV_LAUNCH_DURABLE that waited in the dispatch's queue while a stop called its launch off and a new one
 	 * began is not the new one's) */
@@ -535,7 +535,7 @@ int sup_launch_initial(struct supervisor *s)
 	return sup_launch(s);
 }
 
-int sup_relaunch(struct supervisor *s)
+int sup_launch_again(struct supervisor *s)
 {
 	s->launch.kill_sent = false;
 	s->launch.spawn.initial = false;
@@ -666,7 +666,7 @@ void sup_launch_stop(struct supervisor *s)
 
 void sup_launch_free(struct supervisor *s)
 {
-	sup_scratch_free(s);
+	sup_launch_scratch_free(s);
 	sup_launch_startup_over(s);
 	free(s->launch.spawn.uri);
 	free(s->launch.start_cause);

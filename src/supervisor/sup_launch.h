@@ -9,19 +9,19 @@
 /* 0: the launch is pending (its intent on the way to the volume), or its jar is being fetched first */
 int sup_launch(struct supervisor *s);
 /* EV_LAUNCH_DURABLE: the pending launch's JVM is spawned. 0, or -errno (nothing runs). */
-int sup_spawn(struct supervisor *s);
+int sup_launch_spawn(struct supervisor *s);
 /* A stop, a suspend or a new launch calls off a pending launch: its JVM is never spawned. true: one was pending. */
 bool sup_launch_cancel(struct supervisor *s);
 /* The JVM's scratch directory (flinklet.scratch.dir, else <state dir>/tmp), and the removal of what earlier JVMs
  * left there, off the loop. */
-void sup_scratch_setup(struct supervisor *s);
+void sup_launch_scratch_setup(struct supervisor *s);
 /* At exit, with the JVM gone: the JVM's scratch directory is removed. */
-void sup_scratch_free(struct supervisor *s);
+void sup_launch_scratch_free(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 
 /* The first launch of this supervisor (a JVM that cannot be executed then is exit 3), and a launch after it. */
 int sup_launch_initial(struct supervisor *s);
-int sup_relaunch(struct supervisor *s);
+int sup_launch_again(struct supervisor *s);
 /* At set-up: whether the job never started before (first), or starts empty under a new job id (fresh). */
 void sup_launch_first_start(struct supervisor *s, bool first);
 void sup_launch_fresh_start(struct supervisor *s);

@@ -94,12 +94,12 @@ static char *wrap_array(const char *key, char *array)
 	return out;
 }
 
-char *sup_events_json(struct supervisor *s)
+char *sup_observe_events_json(struct supervisor *s)
 {
 	return wrap_array("events", recent_array(&s->observe.events, 0));
 }
 
-char *sup_autoscaler_json(struct supervisor *s)
+char *sup_observe_autoscaler_json(struct supervisor *s)
 {
 	struct as_options o;
 	as_options_from_spec(s->spec, &o);
@@ -148,7 +148,7 @@ char *sup_autoscaler_json(struct supervisor *s)
 	return out;
 }
 
-void sup_status_page(struct supervisor *s, struct http_response *resp)
+void sup_observe_status_page(struct supervisor *s, struct http_response *resp)
 {
 	const struct web_asset *page = web_asset_find(STATUS_PAGE);
 	if (!page || !s->observe.page_csp) {

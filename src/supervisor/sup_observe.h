@@ -11,8 +11,8 @@ void sup_observe_free(struct supervisor *s);
 void sup_observe_event(struct supervisor *s, const char *json_line);
 /* After each cycle of the autoscaler: a timeline entry while the job runs with the autoscaler on. */
 void sup_observe_autoscaler(struct supervisor *s, enum as_outcome out);
-char *sup_events_json(struct supervisor *s);
-char *sup_autoscaler_json(struct supervisor *s);
-void sup_status_page(struct supervisor *s, struct http_response *resp);
+char *sup_observe_events_json(struct supervisor *s);
+char *sup_observe_autoscaler_json(struct supervisor *s);
+void sup_observe_status_page(struct supervisor *s, struct http_response *resp);
 
 #endif

@@ -578,13 +578,13 @@ usec_t sup_poll_interval(const struct supervisor *s)
 	                                                    : "flinklet.rest.poll-interval");
 }
 
-int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata)
+int sup_poll_tick(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	usec_t interval = sup_poll_interval(s);
 	sd_event_source_set_time(src, now_monotonic() + interval);
 	sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
-	sup_check_volume(s);
+	sup_snapshot_check_volume(s);
 	if (s->launch.jvm_pid <= 0 || !sup_follows_job(s))
 		return 0;
 	sup_snapshot_kick(s);
@@ -653,7 +653,7 @@ int sup_poll_setup(struct supervisor *s)
 	/* on time to the millisecond: sd-event's default lets a timer slip by up to 250 ms, more than a startup poll
 	 * interval */
 	return sd_event_add_time(s->event, &s->poll.timer, CLOCK_MONOTONIC, now_monotonic() + USEC_PER_SEC,
-	                         USEC_PER_MSEC, sup_on_poll, s);
+	                         USEC_PER_MSEC, sup_poll_tick, s);
 }
 
 void sup_poll_free(struct supervisor *s)

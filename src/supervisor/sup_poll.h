@@ -5,7 +5,7 @@
 
 #include "sup_core.h"
 
-int sup_on_poll(sd_event_source *src, uint64_t usec, void *userdata);
+int sup_poll_tick(sd_event_source *src, uint64_t usec, void *userdata);
 void sup_poll_now(struct supervisor *s); /* a job-details poll at once (a stop while STARTING asks Flink) */
 /* A JVM was launched: the next poll one startup poll interval from now, with fresh request timeouts. */
 void sup_poll_launched(struct supervisor *s);

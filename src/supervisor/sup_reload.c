@@ -101,7 +101,7 @@ static char *stable_spec_path(struct supervisor *s)
 	return path_join(s->state_dir, "spec.stable.yaml");
 }
 
-void sup_keep_stable_spec(struct supervisor *s)
+void sup_reload_keep_stable_spec(struct supervisor *s)
 {
 	char *yaml = spec_to_yaml(s->spec);
 	char *path = stable_spec_path(s);
@@ -113,7 +113,7 @@ void sup_keep_stable_spec(struct supervisor *s)
 	free(path);
 }
 
-struct spec *sup_load_stable_spec(struct supervisor *s)
+struct spec *sup_reload_load_stable_spec(struct supervisor *s)
 {
 	char *path = stable_spec_path(s);
 	char *text = NULL;
@@ -176,7 +176,7 @@ void sup_reload(struct supervisor *s, const char *why)
 	for (size_t i = 0; i < d.msgs.n; i++)
 		log_warn("%s", d.msgs.v[i]);
 	diags_free(&d);
-	sup_apply_state_override(s, n);
+	sup_reload_apply_state_override(s, n);
 	if (s->status.error && str_has_prefix(s->status.error, "configuration rejected"))
 		status_set_string(&s->status.error, NULL);
 
@@ -201,8 +201,8 @@ void sup_reload(struct supervisor *s, const char *why)
 	sup_adopt_spec(s, n);
 	sup_event(s, "ConfigChanged", "%s: configuration reloaded (%s)", why,
 	          restart ? "the job must be restarted for it" : "applied in place");
-	sup_arm_periodic(s);
-	sup_check_nonces(s);
+	sup_snapshot_arm_periodic(s);
+	sup_snapshot_check_nonces(s);
 
 	if (n->job.state == JOB_STATE_SUSPENDED) {
 		if (!was_suspended || s->state != SUP_SUSPENDED)
@@ -230,7 +230,7 @@ static char *override_path(struct supervisor *s)
 	return path_join(s->state_dir, "job-state.override");
 }
 
-void sup_apply_state_override(struct supervisor *s, struct spec *spec)
+void sup_reload_apply_state_override(struct supervisor *s, struct spec *spec)
 {
 	s->reload.file_job_state = spec->job.state;
 	char *path = override_path(s);
@@ -275,7 +275,7 @@ static void desired_done(void *arg)
 	struct supervisor *s = w->s;
 	sup_volume_write(s, "the desired job state", w->r);
 	if (!s->closing)
-		sup_apply_desired_state(s, w->state, w->source);
+		sup_reload_apply_desired_state(s, w->state, w->source);
 	if (w->x && s->http.server) {
 		/* answered once it is on the volume (and acted on): a 202 means that a restart of flinklet keeps it */
 		struct http_response resp = {.code = 202, .content_type = "application/json"};
@@ -301,7 +301,8 @@ static void desired_done(void *arg)
 	free(w);
 }
 
-void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source, struct http_exchange *x)
+void sup_reload_set_desired_state(struct supervisor *s, enum job_state state, const char *source,
+                                  struct http_exchange *x)
 {
 	struct desired_write *w = xcalloc(1, sizeof(*w));
 	w->s = s;
@@ -316,7 +317,7 @@ void sup_set_desired_state(struct supervisor *s, enum job_state state, const cha
 	worker_submit(s->worker, desired_run, desired_done, w);
 }
 
-void sup_apply_desired_state(struct supervisor *s, enum job_state state, const char *source)
+void sup_reload_apply_desired_state(struct supervisor *s, enum job_state state, const char *source)
 {
 	if (s->state == SUP_FINISHED || s->state == SUP_FAILED || s->state == SUP_STOPPED)
 		return; /* ended meanwhile */
@@ -334,7 +335,7 @@ static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userd
 	/* only an upgraded spec still coming up is rolled back; a suspend or a newer spec since wins */
 	if (!s->reload.upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
 		return 0;
-	struct spec *stable = sup_load_stable_spec(s);
+	struct spec *stable = sup_reload_load_stable_spec(s);
 	if (!stable) {
 		sup_alert(s, "RollbackImpossible",
 		          "the upgraded spec is not RUNNING within %s and no stable spec is kept",
@@ -385,6 +386,6 @@ void sup_reload_stable(struct supervisor *s)
 		s->reload.rolled_back = true;
 		sup_alert(s, "RolledBack", "job %s runs the last stable spec again", s->job_id);
 	} else {
-		sup_keep_stable_spec(s);
+		sup_reload_keep_stable_spec(s);
 	}
 }

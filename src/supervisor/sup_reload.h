@@ -8,13 +8,14 @@
 /* job.state from the API: kept in <state dir>/job-state.override by the worker thread, then applied (an event,
  * EV_SUSPEND or EV_RESUME) and, with x, the request answered 202: nothing is acted on or promised before it is durable.
  */
-void sup_set_desired_state(struct supervisor *s, enum job_state state, const char *source, struct http_exchange *x);
-void sup_apply_desired_state(struct supervisor *s, enum job_state state, const char *source);
-void sup_apply_state_override(struct supervisor *s, struct spec *spec);
+void sup_reload_set_desired_state(struct supervisor *s, enum job_state state, const char *source,
+                                  struct http_exchange *x);
+void sup_reload_apply_desired_state(struct supervisor *s, enum job_state state, const char *source);
+void sup_reload_apply_state_override(struct supervisor *s, struct spec *spec);
 int sup_reload_setup(struct supervisor *s);
 void sup_reload(struct supervisor *s, const char *why);
-void sup_keep_stable_spec(struct supervisor *s);
-struct spec *sup_load_stable_spec(struct supervisor *s);
+void sup_reload_keep_stable_spec(struct supervisor *s);
+struct spec *sup_reload_load_stable_spec(struct supervisor *s);
 void sup_reload_free(struct supervisor *s);
 
 /* After a launch: an upgraded spec that is not RUNNING within the readiness timeout is rolled back (EV_ROLLBACK). */

@@ -34,7 +34,7 @@ static bool in_savepoint_dir(struct supervisor *s, const char *point)
 	return !strncmp(point, s->sp_dir, splen) && point[splen] == '/' && !strchr(point + splen + 1, '/');
 }
 
-void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
+void sup_restore_put_aside(struct supervisor *s, enum restore_kind kind, const char *point)
 {
 	if (kind != RESTORE_CHECKPOINT && !in_savepoint_dir(s, point))
 		return;
@@ -124,7 +124,7 @@ static int choose(struct supervisor *s)
 			restore_list_free(&list);
 			return refuse_launch(s, why);
 		}
-		sup_put_aside(s, c->kind, c->path);
+		sup_restore_put_aside(s, c->kind, c->path);
 		free(s->restore.demoted_note);
 		s->restore.demoted_note = xasprintf("%s %s was given up: its _metadata is damaged (%s)",
 		                                    restore_kind_to_string(c->kind), c->path, c->why);
@@ -400,7 +400,7 @@ bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 		return true;
 	}
 	strv_push(&s->restore.failed_points, point);
-	sup_put_aside(s, s->restore.kind, point);
+	sup_restore_put_aside(s, s->restore.kind, point);
 	free(s->restore.demoted_note);
 	s->restore.demoted_note = xasprintf("%s %s was given up: %s", kind, point, why);
 	sup_alert(s, "RestoreFailed",

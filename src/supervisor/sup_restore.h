@@ -8,7 +8,7 @@
 /* Renames a restore point that was given up to <dir>.unreadable (kept for a look; out of Flink's way, which
  * writes the next checkpoint of that id into its place, and out of the next flinklet's scan): checkpoints, and
  * savepoints of flinklet's own savepoint directory; a savepoint from elsewhere is not flinklet's to move. */
-void sup_put_aside(struct supervisor *s, enum restore_kind kind, const char *point);
+void sup_restore_put_aside(struct supervisor *s, enum restore_kind kind, const char *point);
 /* Chooses where the next launch starts from (s->restore.path, NULL: empty state) and starts reading the JVM's
  * output about it. < 0: no launch (a directory could not be read, or a rewind is forbidden: s->restore.fatal). */
 int sup_restore_choose(struct supervisor *s);

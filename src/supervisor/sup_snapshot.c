@@ -38,7 +38,7 @@ static char *failure_of(const cJSON *op)
 	return xstrndup(trace->valuestring, strcspn(trace->valuestring, "\n"));
 }
 
-void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format)
+void sup_snapshot_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format)
 {
 	int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
 	struct snapshot_ref *last = &s->status.last_savepoint,
@@ -52,7 +52,7 @@ void sup_record_savepoint(struct supervisor *s, const char *location, const char
 	sup_write_status(s);
 	sup_event(s, "SavepointCompleted", "savepoint %s completed (%s, %s)", location, trigger,
 	          format ? format : "format unknown");
-	sup_retention(s);
+	sup_snapshot_retention(s);
 }
 
 /* The format of a savepoint the running JVM takes: a stop's is restored by the current spec's backend. */
@@ -106,7 +106,7 @@ static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
 	s->snapshot.savepoint_poll_timer = sup_disarm(s->snapshot.savepoint_poll_timer);
 	if (s->state != SUP_SAVEPOINTING || s->snapshot.savepoint_recorded)
 		return 0;
-	if (sup_start_stop_with_savepoint(s, s->snapshot.stop_until) < 0) {
+	if (sup_snapshot_stop_with_savepoint(s, s->snapshot.stop_until) < 0) {
 		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
 		sup_raise(s, EV_SAVEPOINT_FAILED);
 	}
@@ -149,16 +149,16 @@ static void stop_savepoint_reported(struct supervisor *s, const char *location)
 	char *why = NULL;
 	if (savepoint_verify(location, s->sp_dir, s->job_id, above, &id, &why) == 0) {
 		s->snapshot.savepoint_recorded = true;
-		sup_record_savepoint(s, location, "UPGRADE", s->snapshot.stop_format);
+		sup_snapshot_record_savepoint(s, location, "UPGRADE", s->snapshot.stop_format);
 		sup_raise(s, EV_SAVEPOINT_DONE);
 		return;
 	}
-	char *found = sup_find_stop_savepoint(s);
+	char *found = sup_snapshot_find_stop_savepoint(s);
 	if (found) {
 		log_warn("Flink reported the stop's savepoint at %s, but %s; the stop's savepoint is %s", location, why,
 		         found);
 		s->snapshot.savepoint_recorded = true;
-		sup_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
+		sup_snapshot_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
 		free(found);
 		free(why);
 		sup_raise(s, EV_SAVEPOINT_DONE);
@@ -281,7 +281,7 @@ static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 	}
 }
 
-int sup_start_stop_with_savepoint(struct supervisor *s, usec_t until)
+int sup_snapshot_stop_with_savepoint(struct supervisor *s, usec_t until)
 {
 	s->snapshot.stop_until = until;
 	/* persist the intent, then act */
@@ -306,7 +306,7 @@ int sup_start_stop_with_savepoint(struct supervisor *s, usec_t until)
 	return 0;
 }
 
-char *sup_find_stop_savepoint(struct supervisor *s)
+char *sup_snapshot_find_stop_savepoint(struct supervisor *s)
 {
 	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->snapshot.savepoints_before,
 	                                    checkpoints_newest_id(s->ckpt_dir, s->job_id));
@@ -383,8 +383,8 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 		if (s->snapshot.op.kind == SNAP_SAVEPOINT) {
 			const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 			if (cJSON_IsString(loc))
-				sup_record_savepoint(s, loc->valuestring, s->snapshot.op.trigger,
-				                     s->snapshot.op.format);
+				sup_snapshot_record_savepoint(s, loc->valuestring, s->snapshot.op.trigger,
+				                              s->snapshot.op.format);
 		} else {
 			const cJSON *cid = cJSON_GetObjectItemCaseSensitive(op, "checkpointId");
 			if (cJSON_IsNumber(cid))
@@ -471,14 +471,14 @@ void sup_snapshot_kick(struct supervisor *s)
 	}
 }
 
-void sup_request_savepoint(struct supervisor *s, const char *trigger)
+void sup_snapshot_request_savepoint(struct supervisor *s, const char *trigger)
 {
 	s->snapshot.want_savepoint = true;
 	s->snapshot.want_savepoint_trigger = trigger;
 	sup_snapshot_kick(s);
 }
 
-void sup_request_checkpoint(struct supervisor *s, const char *trigger)
+void sup_snapshot_request_checkpoint(struct supervisor *s, const char *trigger)
 {
 	s->snapshot.want_checkpoint = true;
 	s->snapshot.want_checkpoint_trigger = trigger;
@@ -507,20 +507,20 @@ void sup_snapshot_cancel(struct supervisor *s)
 static int on_periodic_savepoint(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	sup_request_savepoint(s, "PERIODIC");
-	sup_arm_periodic(s);
+	sup_snapshot_request_savepoint(s, "PERIODIC");
+	sup_snapshot_arm_periodic(s);
 	return 0;
 }
 
 static int on_periodic_checkpoint(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	sup_request_checkpoint(s, "PERIODIC");
-	sup_arm_periodic(s);
+	sup_snapshot_request_checkpoint(s, "PERIODIC");
+	sup_snapshot_arm_periodic(s);
 	return 0;
 }
 
-void sup_arm_periodic(struct supervisor *s)
+void sup_snapshot_arm_periodic(struct supervisor *s)
 {
 	usec_t sp = spec_duration(s->spec, "kubernetes.operator.periodic.savepoint.interval");
 	usec_t cp = spec_duration(s->spec, "kubernetes.operator.periodic.checkpoint.interval");
@@ -536,7 +536,7 @@ void sup_arm_periodic(struct supervisor *s)
 		s->snapshot.periodic_checkpoint_timer = sup_disarm(s->snapshot.periodic_checkpoint_timer);
 }
 
-void sup_check_nonces(struct supervisor *s)
+void sup_snapshot_check_nonces(struct supervisor *s)
 {
 	struct status *st = &s->status;
 	int64_t sp = s->spec->job.savepoint_trigger_nonce, cp = s->spec->job.checkpoint_trigger_nonce;
@@ -552,14 +552,14 @@ void sup_check_nonces(struct supervisor *s)
 		st->savepoint_trigger_nonce = sp;
 		sup_event(s, "SavepointRequested", "savepointTriggerNonce changed to %lld: taking a savepoint",
 		          (long long)sp);
-		sup_request_savepoint(s, "MANUAL");
+		sup_snapshot_request_savepoint(s, "MANUAL");
 		changed = true;
 	}
 	if (cp != st->checkpoint_trigger_nonce) {
 		st->checkpoint_trigger_nonce = cp;
 		sup_event(s, "CheckpointRequested", "checkpointTriggerNonce changed to %lld: taking a checkpoint",
 		          (long long)cp);
-		sup_request_checkpoint(s, "MANUAL");
+		sup_snapshot_request_checkpoint(s, "MANUAL");
 		changed = true;
 	}
 	if (changed)
@@ -687,7 +687,7 @@ void sup_snapshot_clean_leftovers(struct supervisor *s)
 	strv_free(&left);
 }
 
-void sup_retention(struct supervisor *s)
+void sup_snapshot_retention(struct supervisor *s)
 {
 	if (!spec_bool(s->spec, "kubernetes.operator.savepoint.cleanup.enabled"))
 		return;
@@ -736,7 +736,7 @@ void sup_retention(struct supervisor *s)
 	sup_write_status(s);
 }
 
-void sup_check_volume(struct supervisor *s)
+void sup_snapshot_check_volume(struct supervisor *s)
 {
 	int64_t min = spec_int(s->spec, "flinklet.volume.min-free-percent");
 	struct statvfs v;
@@ -795,11 +795,11 @@ bool sup_snapshot_recover_stop_savepoint(struct supervisor *s)
 {
 	if (s->snapshot.savepoint_recorded)
 		return true;
-	char *found = sup_find_stop_savepoint(s);
+	char *found = sup_snapshot_find_stop_savepoint(s);
 	if (!found)
 		return false;
 	s->snapshot.savepoint_recorded = true;
-	sup_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
+	sup_snapshot_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
 	free(found);
 	return true;
 }

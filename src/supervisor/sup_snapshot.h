@@ -10,21 +10,21 @@ struct reaped;
 
 /* The stop-with-savepoint of a shutdown, suspend or upgrade: its intent first, then the request; a SavepointFailed
  * once `until` (monotonic: the stop's share of its budget, sup_stop.c) passes without it. 0, or -errno. */
-int sup_start_stop_with_savepoint(struct supervisor *s, usec_t until);
-char *sup_find_stop_savepoint(struct supervisor *s);
-void sup_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format);
-void sup_request_savepoint(struct supervisor *s, const char *trigger);
-void sup_request_checkpoint(struct supervisor *s, const char *trigger);
+int sup_snapshot_stop_with_savepoint(struct supervisor *s, usec_t until);
+char *sup_snapshot_find_stop_savepoint(struct supervisor *s);
+void sup_snapshot_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format);
+void sup_snapshot_request_savepoint(struct supervisor *s, const char *trigger);
+void sup_snapshot_request_checkpoint(struct supervisor *s, const char *trigger);
 void sup_snapshot_kick(struct supervisor *s); /* starts a pending one when the job is RUNNING */
 void sup_snapshot_cancel(struct supervisor *s);
-void sup_arm_periodic(struct supervisor *s);
-void sup_retention(struct supervisor *s);
+void sup_snapshot_arm_periodic(struct supervisor *s);
+void sup_snapshot_retention(struct supervisor *s);
 /* The savepoints an earlier run's retention renamed *.disposing and did not finish removing: removed (a child). */
 void sup_snapshot_clean_leftovers(struct supervisor *s);
 /* A child retention started to remove a savepoint exited: its outcome said. false: not one of them. */
 bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r);
-void sup_check_volume(struct supervisor *s);
-void sup_check_nonces(struct supervisor *s);
+void sup_snapshot_check_volume(struct supervisor *s);
+void sup_snapshot_check_nonces(struct supervisor *s);
 
 /* A new JVM: no stop-with-savepoint went to it yet. */
 void sup_snapshot_new_jvm(struct supervisor *s);

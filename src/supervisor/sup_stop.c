@@ -261,7 +261,7 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 		return sup_stop_terminate(s);
 	}
 	if (fit.savepoint || s->stop.purpose != STOP_EXIT) {
-		if (sup_start_stop_with_savepoint(s, savepoint_until(s)) < 0) {
+		if (sup_snapshot_stop_with_savepoint(s, savepoint_until(s)) < 0) {
 			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
 			return sup_stop_terminate(s);
 		}

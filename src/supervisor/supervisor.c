@@ -111,7 +111,7 @@ static enum sup_state do_launch(struct supervisor *s, enum sup_state next)
 		free(s->launched);
 		s->launched = s->spec;
 	}
-	if (sup_relaunch(s) < 0)
+	if (sup_launch_again(s) < 0)
 		return launch_failed(s);
 	sup_reload_launched(s);
 	return next;
@@ -123,7 +123,7 @@ static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 	bool initial = s->launch.spawn.initial;
 	if (!s->launch.spawn.pending || s->launch.spawn.durable_gen != s->launch.spawn.gen)
 		return next; /* not this launch's durability (ignored) */
-	if (sup_spawn(s) == 0)
+	if (sup_launch_spawn(s) == 0)
 		return next;
 	if (initial) {
 		/* the first launch cannot execute the JVM (no java): the environment is unusable, exit 3 */
@@ -504,7 +504,7 @@ static int open_state_dir(struct supervisor *s)
 	store_repair_events(s->state_dir);
 	sup_observe_setup(s);
 	s->conf_dir = path_join(s->state_dir, "conf");
-	sup_scratch_setup(s);
+	sup_launch_scratch_setup(s);
 	{
 		/* what a crash between a write and its rename left behind (the files themselves are intact) */
 		char *as_dir = path_join(s->state_dir, "autoscaler");
@@ -696,10 +696,10 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	if (s.launch.fresh_start)
 		sup_event(&s, "StatelessStart", "upgradeMode stateless after a stop: starting empty as job %s",
 		          s.job_id);
-	sup_check_nonces(&s);
-	sup_arm_periodic(&s);
+	sup_snapshot_check_nonces(&s);
+	sup_snapshot_arm_periodic(&s);
 	sup_snapshot_clean_leftovers(&s);
-	sup_retention(&s);
+	sup_snapshot_retention(&s);
 
 	if (s.status.job_state && !strcmp(s.status.job_state, "FINISHED")) {
 		/* a finished job is never run again by a restart of the supervisor */
@@ -711,7 +711,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 			sup_free(&s);
 			return 0;
 		}
-	} else if (sup_apply_state_override(&s, spec), spec->job.state == JOB_STATE_SUSPENDED) {
+	} else if (sup_reload_apply_state_override(&s, spec), spec->job.state == JOB_STATE_SUSPENDED) {
 		s.state = SUP_SUSPENDED;
 		s.status.lifecycle = LIFECYCLE_SUSPENDED;
 		sup_set_job_state(&s, "SUSPENDED");

@@ -106,7 +106,7 @@ static void setup(void)
 	if (write_file_atomic_mode(path, TOKEN "\n", strlen(TOKEN) + 1, 0600) < 0)
 		abort();
 	free(path);
-	sup_apply_state_override(s, s->spec);
+	sup_reload_apply_state_override(s, s->spec);
 	if (sup_http_start(s) < 0 || !s->http.server || !s->http.token || strcmp(s->http.token, TOKEN))
 		abort();
 	http_address = xstrdup(s->status.http_address);
