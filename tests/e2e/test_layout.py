@@ -230,3 +230,18 @@ def test_the_architecture_document_draws_the_parts_as_they_are():
         doc = fh.read()
     for part, f in OWNER.items():
         assert f"| {part} | `{f}` | `s->{part}`" in doc, part
+
+
+def test_a_parts_functions_carry_its_prefix():
+    """What a part's header declares is named after the part (sup_launch_spawn, not sup_spawn): a call says which
+    part it goes to (docs/CODE_STYLE.md)."""
+    bad = []
+    for f in sorted(os.listdir(SUP)):
+        if not (f.startswith("sup_") and f.endswith(".h")) or f == "sup_core.h":
+            continue
+        part = f[:-2]
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            for m in re.finditer(r"^[a-z][\w \*]*?\b(sup_\w+)\(", fh.read(), re.M):
+                if m.group(1) != part and not m.group(1).startswith(part + "_"):
+                    bad.append(f"src/supervisor/{f}: {m.group(1)}")
+    assert not bad, bad
