@@ -50,17 +50,24 @@ lint:
 
 # check runs each e2e file once: under ASan and UBSan (e2e-asan) unless it is heavy or its C paths run under
 # them elsewhere (asan_elsewhere), those against the optimised build (e2e-rest); `make e2e` runs them all against
-# the optimised build. e2e-matrix: the core files again on the other Flink versions, beside the fault injection
-# (its fake JVM and fake REST server use little CPU: the two take about as long as the longer of them).
+# the optimised build. e2e-matrix: the core files again on the other Flink versions. On 2 cores the end-to-end
+# suites run two at a time: e2e-asan beside check-side (the fault injection's fake JVM and fake REST server, then
+# valgrind and chaos, one JVM each), then e2e-rest beside e2e-matrix. What they need is built first, so that no two
+# makes build the same file.
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) quartz-parity
 	$(MAKE) fuzz-smoke
 	$(MAKE) parity
-	$(MAKE) e2e-asan
-	$(MAKE) e2e-rest
+	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib
+	$(MAKE) --output-sync=target -j2 e2e-asan check-side
+	$(MAKE) --output-sync=target -j2 e2e-rest e2e-matrix
+
+# what runs beside e2e-asan in check, one after the other
+.PHONY: check-side
+check-side:
+	$(MAKE) faults
 	$(MAKE) valgrind
-	$(MAKE) --output-sync=target -j2 e2e-matrix faults
 	$(MAKE) chaos
 
 # ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
