@@ -406,11 +406,11 @@ def wait_restarted(f, old_pid, timeout=120):
     return wait_for(again, timeout, "the job RUNNING again in a new JVM")
 
 
-def restored(f, job_id):
+def restored(f, job_id, timeout=60):
     """Flink's own word on the restore of the running job (/jobs/<id>/checkpoints latest.restored)."""
     def ask():
         try:
             return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
         except OSError:  # a job still initializing answers 500 for a moment
             return None
-    return wait_for(ask, 30, "Flink to report the restore")
+    return wait_for(ask, timeout, "Flink to report the restore")

@@ -5,8 +5,8 @@ import os
 import signal
 import time
 
-from conftest import check_output, pid_alive, wait_for
-from test_recovery import norm, restored
+from conftest import check_output, pid_alive, restored, wait_for
+from testkit import norm
 
 
 def events_of(f, kind):

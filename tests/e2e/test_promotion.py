@@ -12,10 +12,9 @@ import urllib.request
 import pytest
 import yaml
 
-from testkit import JAVA17, LOG4J
+from testkit import JAVA17, LOG4J, norm
 from conftest import BIN, FLINK_HOME, JOBS_JAR, check_output, free_port, wait_for
 from operator_rules import violations
-from test_recovery import norm
 
 def rest(port, path, method="GET"):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)

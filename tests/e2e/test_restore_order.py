@@ -11,7 +11,7 @@ import struct
 import subprocess
 import time
 
-from conftest import check_output, pid_alive, wait_for
+from conftest import check_output, pid_alive, restored, wait_for
 from testkit import norm
 import pytest
 
@@ -37,15 +37,6 @@ def checkpoints_on_disk(state, job_id):
         if d.startswith("chk-") and os.path.isfile(os.path.join(path, "_metadata")):
             out[metadata_id(path)] = path
     return out
-
-
-def restored(f, job_id):
-    def ask():
-        try:
-            return f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["restored"]
-        except OSError:  # a job still initializing answers 500 for a moment
-            return None
-    return wait_for(ask, 60, "Flink to report the restore")
 
 
 def savepoint_then_checkpoints_then_crash(flinklets, out):
