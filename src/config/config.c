@@ -76,6 +76,10 @@ const struct option_def flinklet_options[] = {
     {"flinklet.restore.fallback", OPT_ENUM, "previous", 0, 0, "previous,never",
      "When Flink cannot read the newest restore point: previous (restore the next older one, loudly) or never "
      "(stop with lifecycle FAILED instead of rewinding the job)."},
+    {"flinklet.memory-tuning.relaunch-above", OPT_MEMORY, "0", 0, 0, NULL,
+     "With job.autoscaler.memory.tuning.enabled: when a recommendation moves at least this much memory into or out "
+     "of the heap, flinklet relaunches the job through a savepoint at once to apply it; 0 (the default): memory "
+     "tuning waits for the next launch flinklet makes anyway."},
     {"flinklet.restore.claim-savepoints", OPT_ENUM, "auto", 0, 0, "auto,never",
      "auto: restore flinklet's own native stop savepoints in claim mode where the Flink version can restore the "
      "checkpoints after such a restore (FLINK-39964: 2.2.2, 2.3.1, 2.4 and later), so that the first checkpoint "

@@ -61,6 +61,9 @@ void memtune_compute(const struct spec *s, const struct memtune_in *in, struct m
 	out->heap_need = mib_up(in->heap_used * (1 + o));
 	if (out->heap_need < MB_MIN_HEAP)
 		out->heap_need = MB_MIN_HEAP;
+	if (out->heap_need < in->tuned_heap)
+		out->heap_need =
+		    in->tuned_heap; /* once tuned, the heap only grows (no spiral down on its own figures) */
 	out->metaspace_need = max3(mib_up(in->metaspace_used * (1 + o)),
 	                           mib_up(in->metaspace_used) + MEMTUNE_METASPACE_SLACK, MEMTUNE_MIN_METASPACE);
 	bool native = out->before.native_state;

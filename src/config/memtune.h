@@ -27,6 +27,9 @@ struct memtune_in {
 	double heap_used, metaspace_used, managed_used; /* bytes; NaN or negative: not measured */
 	double overhead;                                /* job.autoscaler.memory.tuning.overhead, in [0, 1] */
 	bool maximize_managed;                          /* job.autoscaler.memory.tuning.maximize-managed-memory */
+	/* the heap of the running JVM when it runs tuned (0: untuned): a heap measured there is never tuned below it
+	 * (a smaller heap keeps less garbage, so its use would recommend a smaller heap again, down to the floor) */
+	uint64_t tuned_heap;
 };
 
 struct memtune {

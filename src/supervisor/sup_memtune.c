@@ -47,6 +47,7 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	    .managed_used = ev->g[AS_EG_MANAGED_MEMORY_USED].average,
 	    .overhead = o->memory_tuning_overhead,
 	    .maximize_managed = o->memory_tuning_maximize_managed,
+	    .tuned_heap = mt->run_heap > 0 ? (uint64_t)mt->run_heap : 0,
 	};
 	struct memtune m;
 	memtune_compute(s->spec, &in, &m);
@@ -63,6 +64,11 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	mt->next_metaspace = apply ? (int64_t)m.t.metaspace : -1;
 	mt->next_managed = apply ? (int64_t)m.t.managed : -1;
 	mt->next_heap_floor = apply ? (int64_t)m.t.heap_floor : -1;
+	uint64_t above = 0, running = mt->run_heap > 0 ? (uint64_t)mt->run_heap : m.before.heap;
+	if (parse_memory(spec_get(s->spec, "flinklet.memory-tuning.relaunch-above"), &above) < 0)
+		above = 0;
+	uint64_t gain = m.after.heap > running ? m.after.heap - running : running - m.after.heap;
+	bool relaunch = apply && above > 0 && gain >= above && s->state == SUP_RUNNING;
 	if (said && s->spec->memory) { /* without a budget there is nothing to say more than once: status only */
 		char *min = m.min_memory ? membudget_mib(m.min_memory) : xstrdup("unknown");
 		if (!m.ok)
@@ -78,6 +84,17 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 			    : !m.changed      ? "; nothing moves enough to change"
 			                      : "; applied at the next launch");
 		free(min);
+	}
+	if (relaunch) {
+		/* once tuned, the heap only grows (memtune_in.tuned_heap): this cannot repeat on its own figures */
+		char *g = membudget_mib(gain), *a = membudget_mib(above);
+		sup_event(
+		    s, "MemoryTuningRelaunch",
+		    "memory tuning moves %s into or out of the heap (flinklet.memory-tuning.relaunch-above is %s): "
+		    "relaunching job %s through a savepoint to apply it",
+		    g, a, s->job_id);
+		free(g), free(a);
+		sup_raise(s, EV_UPGRADE);
 	}
 	sup_write_status(s);
 }

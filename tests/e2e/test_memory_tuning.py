@@ -93,3 +93,34 @@ def test_an_oversized_heap_is_tuned_at_the_next_launch(flinklets):
     # the job went on from its checkpoint
     assert st["restoredFrom"]["kind"] == "checkpoint", st["restoredFrom"]
     assert not [e for e in f.events() if e["type"] == "MemoryTuningUndone"]
+
+
+def test_a_big_enough_recommendation_relaunches_through_a_savepoint(flinklets):
+    """flinklet.memory-tuning.relaunch-above: a recommendation that moves at least that much out of the heap does
+    not wait for a crash: the job is stopped with a savepoint (an upgrade's) and relaunched tuned at once, restored
+    from that savepoint; and the tuned JVM's own figures do not relaunch it again (once tuned, the heap only
+    grows)."""
+    f = flinklets(conf=dict(TUNING, **{"flinklet.memory-tuning.relaunch-above": "64m"}), memory="1g",
+                  job={"parallelism": 1, "args": ["--rate", "200", "--keys", "16", "--output", "OUT"]})
+    f.start()
+    pid0 = f.wait_stable()["jvm"]["pid"]
+    heap0 = flag_mib(cmdline(pid0), "-Xmx")
+    wait_for(lambda: [e for e in f.events() if e["type"] == "MemoryTuningRelaunch"], 180, "MemoryTuningRelaunch")
+    wait_for(lambda: (s := f.status())["jvm"]["pid"] not in (0, pid0) and s["lifecycleState"] == "STABLE", 180,
+             "the tuned JVM RUNNING")
+    st = f.status()
+    heap1 = flag_mib(cmdline(st["jvm"]["pid"]), "-Xmx")
+    assert heap1 < heap0 - 64, (heap0, heap1)
+    assert st["autoscaler"]["memoryTuning"]["running"]["heap"] == heap1 * MIB, st["autoscaler"]["memoryTuning"]
+    sp = st["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert sp and sp["triggerType"] == "UPGRADE", sp
+    assert st["restoredFrom"]["kind"] == "savepoint", st["restoredFrom"]
+    # two more whole evaluations in the tuned JVM: no second relaunch
+    def no_scale():
+        m = re.search(r'flinklet_autoscaler_evaluations_total\{outcome="no_scale"\} (\d+)', f.http("/metrics")[1])
+        return int(m.group(1)) if m else 0
+    before = no_scale()
+    wait_for(lambda: no_scale() >= before + 2, 180, "two more evaluations")
+    assert len([e for e in f.events() if e["type"] == "MemoryTuningRelaunch"]) == 1, \
+        [(e["type"], e["message"]) for e in f.events()[-10:]]
+    assert f.status()["jvm"]["pid"] == st["jvm"]["pid"]

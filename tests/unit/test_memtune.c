@@ -122,6 +122,15 @@ static void test_floors_and_margins(void **state)
 	in.overhead = 1;
 	memtune_compute(&s, &in, &m);
 	assert_int_equal(m.after.heap, 400 * MIB);
+	/* measured in a tuned JVM of 120m: never below it, however little it used there; more when it used more */
+	in.overhead = 0.2;
+	in.heap_used = 50.0 * MIB;
+	in.tuned_heap = 120 * MIB;
+	memtune_compute(&s, &in, &m);
+	assert_int_equal(m.after.heap, 120 * MIB);
+	in.heap_used = 150.0 * MIB;
+	memtune_compute(&s, &in, &m);
+	assert_int_equal(m.after.heap, 180 * MIB);
 	spec_free(&s);
 }
 
