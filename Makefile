@@ -105,20 +105,20 @@ curl-refresh:
 # a header removed since is no error)
 DEPFLAGS = -MMD -MP
 
-$(BUILD)/obj/%.o: %.c $(CURL_MODE) | $(BUILD)/obj $(CURL_A)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+# one template for the variants of the objects (plain, ASan/UBSan, and the fuzzers' in mk/tests.mk): $(1) their
+# directory, $(2) the compiler and its flags; the status page's generated C file is compiled the same way
+define objects
+$(1)/%.o: %.c $$(CURL_MODE) | $(1) $$(CURL_A)
+	$(2) $$(DEPFLAGS) -c -o $$@ $$<
 
-$(BUILD)/asan/%.o: %.c $(CURL_MODE) | $(BUILD)/asan $(CURL_A)
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
+$(1)/web_assets.o: $$(WEB_C) src/http/webpage.h | $(1)
+	$(2) -c -o $$@ $$<
+endef
+$(eval $(call objects,$(BUILD)/obj,$$(CC) $$(CFLAGS)))
+$(eval $(call objects,$(BUILD)/asan,$$(CC) $$(CFLAGS) $$(ASAN_FLAGS)))
 
 $(WEB_C): $(WEB_FILES) scripts/embed.sh | $(BUILD)/gen
 	scripts/embed.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/obj
-	$(CC) $(CFLAGS) -c -o $@ $<
-
-$(BUILD)/asan/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/asan
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) tests/unit/unit.h $(SUPPORT_DEPS) $(CURL_A) | $(BUILD)/unit
 	$(CC) $(CFLAGS) -Itests/support -o $@ $< $(SUPPORT_SRCS) $(LIB_OBJS) $(LDLIBS) -lcmocka

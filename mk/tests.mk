@@ -90,11 +90,7 @@ FUZZ_OBJS           = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(notdir $(LIB_SRCS))
 .PHONY: fuzz fuzz-smoke fuzz-build bench
 .SECONDARY: $(FUZZ_OBJS)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(CURL_MODE) | $(BUILD)/fuzz/obj $(CURL_A)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
-
-$(BUILD)/fuzz/obj/web_assets.o: $(WEB_C) src/http/webpage.h | $(BUILD)/fuzz/obj
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(eval $(call objects,$(BUILD)/fuzz/obj,$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link))
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(SUPPORT_DEPS) $(FUZZ_OBJS) $(CURL_A) | $(BUILD)/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Werror $(FUZZ_SANITIZE) -fsanitize=fuzzer -Itests/support -o $@ $< $(SUPPORT_SRCS) \
