@@ -83,51 +83,82 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 
 const char *sup_state_name(enum sup_state s)
 {
-	static const char *const n[] = {"SAME",         "STARTING",  "RUNNING",  "BACKOFF", "SAVEPOINTING", "STOPPING",
-	                                "STOP_PENDING", "SUSPENDED", "FINISHED", "FAILED",  "STOPPED"};
-	return (size_t)s < SUP_STATE_MAX ? n[s] : "?";
+	/* by name, not by position: an enum reordered or grown keeps each name on its value (a value without one is
+	 * "?") */
+	static const char *const n[SUP_STATE_MAX] = {
+	    [SUP_SAME] = "SAME",
+	    [SUP_STARTING] = "STARTING",
+	    [SUP_RUNNING] = "RUNNING",
+	    [SUP_BACKOFF] = "BACKOFF",
+	    [SUP_SAVEPOINTING] = "SAVEPOINTING",
+	    [SUP_STOPPING] = "STOPPING",
+	    [SUP_STOP_PENDING] = "STOP_PENDING",
+	    [SUP_SUSPENDED] = "SUSPENDED",
+	    [SUP_FINISHED] = "FINISHED",
+	    [SUP_FAILED] = "FAILED",
+	    [SUP_STOPPED] = "STOPPED",
+	};
+	return (size_t)s < SUP_STATE_MAX && n[s] ? n[s] : "?";
 }
 
 const char *sup_event_name(enum sup_event e)
 {
-	static const char *const n[] = {"JOB_RUNNING",      "JVM_EXITED_OK",
-	                                "JVM_EXITED_ERROR", "JVM_KILLED",
-	                                "STARTUP_TIMEOUT",  "UNHEALTHY",
-	                                "BACKOFF_DONE",     "STOP",
-	                                "SAVEPOINT_DONE",   "SAVEPOINT_FAILED",
-	                                "DEADLINE",         "SUSPEND",
-	                                "RESUME",           "UPGRADE",
-	                                "ROLLBACK",         "LAUNCH_FAILED",
-	                                "STOP_WAIT_OVER",   "RESTORE_UNREADABLE",
-	                                "LAUNCH_DURABLE",   "STOP_CHECKPOINT"};
-	return (size_t)e < SUP_EVENT_MAX ? n[e] : "?";
+	/* by name, not by position: an enum reordered or grown keeps each name on its value (a value without one is
+	 * "?") */
+	static const char *const n[SUP_EVENT_MAX] = {
+	    [EV_JOB_RUNNING] = "JOB_RUNNING",
+	    [EV_JVM_EXITED_OK] = "JVM_EXITED_OK",
+	    [EV_JVM_EXITED_ERROR] = "JVM_EXITED_ERROR",
+	    [EV_JVM_KILLED] = "JVM_KILLED",
+	    [EV_STARTUP_TIMEOUT] = "STARTUP_TIMEOUT",
+	    [EV_UNHEALTHY] = "UNHEALTHY",
+	    [EV_BACKOFF_DONE] = "BACKOFF_DONE",
+	    [EV_STOP] = "STOP",
+	    [EV_SAVEPOINT_DONE] = "SAVEPOINT_DONE",
+	    [EV_SAVEPOINT_FAILED] = "SAVEPOINT_FAILED",
+	    [EV_DEADLINE] = "DEADLINE",
+	    [EV_SUSPEND] = "SUSPEND",
+	    [EV_RESUME] = "RESUME",
+	    [EV_UPGRADE] = "UPGRADE",
+	    [EV_ROLLBACK] = "ROLLBACK",
+	    [EV_LAUNCH_FAILED] = "LAUNCH_FAILED",
+	    [EV_STOP_WAIT_OVER] = "STOP_WAIT_OVER",
+	    [EV_RESTORE_UNREADABLE] = "RESTORE_UNREADABLE",
+	    [EV_LAUNCH_DURABLE] = "LAUNCH_DURABLE",
+	    [EV_STOP_CHECKPOINT] = "STOP_CHECKPOINT",
+	};
+	return (size_t)e < SUP_EVENT_MAX && n[e] ? n[e] : "?";
 }
 
 const char *sup_action_name(enum sup_action a)
 {
-	static const char *const n[] = {"NONE",
-	                                "MARK_STABLE",
-	                                "FINISHED",
-	                                "RESTART",
-	                                "START_FAILED",
-	                                "KILL_JVM",
-	                                "LAUNCH",
-	                                "RELAUNCH",
-	                                "STOP",
-	                                "SUSPEND",
-	                                "UPGRADE",
-	                                "ROLLBACK",
-	                                "TERMINATE",
-	                                "KILL_NOW",
-	                                "SAVEPOINT_RECORD",
-	                                "SAVEPOINT_ABANDON",
-	                                "STOPPED",
-	                                "STOPPED_SAVEPOINT",
-	                                "GO_SUSPENDED",
-	                                "EXIT",
-	                                "STOP_RUNNING",
-	                                "SPAWN"};
-	return (size_t)a < SUP_ACTION_MAX ? n[a] : "?";
+	/* by name, not by position: an enum reordered or grown keeps each name on its value (a value without one is
+	 * "?") */
+	static const char *const n[SUP_ACTION_MAX] = {
+	    [ACT_NONE] = "NONE",
+	    [ACT_MARK_STABLE] = "MARK_STABLE",
+	    [ACT_FINISHED] = "FINISHED",
+	    [ACT_RESTART] = "RESTART",
+	    [ACT_START_FAILED] = "START_FAILED",
+	    [ACT_KILL_JVM] = "KILL_JVM",
+	    [ACT_LAUNCH] = "LAUNCH",
+	    [ACT_RELAUNCH] = "RELAUNCH",
+	    [ACT_STOP] = "STOP",
+	    [ACT_SUSPEND] = "SUSPEND",
+	    [ACT_UPGRADE] = "UPGRADE",
+	    [ACT_ROLLBACK] = "ROLLBACK",
+	    [ACT_TERMINATE] = "TERMINATE",
+	    [ACT_KILL_NOW] = "KILL_NOW",
+	    [ACT_SAVEPOINT_RECORD] = "SAVEPOINT_RECORD",
+	    [ACT_SAVEPOINT_ABANDON] = "SAVEPOINT_ABANDON",
+	    [ACT_STOPPED] = "STOPPED",
+	    [ACT_STOPPED_SAVEPOINT] = "STOPPED_SAVEPOINT",
+	    [ACT_GO_SUSPENDED] = "GO_SUSPENDED",
+	    [ACT_EXIT] = "EXIT",
+	    [ACT_STOP_RUNNING] = "STOP_RUNNING",
+	    [ACT_SPAWN] = "SPAWN",
+	};
+	return (size_t)a < SUP_ACTION_MAX && n[a] ? n[a] : "?";
 }
 
 enum lifecycle_state sup_state_lifecycle(enum sup_state s)

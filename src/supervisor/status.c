@@ -12,7 +12,10 @@
 #include "util.h"
 
 static const char *const lifecycle_names[] = {
-    "CREATED", "DEPLOYED", "STABLE", "UPGRADING", "SUSPENDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED",
+    [LIFECYCLE_CREATED] = "CREATED",         [LIFECYCLE_DEPLOYED] = "DEPLOYED",
+    [LIFECYCLE_STABLE] = "STABLE",           [LIFECYCLE_UPGRADING] = "UPGRADING",
+    [LIFECYCLE_SUSPENDED] = "SUSPENDED",     [LIFECYCLE_ROLLING_BACK] = "ROLLING_BACK",
+    [LIFECYCLE_ROLLED_BACK] = "ROLLED_BACK", [LIFECYCLE_FAILED] = "FAILED",
 };
 
 const char *lifecycle_to_string(enum lifecycle_state s)

@@ -18,7 +18,7 @@ enum lifecycle_state {
 	LIFECYCLE_SUSPENDED,
 	LIFECYCLE_ROLLING_BACK,
 	LIFECYCLE_ROLLED_BACK,
-	LIFECYCLE_FAILED,
+	LIFECYCLE_FAILED, /* the last (/metrics lists every state up to it) */
 };
 const char *lifecycle_to_string(enum lifecycle_state s);
 int lifecycle_from_string(const char *s, enum lifecycle_state *ret);

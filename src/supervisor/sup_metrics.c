@@ -175,11 +175,9 @@ char *sup_metrics(struct supervisor *s)
 	strbuf_appendf(&b, "flinklet_volume_syncs_total %llu\n", (unsigned long long)store_syncs());
 
 	metric(&b, "flinklet_lifecycle_state", "gauge", "The lifecycle state: 1 for the current one.");
-	static const char *const states[] = {"CREATED",   "DEPLOYED",     "STABLE",      "UPGRADING",
-	                                     "SUSPENDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED"};
-	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
-		strbuf_appendf(&b, "flinklet_lifecycle_state{state=\"%s\"} %d\n", states[i],
-		               !strcmp(states[i], lifecycle_to_string(st->lifecycle)));
+	for (int i = LIFECYCLE_CREATED; i <= LIFECYCLE_FAILED; i++)
+		strbuf_appendf(&b, "flinklet_lifecycle_state{state=\"%s\"} %d\n",
+		               lifecycle_to_string((enum lifecycle_state)i), (enum lifecycle_state)i == st->lifecycle);
 
 	metric(&b, "flinklet_restored_from", "gauge", "What the running job was restored from: 1 for that kind.");
 	static const char *const kinds[] = {"none", "checkpoint", "savepoint"};
