@@ -57,7 +57,8 @@ def test_an_oversized_heap_is_tuned_at_the_next_launch(flinklets):
     def recommended():
         return [e for e in f.events() if e["type"] == "MemoryTuning" and "recommends" in e["message"]]
     wait_for(recommended, 180, "a MemoryTuning recommendation")
-    mt = f.status()["autoscaler"]["memoryTuning"]
+    # the status document follows the event (each reaches the volume with its own write)
+    mt = wait_for(lambda: (m := f.status()["autoscaler"]["memoryTuning"])["next"] and m, 30, "memoryTuning in status")
     assert mt["enabled"] and mt["next"] and mt["recommended"], mt
     rec = mt["recommended"]
     # an oversized heap: the recommendation is smaller, managed memory gets what it gives back
