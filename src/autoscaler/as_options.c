@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_optvalue.h"
 #include "autoscaler.h"
 
 #define P "job.autoscaler."
@@ -107,32 +108,6 @@ const struct option_def autoscaler_options[] = {
     {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
-enum kind {
-	K_BOOL,
-	K_DURATION,
-	K_INT,
-	K_DOUBLE,
-	K_LIST,
-	K_PERIODS,
-	K_BUSY,
-	K_ALIGN,
-	K_LEGACY_ALIGN,
-	K_MEMORY,
-	K_PLUGINS,
-};
-
-/* The typed view of autoscaler_options, in the same order. */
-struct field {
-	const char *key;
-	enum kind kind;
-	size_t offset;
-	double min, max; /* K_DOUBLE range (inclusive) */
-	const char *deprecated;
-	/* the other spellings in the order Flink's Configuration tries them after the key (fallback keys
-	 * first, in their declared order, then deprecated keys); NULL: only the old-prefix fallback */
-	const char *const *alternatives;
-};
-
 #define F(key, kind, member, min, max, dep)                                                                            \
 	{                                                                                                              \
 		P key, kind, offsetof(struct as_options, member), min, max, dep, NULL                                  \
@@ -208,6 +183,11 @@ static const struct field fields[] = {
 _Static_assert(NFIELDS == sizeof(autoscaler_options) / sizeof(autoscaler_options[0]) - 1,
                "fields[] must mirror autoscaler_options[]");
 
+const struct option_def *as_field_def(const struct field *f)
+{
+	return &autoscaler_options[f - fields];
+}
+
 /* Keys of plugin parameters: <prefix><name>.<anything> */
 static const char *const pattern_prefixes[] = {
     P "scaling.parallelism-alignment.mode.",
@@ -216,16 +196,6 @@ static const char *const pattern_prefixes[] = {
 };
 
 /* ---- a set of key/value entries (the spec's flinkConfiguration, maybe overlaid with plan's config) ---- */
-
-struct kv {
-	char *key;
-	char *value;
-	struct loc loc;
-};
-struct kvset {
-	struct kv *e;
-	size_t n;
-};
 
 static void kv_set(struct kvset *s, const char *key, const char *value, const struct loc *loc)
 {
@@ -253,30 +223,22 @@ static void kv_free(struct kvset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static const struct kv *kv_find(const struct kvset *s, const char *key)
-{
-	for (size_t i = 0; key && i < s->n; i++)
-		if (!strcmp(s->e[i].key, key))
-			return &s->e[i];
-	return NULL;
-}
-
 /* The entry that gives field f its value, as Flink's Configuration finds it: the key, then the other
  * spellings in their order (by default the kubernetes.operator. fallback of the key). */
 static const struct kv *effective(const struct kvset *s, const struct field *f)
 {
-	const struct kv *e = kv_find(s, f->key);
+	const struct kv *e = as_kv_find(s, f->key);
 	if (e)
 		return e;
 	if (f->alternatives) {
 		for (const char *const *k = f->alternatives; *k; k++)
-			if ((e = kv_find(s, *k)))
+			if ((e = as_kv_find(s, *k)))
 				return e;
 		return NULL;
 	}
 	char buf[256];
 	snprintf(buf, sizeof(buf), FALLBACK "%s", f->key);
-	return kv_find(s, buf);
+	return as_kv_find(s, buf);
 }
 
 /* The field a key names (any of its spellings), or NULL. */
@@ -302,249 +264,6 @@ static bool is_pattern_key(const char *key)
 		if (str_has_prefix(k, pattern_prefixes[i]) && strchr(k + strlen(pattern_prefixes[i]), '.'))
 			return true;
 	return false;
-}
-
-/* ---- value parsing ---- */
-
-static int parse_double(const char *s, double *ret)
-{
-	if (str_empty(s))
-		return -EINVAL;
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	char *copy = xstrndup(s, n);
-	/* Java's Double.parseDouble takes a trailing d/D/f/F */
-	if (n > 1 && strchr("dDfF", copy[n - 1]) && isdigit((unsigned char)copy[n - 2]))
-		copy[n - 1] = '\0';
-	char *end;
-	errno = 0;
-	double v = strtod(copy, &end);
-	bool ok = *copy && *end == '\0' && errno != ERANGE && isfinite(v) && !strpbrk(copy, "xXnNiI");
-	free(copy);
-	if (!ok)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-/* Flink's list syntax: items separated by ';', optionally quoted with ' or " (a doubled quote inside). */
-static void split_list(const char *v, struct strv *ret)
-{
-	struct strbuf item = {0};
-	char quote = 0;
-	bool quoted = false;
-	for (const char *p = v;; p++) {
-		if (quote) {
-			if (*p == quote && p[1] == quote) {
-				strbuf_appendn(&item, p, 1);
-				p++;
-			} else if (*p == quote) {
-				quote = 0;
-			} else if (*p) {
-				strbuf_appendn(&item, p, 1);
-			}
-			if (*p)
-				continue;
-		}
-		if (*p == '\0' || *p == ';') {
-			char *s = strbuf_steal(&item);
-			size_t n = strlen(s), a = 0;
-			if (!quoted) {
-				while (a < n && isspace((unsigned char)s[a]))
-					a++;
-				while (n > a && isspace((unsigned char)s[n - 1]))
-					n--;
-			}
-			if (n > a || quoted)
-				strv_push_take(ret, xstrndup(s + a, n - a));
-			free(s);
-			quoted = false;
-			if (!*p)
-				break;
-			continue;
-		}
-		if ((*p == '\'' || *p == '"') && item.len == 0) {
-			quote = *p;
-			quoted = true;
-			continue;
-		}
-		strbuf_appendn(&item, p, 1);
-	}
-	strbuf_free(&item);
-}
-
-static int parse_enum(const char *v, const char *const *names, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		if (!strcasecmp(v, names[i]))
-			return (int)i;
-	return -1;
-}
-
-static const char *const busy_names[] = {"AVG", "MAX", "MIN"};
-static const char *const align_names[] = {"BALANCED", "EVENLY_SPREAD", "OFF"};
-static const char *const legacy_align_names[] = {"EVENLY_SPREAD", "MAXIMIZE_UTILISATION"};
-
-typedef void (*report_fn)(void *ud, const struct kv *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Parses one entry's value for field f into o (when o is non-NULL). Returns 0, or -EINVAL after report. */
-static int parse_value(const struct field *f, const struct kv *e, const struct kvset *all, struct as_options *o,
-                       report_fn report, void *ud)
-{
-	const char *v = e->value;
-	void *base = o ? (void *)((char *)o + f->offset) : NULL;
-	switch (f->kind) {
-	case K_BOOL: {
-		bool b;
-		if (parse_bool(v, &b) < 0) {
-			report(ud, e, "must be true or false (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(bool *)base = b;
-		return 0;
-	}
-	case K_DURATION: {
-		usec_t us;
-		if (parse_duration(v, &us) < 0 || us / USEC_PER_MSEC > INT64_MAX / 2) {
-			report(ud, e, "must be a duration such as 30 s, 5 min or 1 h (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(int64_t *)base = (int64_t)(us / USEC_PER_MSEC);
-		return 0;
-	}
-	case K_INT: {
-		int64_t i;
-		const struct option_def *d = &autoscaler_options[f - fields];
-		if (parse_int64(v, &i) < 0) {
-			report(ud, e, "must be an integer (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (i < d->min || i > d->max) {
-			report(ud, e, "must be an integer between %lld and %lld (got \"%s\")", (long long)d->min,
-			       (long long)d->max, v);
-			return -EINVAL;
-		}
-		if (base)
-			*(int *)base = (int)i;
-		return 0;
-	}
-	case K_DOUBLE: {
-		double x;
-		if (parse_double(v, &x) < 0) {
-			report(ud, e, "must be a number (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (x < f->min || x > f->max) {
-			if (isinf(f->max))
-				report(ud, e, "must be a number of at least %g (got \"%s\")", f->min, v);
-			else
-				report(ud, e, "must be a number between %g and %g (got \"%s\")", f->min, f->max, v);
-			return -EINVAL;
-		}
-		if (base)
-			*(double *)base = x;
-		return 0;
-	}
-	case K_MEMORY: {
-		uint64_t bytes;
-		if (parse_memory(v, &bytes) < 0) {
-			report(ud, e, "must be a memory size such as 512m or 4g (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(uint64_t *)base = bytes;
-		return 0;
-	}
-	case K_LIST:
-	case K_PERIODS: {
-		struct strv items = {0};
-		split_list(v, &items);
-		int r = 0;
-		for (size_t i = 0; f->kind == K_PERIODS && i < items.n; i++) {
-			char *why = NULL;
-			if (as_period_check(items.v[i], &why) < 0) {
-				report(ud, e,
-				       "must be a list of Quartz cron expressions or daily ranges HH:mm:ss-HH:mm:ss: "
-				       "\"%s\": %s (got \"%s\")",
-				       items.v[i], why, v);
-				r = -EINVAL;
-			}
-			free(why);
-		}
-		if (base && r == 0) {
-			strv_free((struct strv *)base);
-			*(struct strv *)base = items;
-		} else {
-			strv_free(&items);
-		}
-		return r;
-	}
-	case K_PLUGINS: {
-		struct strv items = {0};
-		split_list(v, &items);
-		size_t n = items.n;
-		strv_free(&items);
-		if (n) {
-			report(
-			    ud, e,
-			    "must be empty: custom plugins are Java classes, which flinklet cannot load (got \"%s\")",
-			    v);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	case K_BUSY: {
-		int i = parse_enum(v, busy_names, 3);
-		if (i < 0) {
-			report(ud, e, "must be one of AVG, MAX, MIN (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(enum as_busy_agg *)base = (enum as_busy_agg)i;
-		return 0;
-	}
-	case K_LEGACY_ALIGN: {
-		int i = parse_enum(v, legacy_align_names, 2);
-		if (i < 0) {
-			report(ud, e, "must be one of EVENLY_SPREAD, MAXIMIZE_UTILISATION (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(enum as_align *)base =
-			    i == 0 ? AS_ALIGN_LEGACY_EVENLY_SPREAD : AS_ALIGN_LEGACY_MAXIMIZE_UTILISATION;
-		return 0;
-	}
-	case K_ALIGN: {
-		int i = parse_enum(v, align_names, 3);
-		if (i < 0) {
-			char *cls = xasprintf(P "scaling.parallelism-alignment.mode.%s.class", v);
-			char *cls2 = xasprintf(FALLBACK "%s", cls);
-			bool custom = kv_find(all, cls) || kv_find(all, cls2);
-			free(cls);
-			free(cls2);
-			if (custom) {
-				report(ud, e,
-				       "names a custom alignment mode: custom modes are Java classes, which flinklet "
-				       "cannot load (got \"%s\")",
-				       v);
-			} else {
-				const char *hint = as_did_you_mean(v, align_names, 3);
-				report(ud, e, "must be one of BALANCED, EVENLY_SPREAD, OFF (got \"%s\")%s%s%s", v,
-				       hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
-			}
-			return -EINVAL;
-		}
-		if (base)
-			*(enum as_align *)base = (enum as_align)i;
-		return 0;
-	}
-	}
-	return 0;
 }
 
 void as_options_defaults(struct as_options *o)
@@ -661,7 +380,7 @@ static int check_and_fill(const struct kvset *s, struct as_options *o, report_fn
 			continue;
 		const struct field *f = field_of(e->key);
 		if (f) {
-			if (parse_value(f, e, s, NULL, report, ud) < 0)
+			if (as_option_value(f, e, s, NULL, report, ud) < 0)
 				r = -EINVAL;
 		} else if (!is_pattern_key(e->key)) {
 			check_unknown(e, report, ud);
@@ -673,16 +392,16 @@ static int check_and_fill(const struct kvset *s, struct as_options *o, report_fn
 	for (size_t i = 0; i < NFIELDS; i++) {
 		const struct kv *e = effective(s, &fields[i]);
 		if (e && fields[i].kind != K_ALIGN && fields[i].kind != K_LEGACY_ALIGN)
-			parse_value(&fields[i], e, s, &tmp, report_none, NULL);
+			as_option_value(&fields[i], e, s, &tmp, report_none, NULL);
 	}
 	/* 3.3: the new alignment key when set, else the deprecated (legacy, blocking) one, else BALANCED */
 	const struct field *fa = field_by_key(P "scaling.parallelism-alignment.mode");
 	const struct field *fl = field_by_key(P "scaling.key-group.partitions.adjust.mode");
 	const struct kv *align = effective(s, fa), *legacy = effective(s, fl);
 	if (align)
-		parse_value(fa, align, s, &tmp, report_none, NULL);
+		as_option_value(fa, align, s, &tmp, report_none, NULL);
 	else if (legacy)
-		parse_value(fl, legacy, s, &tmp, report_none, NULL);
+		as_option_value(fl, legacy, s, &tmp, report_none, NULL);
 
 	/* the operator's validation rules (section 4) */
 	const struct kv *e;
@@ -859,7 +578,7 @@ int as_options_from_json(const struct spec *s, const cJSON *config, const char *
 			continue;
 		}
 		/* an entry given again in config replaces the spec's; keep config entries after first_config */
-		const struct kv *old = kv_find(&kv, c->string);
+		const struct kv *old = as_kv_find(&kv, c->string);
 		if (old && (size_t)(old - kv.e) < first_config) {
 			size_t idx = (size_t)(old - kv.e);
 			free(kv.e[idx].key);
