@@ -1,8 +1,8 @@
 /* as_options: every job.autoscaler.* option of reference section 4 (and its kubernetes.operator.
  * fallback spelling and deprecated keys) with its default: the option table for docs, parsing into
- * struct as_options from a spec or from plan's "config" object, and validation with the operator's rules
- * plus type and range checks, as configuration errors with "did you mean" hints.
- * It is not for using the options (as_eval.c, as_scale.c) or for excluded-period syntax (as_periods.c). */
+ * struct as_options from a spec or from plan's "config" object (each value by its kind: as_optvalue.c), and
+ * validation with the operator's rules plus type and range checks, as configuration errors with "did you mean"
+ * hints. It is not for using the options (as_eval.c, as_scale.c) or for excluded-period syntax (as_periods.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
