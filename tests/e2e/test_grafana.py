@@ -126,8 +126,10 @@ def served(text):
 @pytest.mark.asan_elsewhere
 def test_every_queried_metric_is_served(flinklets):
     dash = load()
-    wanted = dashboard_metrics(dash)
-    f = flinklets(conf=AUTOSCALER).start()
+    # served only while a tuned JVM runs (tests/e2e/test_memory_tuning.py reads it there)
+    wanted = dashboard_metrics(dash) - {"flinklet_memory_tuning_running_bytes"}
+    # a budget, so that memory tuning's recommendation and the smallest budget are served after an evaluation
+    f = flinklets(conf=AUTOSCALER, memory="1g").start()
     f.wait_stable()
     f.wait_checkpoint(2)
     code, _ = f.http("/api/v1/savepoint", method="POST", token=f.token())
@@ -155,4 +157,5 @@ def test_every_queried_metric_is_served(flinklets):
     # and the other way round: nothing flinklet serves is missing from the dashboard
     families = {fam.name for fam in text_string_to_metric_families(text)}
     uncharted = [n for n in families if n not in wanted and n + "_total" not in wanted]
+    assert "flinklet_memory_tuning_running_bytes" in dashboard_metrics(dash)
     assert not uncharted, f"served by flinklet, not on the dashboard: {sorted(uncharted)}"
