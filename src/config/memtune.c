@@ -26,7 +26,7 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 	return m > c ? m : c;
 }
 
-static bool moved(uint64_t a, uint64_t b)
+bool memtune_moved(uint64_t a, uint64_t b)
 {
 	return (a > b ? a - b : b - a) >= MEMTUNE_MIN_CHANGE;
 }
@@ -99,7 +99,8 @@ void memtune_compute(const struct spec *s, const struct memtune_in *in, struct m
 	}
 	out->t = t;
 	out->ok = true;
-	out->changed = moved(out->after.heap, out->before.heap) || moved(out->after.managed, out->before.managed) ||
-	               moved(out->after.metaspace, out->before.metaspace);
+	out->changed = memtune_moved(out->after.heap, out->before.heap) ||
+	               memtune_moved(out->after.managed, out->before.managed) ||
+	               memtune_moved(out->after.metaspace, out->before.metaspace);
 	describe(out);
 }

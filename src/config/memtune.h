@@ -42,6 +42,8 @@ struct memtune {
 	bool changed;        /* a pool moves by at least MEMTUNE_MIN_CHANGE */
 };
 
+/* Whether a pool of a bytes and one of b differ by at least MEMTUNE_MIN_CHANGE. */
+bool memtune_moved(uint64_t a, uint64_t b);
 /* Tunes s's memory (s->memory set) from what was used. */
 void memtune_compute(const struct spec *s, const struct memtune_in *in, struct memtune *out);
 

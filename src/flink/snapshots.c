@@ -316,13 +316,20 @@ static char *parent_of(const char *path)
 	return len > 0 ? xstrndup(path, len) : NULL;
 }
 
-int checkpoint_verify(const char *location, const char *checkpoint_dir, const char *job_id, int64_t id, char **why)
+/* The local path of a snapshot location (malloc'd), or NULL with why. */
+static char *location_path(const char *location, char **why)
 {
 	char *path = location ? local_path_from_uri(location) : NULL;
-	if (!path) {
+	if (!path)
 		*why = xasprintf("%s is no local path", location ? location : "(no location)");
+	return path;
+}
+
+int checkpoint_verify(const char *location, const char *checkpoint_dir, const char *job_id, int64_t id, char **why)
+{
+	char *path = location_path(location, why);
+	if (!path)
 		return -EINVAL;
-	}
 	char name[32];
 	snprintf(name, sizeof(name), "chk-%lld", (long long)id);
 	char *jobdir = path_join(checkpoint_dir, job_id), *want = path_join(jobdir, name);
@@ -351,11 +358,9 @@ int checkpoint_verify(const char *location, const char *checkpoint_dir, const ch
 int savepoint_verify(const char *location, const char *savepoint_dir, const char *job_id, int64_t above,
                      int64_t *ret_id, char **why)
 {
-	char *path = location ? local_path_from_uri(location) : NULL;
-	if (!path) {
-		*why = xasprintf("%s is no local path", location ? location : "(no location)");
+	char *path = location_path(location, why);
+	if (!path)
 		return -EINVAL;
-	}
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", job_id);
 	char *parent = parent_of(path), *bad = NULL;

@@ -122,9 +122,7 @@ void status_free(struct status *st)
 	free(st->flink_version);
 	free(st->intent);
 	free(st->autoscaler_overrides);
-	free(st->memory_tuning.reason);
-	free(st->memory_tuning.suspended);
-	st->memory_tuning.reason = st->memory_tuning.suspended = NULL;
+	status_memtuning_clear(&st->memory_tuning);
 	free(st->http_address);
 	free(st->token_file);
 	free(st->error);

@@ -16,9 +16,10 @@
 /* Two tuned JVMs in a row that ended on their own before an evaluation: the tuning is the likelier cause. */
 #define TUNED_FAILURES_MAX 2
 
+/* A recommendation moved from the last one said (-1: none said yet). */
 static bool moved(int64_t was, uint64_t now)
 {
-	return was < 0 || (uint64_t)was > now + MEMTUNE_MIN_CHANGE || now > (uint64_t)was + MEMTUNE_MIN_CHANGE;
+	return was < 0 || memtune_moved((uint64_t)was, now);
 }
 
 /* Tuning suspended for an earlier budget resumes once spec.resources.memory changed. */

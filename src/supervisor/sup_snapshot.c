@@ -140,6 +140,18 @@ static int on_stop_poll(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* The stop's savepoint on the volume (a file: URI, malloc'd) or NULL: the newest new one since the request, if its
+ * id is above `above` (the newest checkpoint on the volume). */
+static char *find_stop_savepoint(struct supervisor *s, int64_t above)
+{
+	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->snapshot.savepoints_before, above);
+	if (!found)
+		return NULL;
+	char *uri = file_uri_from_path(found);
+	free(found);
+	return uri;
+}
+
 /* Flink says the stop-with-savepoint completed at location: the stop ends on it only when the volume holds it, a
  * savepoint of the job newer than every checkpoint there (what the next start restores); else on the stop's
  * savepoint found on the volume, else on none (SavepointFailed: the newest checkpoint stays the restore point). */
@@ -153,7 +165,7 @@ static void stop_savepoint_reported(struct supervisor *s, const char *location)
 		sup_raise(s, EV_SAVEPOINT_DONE);
 		return;
 	}
-	char *found = sup_snapshot_find_stop_savepoint(s);
+	char *found = find_stop_savepoint(s, above);
 	if (found) {
 		log_warn("Flink reported the stop's savepoint at %s, but %s; the stop's savepoint is %s", location, why,
 		         found);
@@ -304,17 +316,6 @@ int sup_snapshot_stop_with_savepoint(struct supervisor *s, usec_t until)
 	usec_t now = now_monotonic();
 	sup_arm(s, &s->snapshot.savepoint_timer, until > now ? until - now : 0, on_stop_timeout);
 	return 0;
-}
-
-char *sup_snapshot_find_stop_savepoint(struct supervisor *s)
-{
-	char *found = savepoint_find_newest(s->sp_dir, s->job_id, &s->snapshot.savepoints_before,
-	                                    checkpoints_newest_id(s->ckpt_dir, s->job_id));
-	if (!found)
-		return NULL;
-	char *uri = file_uri_from_path(found);
-	free(found);
-	return uri;
 }
 
 /* ---- savepoints and checkpoints while running ---- */
@@ -795,7 +796,7 @@ bool sup_snapshot_recover_stop_savepoint(struct supervisor *s)
 {
 	if (s->snapshot.savepoint_recorded)
 		return true;
-	char *found = sup_snapshot_find_stop_savepoint(s);
+	char *found = find_stop_savepoint(s, checkpoints_newest_id(s->ckpt_dir, s->job_id));
 	if (!found)
 		return false;
 	s->snapshot.savepoint_recorded = true;

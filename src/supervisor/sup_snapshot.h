@@ -11,7 +11,6 @@ struct reaped;
 /* The stop-with-savepoint of a shutdown, suspend or upgrade: its intent first, then the request; a SavepointFailed
  * once `until` (monotonic: the stop's share of its budget, sup_stop.c) passes without it. 0, or -errno. */
 int sup_snapshot_stop_with_savepoint(struct supervisor *s, usec_t until);
-char *sup_snapshot_find_stop_savepoint(struct supervisor *s);
 void sup_snapshot_record_savepoint(struct supervisor *s, const char *location, const char *trigger, const char *format);
 void sup_snapshot_request_savepoint(struct supervisor *s, const char *trigger);
 void sup_snapshot_request_checkpoint(struct supervisor *s, const char *trigger);
