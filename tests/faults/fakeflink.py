@@ -296,6 +296,19 @@ def end_soon(stop_file, delay=0.3):
     threading.Timer(delay, lambda: open(stop_file, "w").close()).start()
 
 
+def end_once_reported(server, stop_file):
+    """Makes the fake JVM end once flinklet has been told where the stop's savepoint is (the first COMPLETED answer
+    to its status poll), as the MiniCluster does once its job stopped with a savepoint; unlike a fixed delay after
+    the stop request, a loaded machine cannot let the JVM end before flinklet hears of the savepoint."""
+    done = []
+
+    def reported():
+        if not done:
+            done.append(True)
+            end_soon(stop_file, 0.1)
+    server.on_savepoint_reported = reported
+
+
 def write_fake_java(directory, stop_file):
     """A "java" that stays up like a JVM (until killed, or until stop_file exists: the job ended)."""
     path = os.path.join(directory, "java")

@@ -27,6 +27,7 @@ import pytest
 
 from attack_kit import MAGIC, http, token
 from conftest import BIN, wait_for
+from fakeflink import end_once_reported
 
 JID = "0123456789abcdef0123456789abcdef"
 BEFORE = 7                     # the newest checkpoint before the signal, on disk and reported by Flink
@@ -757,13 +758,13 @@ def run(server, supervisors, state, version="2.3.1", conf=None):
     return sup
 
 
-def stop_on(server, sup, d, delay=0.8):
+def stop_on(server, sup, d):
     """SIGTERM; Flink completes the stop-with-savepoint at d and the JVM ends (exit 0)."""
     server.checkpoint = None  # no state size told: a savepoint is taken
     server.savepoint_location = "file:" + d
-    server.on_stop = lambda: later(delay, lambda: open(sup.stop_file, "w").close())
+    end_once_reported(server, sup.stop_file)
     assert sup.stop() == 0, sup.logs()[-3000:]
-    server.savepoint_location = server.on_stop = None
+    server.savepoint_location = server.on_savepoint_reported = None
     return sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
 
 
@@ -1015,7 +1016,7 @@ def test_seventeen_claims_in_a_row(server, supervisors, tmp_path):
     dirs = []
     for i in range(18):
         dirs.append(savepoint(state, BEFORE + i, f"s{i:02d}s{i:02d}s{i:02d}s{i:02d}", files=(f"s{i:02d}-sst-1",)))
-        stop_on(server, sup, dirs[-1], delay=0.4)
+        stop_on(server, sup, dirs[-1])
         sup = run(server, supervisors, state, conf=conf)
         assert point_of(launches(sup.spawns)[-1]) == (f"file://{dirs[-1]}", "claim"), launches(sup.spawns)
     sup.cleanup()
@@ -1057,7 +1058,7 @@ def test_the_claim_mode_by_flink_version(server, supervisors, tmp_path, version,
     jars = version.split("-")[0]
     first = run(server, supervisors, state, jars)
     d = savepoint(state, BEFORE, "aaaaaaaaaaaa")
-    sp = stop_on(server, first, d, delay=0.5)
+    sp = stop_on(server, first, d)
     assert sp["formatType"] == "NATIVE", sp
     # outside: the savepoint directory was moved elsewhere since the stop (Flink writes a stop savepoint only where
     # flinklet asks, and flinklet takes one only from there)

@@ -890,7 +890,7 @@ def test_a_recorded_savepoint_that_lost_its_metadata(server, supervisors, damage
     status.json; then its _metadata is lost (a power cut: Flink does not sync it) or left empty. The next start must
     not trust it (restore chk-3), must not stop on it, and an empty (damaged) _metadata's savepoint must stay
     ("every checkpoint or savepoint whose _metadata is damaged ... stay"), through two sweeps."""
-    from fakeflink import end_soon
+    from fakeflink import end_once_reported
     sup = supervisors(server, upgrade_mode="savepoint")
     spawns = install_fake_java(sup, end_code=1, consume_stop=True)
     prepare(sup)
@@ -898,13 +898,13 @@ def test_a_recorded_savepoint_that_lost_its_metadata(server, supervisors, damage
     chk(st, 3)
     spd = sp(st, 7, "abcdefabcdef")
     server.savepoint_location = "file:" + spd
-    server.on_stop = lambda: end_soon(sup.stop_file)
+    end_once_reported(server, sup.stop_file)
     sup.start()
     running(sup)
     assert sup.stop() == 0
     assert sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]["location"].rstrip("/").endswith(spd[-12:])
     server.savepoint_location = None
-    server.on_stop = None
+    server.on_savepoint_reported = None
     if damage == "no-metadata":
         os.unlink(os.path.join(spd, "_metadata"))
     else:

@@ -10,7 +10,7 @@ import struct
 
 from attack_kit import MAGIC, install_fake_java
 from conftest import wait_for
-from fakeflink import end_soon
+from fakeflink import end_once_reported
 
 JID = "0123456789abcdef0123456789abcdef"
 TIMEOUT = 60
@@ -56,10 +56,10 @@ def launches(spawns):
 def stop_with(sup, server, path):
     """SIGTERM; the fake completes the stop-with-savepoint at path and the JVM ends."""
     server.savepoint_location = "file:" + path
-    server.on_stop = lambda: end_soon(sup.stop_file)
+    end_once_reported(server, sup.stop_file)
     assert sup.stop() == 0
     server.savepoint_location = None
-    server.on_stop = None
+    server.on_savepoint_reported = None
     sp = sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
     assert sp["formatType"] == "NATIVE" and sp["triggerType"] == "UPGRADE", sp
     return sp["location"]
