@@ -10,9 +10,11 @@ unit-asan: $(ASAN_BINS)
 	@set -e; for t in $(ASAN_BINS); do echo "== $$t (asan+ubsan)"; \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
 
+# E2E_FILES narrows e2e, e2e-asan and e2e-rest to some files (scripts/lanes.py runs them a file at a time)
+E2E_FILES ?= tests/e2e
 e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
-	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 tests/e2e $(E2E_ARGS)
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 $(E2E_FILES) $(E2E_ARGS)
 
 # check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses compiled (not run), and the
 # files of tests/e2e that start no JVM
@@ -27,7 +29,7 @@ check-fast: all unit lint
 e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) \
-	python3 -m pytest -v --durations=20 -m "heavy or asan_elsewhere" tests/e2e $(E2E_ARGS)
+	python3 -m pytest -v --durations=20 -m "heavy or asan_elsewhere" $(E2E_FILES) $(E2E_ARGS)
 
 # e2e-matrix: the core e2e files (recovery, never-rewind, lifecycle, promotion) on each Flink version of
 # MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION.
@@ -50,25 +52,26 @@ lint:
 
 # check runs each e2e file once: under ASan and UBSan (e2e-asan) unless it is heavy or its C paths run under
 # them elsewhere (asan_elsewhere), those against the optimised build (e2e-rest); `make e2e` runs them all against
-# the optimised build. e2e-matrix: the core files again on the other Flink versions. On 2 cores the end-to-end
-# suites run two at a time: e2e-asan beside check-side (the fault injection's fake JVM and fake REST server, then
-# valgrind and chaos, one JVM each), then e2e-rest beside e2e-matrix. What they need is built first, so that no two
-# makes build the same file.
+# the optimised build. e2e-matrix: the core files again on the other Flink versions. After the build, the unit
+# tests and lint, everything that makes check's tests is built (so that no two makes build the same file), then
+# scripts/lanes.py runs the suites on CHECK_LANES lanes as one item per test file and suite (and the fault injection,
+# valgrind, chaos, the fuzzers' smoke run and the parity harnesses as an item each), longest first by the seconds
+# of tests/lanes.json, and says where the time went; its logs are in build/lanes/, and `make check-times` refreshes
+# tests/lanes.json from the last run's build/lanes/times.json.
+CHECK_LANES ?= 2
+CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity
 check: deps
 	$(MAKE) all unit unit-asan lint
-	$(MAKE) quartz-parity
-	$(MAKE) fuzz-smoke
-	$(MAKE) parity
-	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib
-	$(MAKE) --output-sync=target -j2 e2e-asan check-side
-	$(MAKE) --output-sync=target -j2 e2e-rest e2e-matrix
+	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib fuzz-build $(PARITY_JAR) \
+	  parity-116-harness $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
+	@set -e; for v in $(MATRIX_VERSIONS); do $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; done
+	python3 scripts/lanes.py --lanes $(CHECK_LANES) --make "$(MAKE)" --out $(BUILD)/lanes \
+	  --estimates tests/lanes.json --record $(BUILD)/lanes/times.json --whole "$(CHECK_WHOLE)" \
+	  --matrix-versions "$(MATRIX_VERSIONS)" --matrix-files "$(MATRIX_FILES)" $(if $(CHECK_ONLY),--only "$(CHECK_ONLY)")
 
-# what runs beside e2e-asan in check, one after the other
-.PHONY: check-side
-check-side:
-	$(MAKE) faults
-	$(MAKE) valgrind
-	$(MAKE) chaos
+.PHONY: check-times
+check-times:
+	cp $(BUILD)/lanes/times.json tests/lanes.json
 
 # ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
 # libFuzzer targets built by clang with ASan and UBSan: every src/*/*.c but main.c compiled with the fuzz
@@ -174,7 +177,7 @@ e2e-asan: $(BUILD)/asan/flinklet flink-lib jobs
 	FLINKLET_ASAN_CC="$(CC) $(CFLAGS) $(ASAN_LINK)" \
 	ASAN_OPTIONS=detect_leaks=1:log_path=$(E2E_SANITIZER_LOGS)/asan \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(E2E_SANITIZER_LOGS)/ubsan \
-	python3 -m pytest -v -p no:cacheprovider --durations=20 -m "not heavy and not asan_elsewhere" tests/e2e $(E2E_ARGS)
+	python3 -m pytest -v -p no:cacheprovider --durations=20 -m "not heavy and not asan_elsewhere" $(E2E_FILES) $(E2E_ARGS)
 
 valgrind: $(BUILD)/flinklet flink-lib jobs
 	rm -rf $(VALGRIND_LOGS) && mkdir -p $(VALGRIND_LOGS)
@@ -183,15 +186,18 @@ valgrind: $(BUILD)/flinklet flink-lib jobs
 
 # ---- fault injection on Flink's side (issue 8, item 3; tests/faults/) ------------------------------------
 # The real build/flinklet against a misbehaving stand-in for Flink's REST API, with a fake "java" that only
-# stays up. FAULTS_BIN picks another build of flinklet (for example one with sanitizers).
-FAULTS_BIN ?= $(CURDIR)/$(BUILD)/flinklet
+# stays up. FAULTS_BIN picks another build of flinklet (for example one with sanitizers). The tests mostly wait on
+# flinklet's timers, so FAULTS_JOBS of them run at once (pytest-xdist; each has its own ports and folders).
+FAULTS_BIN  ?= $(CURDIR)/$(BUILD)/flinklet
+FAULTS_JOBS ?= 4
 .PHONY: faults
 # volshim: the LD_PRELOAD library of the volume fault tests (test_volume_faults.py); never installed
 $(BUILD)/volshim.so: tests/faults/volshim.c
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 faults: $(BUILD)/flinklet $(BUILD)/volshim.so
-	FLINKLET_BIN=$(FAULTS_BIN) FLINKLET_VOLSHIM=$(CURDIR)/$(BUILD)/volshim.so python3 -m pytest -v -p no:cacheprovider tests/faults $(FAULTS_ARGS)
+	FLINKLET_BIN=$(FAULTS_BIN) FLINKLET_VOLSHIM=$(CURDIR)/$(BUILD)/volshim.so python3 -m pytest -v -p no:cacheprovider \
+	  -n $(FAULTS_JOBS) tests/faults $(FAULTS_ARGS)
 
 # ---- chaos (issue 8, item 1; tests/chaos/chaos.py) -------------------------------------------------------
 # The exactly-once job under flinklet, faulted CHAOS_ROUNDS times at random (kill -9 of the JVM, flinklet or both,

@@ -88,6 +88,7 @@ py() {
 	}
 }
 py pytest pytest python3-pytest
+py xdist pytest-xdist python3-pytest-xdist "make faults runs its tests four at a time with it"
 py prometheus_client prometheus_client python3-prometheus-client "the e2e tests parse /metrics with it"
 py yaml pyyaml python3-yaml "the e2e tests read the Kubernetes manifests with it"
 py jsonschema jsonschema python3-jsonschema "the export tests validate against the operator's CRD with it"
