@@ -19,7 +19,7 @@ import time
 import pytest
 
 from conftest import wait_for
-from test_kafka import KAFKA_JOBS_JAR, TX_TIMEOUT_S, Broker, _die_with_pytest
+from kafkakit import KAFKA_JOBS_JAR, TX_TIMEOUT_S, Broker, die_with_pytest
 
 pytestmark = pytest.mark.asan_elsewhere
 
@@ -52,7 +52,7 @@ class Input:
         self.proc = subprocess.Popen(
             broker.java("org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", broker.bootstrap,
                         "--topic", topic, "--producer-property", "linger.ms=20"),
-            stdin=subprocess.PIPE, stdout=broker.tools_log, stderr=subprocess.STDOUT, preexec_fn=_die_with_pytest)
+            stdin=subprocess.PIPE, stdout=broker.tools_log, stderr=subprocess.STDOUT, preexec_fn=die_with_pytest)
         self.seq, self.done = first, threading.Event()
         self.thread = threading.Thread(target=self._feed, daemon=True)
         self.thread.start()
@@ -134,7 +134,7 @@ def test_a_kafka_backlog_scales_up_within_the_partitions_drains_and_scales_down(
     r = subprocess.run(broker.java("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", broker.bootstrap,
                                    "--create", "--topic", topic, "--partitions", str(PARTITIONS),
                                    "--replication-factor", "1"),
-                       stdout=broker.tools_log, stderr=subprocess.STDOUT, timeout=120, preexec_fn=_die_with_pytest)
+                       stdout=broker.tools_log, stderr=subprocess.STDOUT, timeout=120, preexec_fn=die_with_pytest)
     assert r.returncode == 0, f"the topic was not made; see {broker.root}/tools.log"
     broker.produce(topic, range(BACKLOG))
     args = ["--bootstrap", broker.bootstrap, "--input", topic, "--output", "as-out",

@@ -5,12 +5,16 @@ calls to flinklet's endpoint."""
 import json
 import os
 import struct
+import subprocess
 import threading
 import time
 import urllib.error
 import urllib.request
 
+from conftest import BIN, Supervisor
+
 SHIM = os.environ.get("FLINKLET_VOLSHIM", os.path.abspath("build/volshim.so"))
+UID_A, UID_B = 1001, 1002  # two uids of group 0 taking turns on one volume (AsUid)
 MAGIC = 0x4960672D  # Flink's checkpoint metadata magic number (the first 4 bytes of every _metadata)
 
 
@@ -146,3 +150,36 @@ class Call:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "the request was never answered"
         return self.result
+
+
+class AsUid(Supervisor):
+    """A Supervisor run as uid:gid with supplementary groups, with an umask, on a shared state directory."""
+
+    def __init__(self, base, server, sub, uid=None, gid=0, groups=(0,), umask=0o022, **kw):
+        tmp = base / sub
+        tmp.mkdir()
+        os.chmod(tmp, 0o755)
+        super().__init__(tmp, server, state_dir=str(base / "state"), **kw)
+        server.state_dirs[:] = list(dict.fromkeys(server.state_dirs))
+        self.uid, self.gid, self.groups, self.umask = uid, gid, groups, umask
+        self.spawns = install_fake_java(self, touch_state=True)
+        open(self.spawns, "w").close()
+        os.chmod(self.spawns, 0o666)
+        self.tmpdir = str(base / "tmp")
+
+    def start(self):
+        self.log = open(self.log_path, "ab")
+        prefix = []
+        if self.uid is not None:
+            prefix = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}",
+                      "--groups=" + ",".join(str(g) for g in self.groups), "--"]
+        um = self.umask
+        self.proc = subprocess.Popen([*prefix, BIN, "run", "-c", str(self.config), "--state-dir", self.state,
+                                      "--flink-home", str(self.flink_home)],
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     env=dict(os.environ, TMPDIR=self.tmpdir), preexec_fn=lambda: os.umask(um))
+        return self
+
+    def argv_of_spawn(self, n=-1):
+        with open(self.spawns) as f:
+            return [line for line in f if line.strip()][n].split()

@@ -14,13 +14,13 @@ import pathlib
 
 import pytest
 
-from attack_kit import http, install_fake_java, job_id, spawn_count, write_checkpoint
-from conftest import BIN, Supervisor, wait_for
+from attack_kit import UID_A, UID_B, AsUid, http, job_id, spawn_count, write_checkpoint
+from conftest import BIN, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                                 reason="needs root and setpriv to run flinklet as other uids")
 
-UID_A, UID_B, UID_OTHER = 1001, 1002, 1005
+UID_OTHER = 1005
 
 
 @pytest.fixture
@@ -34,39 +34,6 @@ def base():
     yield pathlib.Path(d)
     if not os.environ.get("ATTACK_KEEP"):
         shutil.rmtree(d, ignore_errors=True)
-
-
-class AsUid(Supervisor):
-    """A Supervisor run as uid:gid with supplementary groups, with an umask, on a shared state directory."""
-
-    def __init__(self, base, server, sub, uid=None, gid=0, groups=(0,), umask=0o022, **kw):
-        tmp = base / sub
-        tmp.mkdir()
-        os.chmod(tmp, 0o755)
-        super().__init__(tmp, server, state_dir=str(base / "state"), **kw)
-        server.state_dirs[:] = list(dict.fromkeys(server.state_dirs))
-        self.uid, self.gid, self.groups, self.umask = uid, gid, groups, umask
-        self.spawns = install_fake_java(self, touch_state=True)
-        open(self.spawns, "w").close()
-        os.chmod(self.spawns, 0o666)
-        self.tmpdir = str(base / "tmp")
-
-    def start(self):
-        self.log = open(self.log_path, "ab")
-        prefix = []
-        if self.uid is not None:
-            prefix = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}",
-                      "--groups=" + ",".join(str(g) for g in self.groups), "--"]
-        um = self.umask
-        self.proc = subprocess.Popen([*prefix, BIN, "run", "-c", str(self.config), "--state-dir", self.state,
-                                      "--flink-home", str(self.flink_home)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=dict(os.environ, TMPDIR=self.tmpdir), preexec_fn=lambda: os.umask(um))
-        return self
-
-    def argv_of_spawn(self, n=-1):
-        with open(self.spawns) as f:
-            return [line for line in f if line.strip()][n].split()
 
 
 def stable(sup):

@@ -516,7 +516,7 @@ def test_a_state_dir_flinklet_makes_in_a_setgid_volume(server, supervisors, tmp_
     import pathlib
     import shutil
     import tempfile
-    from test_attack_uid import AsUid, UID_A, UID_B
+    from attack_kit import UID_A, UID_B, AsUid
     base = pathlib.Path(tempfile.mkdtemp(prefix="attack2-uid-", dir="/tmp"))
     try:
         os.chmod(base, 0o755)

@@ -13,19 +13,13 @@ through its log (written at once, not on the volume) and its HTTP endpoint (serv
 import json
 import os
 import signal
-import urllib.request
 
 from conftest import wait_for
-from test_volume_faults import FAST, SHIM, make_savepoint, post, stable
+from volkit import FAST, SHIM, get, make_savepoint, post, stable
 
 LAUNCHED = "started the MiniCluster JVM"
 RETENTION = dict(FAST, **{"kubernetes.operator.savepoint.history.max.count": "1",
                           "flinklet.health.rest-timeout": "1 h"})
-
-
-def get(addr, path):
-    with urllib.request.urlopen(f"http://{addr}{path}", timeout=30) as r:
-        return r.status, json.loads(r.read())
 
 
 def big_savepoint(state, job_id, files=300):

@@ -106,7 +106,7 @@ def test_a_launch_called_off_before_its_jvm_counts_no_start(server, supervisors,
 def test_after_a_sigterm_stop_no_task_is_running(server, supervisors, tmp_path, upgrade_mode):
     """After a SIGTERM stop status.json claims no running task (the JVM is gone), the job is SUSPENDED (the stop's
     word), the JVM's pid is 0."""
-    from test_volume_faults import make_savepoint
+    from volkit import make_savepoint
     sup = supervisors(server, upgrade_mode=upgrade_mode).start()
     st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
     assert st["jobStatus"]["tasks"]["running"] == 2, st["jobStatus"]

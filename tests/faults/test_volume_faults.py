@@ -21,7 +21,6 @@ import queue
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import urllib.request
 
@@ -29,37 +28,9 @@ import pytest
 
 from conftest import Supervisor, wait_for
 from fakeflink import FakeFlink
+from volkit import FAST, SHIM, get, make_savepoint, post, stable
 
-SHIM = os.environ.get("FLINKLET_VOLSHIM", os.path.abspath("build/volshim.so"))
 TEMP = re.compile(r"^\..+\.tmp\.\d+$")
-FAST = {"flinklet.rest.poll-interval": "50 ms"}
-
-
-def make_savepoint(state, job_id):
-    """What Flink leaves for a completed savepoint: a directory of a new name (Flink's are random) with a
-    _metadata Flink can read, its checkpoint id above those before it (Flink's counter goes on)."""
-    parent = os.path.join(state, "savepoints")
-    cid = len(os.listdir(parent)) + 1 if os.path.isdir(parent) else 1
-    path = os.path.join(parent, f"savepoint-{job_id[:6]}-{os.urandom(6).hex()}")
-    os.makedirs(path)
-    with open(os.path.join(path, "_metadata"), "wb") as f:
-        f.write(struct.pack(">IIQ", 0x4960672D, 4, cid) + b"\0" * 64)
-    return path
-
-
-def post(st, what):
-    with open(st["supervisor"]["tokenFile"]) as f:
-        token = f.read().strip()
-    req = urllib.request.Request(f"http://{st['supervisor']['httpAddress']}/api/v1/{what}", data=b"",
-                                 method="POST", headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=5) as r:
-        return r.status
-
-
-def stable(sup, st):
-    """STABLE as written by this flinklet (not a status.json an earlier one left)."""
-    return (st and st["supervisor"]["pid"] == sup.proc.pid and st["lifecycleState"] == "STABLE"
-            and st["jvm"]["pid"] > 0 and st)
 
 
 def scenario(sup, server):
@@ -354,11 +325,6 @@ def test_a_slow_volume_holds_back_neither_a_restart_nor_a_record(server, supervi
 # its log (written at once, not on the volume) and its HTTP endpoint (served from memory), then lets go.
 
 LAUNCHED = "started the MiniCluster JVM"
-
-
-def get(addr, path):
-    with urllib.request.urlopen(f"http://{addr}{path}", timeout=30) as r:
-        return r.status, json.loads(r.read())
 
 
 def held_run(supervisors, server, tmp_path):
