@@ -147,6 +147,15 @@ class MemoryLimit:
         ctl = "memory.limit_in_bytes" if self.version == 1 else "memory.max"
         return f"cgroup v{self.version} {ctl}={self.limit} ({self.path})"
 
+    def reset_peak(self):
+        """Starts the peak charge over from what is charged now (v1: memory.max_usage_in_bytes; v2 kernels from
+        6.12 take a write to memory.peak); False when the kernel cannot."""
+        try:
+            self._write("memory.max_usage_in_bytes" if self.version == 1 else "memory.peak", 0)
+            return True
+        except OSError:
+            return False
+
     def stats(self):
         """{'peak': bytes the cgroup was charged at most (page cache included), 'oom_kills': n, 'failcnt': n}."""
         out = {"peak": 0, "oom_kills": 0, "failcnt": 0}
