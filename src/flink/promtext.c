@@ -111,6 +111,10 @@ static bool read_comment(struct reader *r, const char *p, const char *end)
 	if (help) {
 		if (find(&r->helped, name, n))
 			return fail(r, "a second HELP line for %.*s", (int)n, name);
+		for (const char *q = p; q < end; q++)
+			if (*q == '\\' && (++q == end || (*q != '\\' && *q != 'n')))
+				return fail(r, "the HELP text of %.*s has an escape other than \\\\ or \\n", (int)n,
+				            name);
 		strv_push_take(&r->helped, xstrndup(name, n));
 		return true;
 	}

@@ -18,6 +18,7 @@ static const char FLINK[] =
     "NaN\n"
     "\n"
     "# a comment\n"
+    "# HELP rpc_latency with \\\\ and \\n escaped\n"
     "# TYPE rpc_latency summary\n"
     "rpc_latency{quantile=\"0.5\"} 1.5e-3 1700000000000\n"
     "rpc_latency_sum 12\n"
@@ -74,6 +75,8 @@ static void test_what_would_break_the_scrape_is_refused(void **state)
 {
 	(void)state;
 	refused("a 1\nb 2", "line 2: the last line has no end");
+	refused("# HELP a x \\q\n", "line 1: the HELP text of a has an escape other than");
+	refused("# HELP a x \\\n", "line 1: the HELP text of a has an escape other than");
 	refused("a 1\n# TYPE a gauge\n", "line 2: the TYPE line of a comes after its samples");
 	refused("# TYPE a gauge\n# TYPE a gauge\n", "line 2: a second TYPE line for a");
 	refused("# HELP a x\n# HELP a y\n", "line 2: a second HELP line for a");
