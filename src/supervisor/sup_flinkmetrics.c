@@ -77,6 +77,9 @@ int sup_flinkmetrics_launch_port(struct supervisor *s, const struct spec *spec)
 	free(fm->off);
 	fm->off = off;
 	fm->port = port;
+	char *said = off ? xasprintf("off: %s", off) : xasprintf("127.0.0.1:%d", port);
+	status_set_string(&s->status.flink_metrics, said);
+	free(said);
 	if (!fm->timeline.cap)
 		recent_init(&fm->timeline, FLINKMETRICS_TIMELINE);
 	return port;

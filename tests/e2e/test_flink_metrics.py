@@ -119,6 +119,7 @@ def test_flinks_job_metrics_on_flinklets_port(flinklets):
     jm = json.loads(body)
     assert jm["enabled"] and jm["up"] and jm["off"] is None
     port = jm["port"]
+    assert f.status()["supervisor"]["flinkMetrics"] == f"127.0.0.1:{port}"
     addrs = listeners(port)
     assert addrs and set(addrs) <= LOOPBACK, f"Flink's reporter on port {port} listens on {addrs}"
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
@@ -167,3 +168,4 @@ def test_a_users_own_reporter_wins(flinklets):
     jm = json.loads(f.http("/jobmetrics")[1])
     assert not jm["enabled"] and "metrics.reporter.prom" in jm["off"]
     assert "the configuration sets metrics.reporter.prom" in f.logs()
+    assert f.status()["supervisor"]["flinkMetrics"].startswith("off: the configuration sets metrics.reporter.prom")
