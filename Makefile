@@ -5,6 +5,9 @@ FLINK_VERSION ?= 2.2.1
 # flink-statebackend-forst in lib/ (state.backend.type: forst): Flink 2.x only, none for 1.20.x. Maven Central has
 # no 2.2.1 of it (nor any 2.1.x): 2.2.1 takes 2.2.0's, checked by tests/e2e/test_native_savepoints.py. Empty: none.
 FORST_VERSION ?= $(if $(filter 2.2.1,$(FLINK_VERSION)),2.2.0,$(if $(filter 2.%,$(FLINK_VERSION)),$(FLINK_VERSION)))
+# flink-metrics-prometheus in lib/ (deps/flink, deps/reporter): Maven Central has none at 1.20.4 or 1.20.5, so 1.20.x
+# takes 1.20.3's, whose classes flinklet's reporter uses are the same (javap)
+PROMETHEUS_REPORTER_VERSION ?= $(if $(filter 1.20.%,$(FLINK_VERSION)),1.20.3,$(FLINK_VERSION))
 PREFIX        ?= /usr/local
 BUILD         ?= build
 FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
@@ -136,10 +139,14 @@ deps:
 deps-run:
 	CURL=$(CURL) scripts/deps.sh run
 
+# Flink's jars, and flinklet's loopback Prometheus reporter built against them (deps/reporter: Flink's metrics
+# through flinklet's /metrics)
 flink-lib: $(FLINK_LIB)/.complete
-$(FLINK_LIB)/.complete: deps/flink/pom.xml
+$(FLINK_LIB)/.complete: deps/flink/pom.xml deps/reporter/pom.xml $(shell find deps/reporter/src -type f 2>/dev/null)
 	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
-		$(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
+		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) $(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
+	cd deps/reporter && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
+		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dreporter.build.dir=$(CURDIR)/$(BUILD)/reporter-$(FLINK_VERSION)
 	touch $@
 
 kafka-lib: $(KAFKA_LIB)/.complete

@@ -77,6 +77,18 @@ if [ "$mode" = run ]; then
 	exit 0
 fi
 
+# promtool (tests/e2e/test_flink_metrics.py checks a real scrape of /metrics with `promtool check metrics`): taken
+# out of Debian's prometheus package into build/tools/, without installing (or starting) the Prometheus server
+if ! command -v promtool >/dev/null && [ ! -x build/tools/promtool ]; then
+	echo "deps: extracting promtool from Debian's prometheus package into build/tools/"
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download -q prometheus >/dev/null 2>&1) &&
+		dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" ./usr/bin/promtool &&
+		mkdir -p build/tools && mv "$tmp/usr/bin/promtool" build/tools/promtool
+	rm -rf "$tmp"
+	[ -x build/tools/promtool ] || { echo "deps: could not get promtool (apt-get download prometheus)" >&2; exit 1; }
+fi
+
 # py MODULE PIP-NAME DEBIAN-PACKAGE WHY: a Python module the tests import, from pip, else from Debian
 py() {
 	python3 -c "import $1" 2>/dev/null && return 0

@@ -33,6 +33,10 @@ const struct option_def flinklet_options[] = {
      "(0: no per-address limit)."},
     {"flinklet.http.connection-timeout", OPT_DURATION, "10 s", 1000, 0, NULL,
      "An HTTP connection without any traffic for this long is closed (at least 1 s)."},
+    {"flinklet.metrics.flink", OPT_BOOL, "true", 0, 0, NULL,
+     "Serve Flink's own metrics (the job's throughput, busy and back-pressured time, checkpoints, ...) through "
+     "flinklet's /metrics: each JVM gets flinklet's Prometheus reporter on a free loopback port, which flinklet "
+     "scrapes. Not when the configuration sets metrics.reporter.* or metrics.reporters (the user's reporters win)."},
     {"flinklet.flink.home", OPT_PATH, NULL, 0, 0, NULL,
      "Flink installation whose lib/ holds the jars. Default: --flink-home, else $FLINK_HOME, else /opt/flink."},
     {"flinklet.java.bin", OPT_PATH, NULL, 0, 0, NULL,

@@ -64,7 +64,7 @@ static int launch_split(const struct spec *s, const struct launch *l, struct mem
 char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 {
 	/* the pairs in order (the spec's, then flinklet's own), written by libyaml's emitter (yamlout.c) */
-	const char **kv = xcalloc(2 * (s->nconf + 5), sizeof(*kv));
+	const char **kv = xcalloc(2 * (s->nconf + 7), sizeof(*kv));
 	size_t n = 0;
 	for (size_t i = 0; i < s->nconf; i++) {
 		const struct conf_entry *e = &s->conf[i];
@@ -93,6 +93,16 @@ char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 		snprintf(history, sizeof(history), "%lld", (long long)keep);
 		kv[2 * n] = "web.adaptive-scheduler.rescale-history.size";
 		kv[2 * n++ + 1] = history;
+	}
+	/* flinklet's loopback Prometheus reporter (flinklet.metrics.flink; the caller leaves it out when the user
+	 * configures reporters) */
+	char reporter_port[16];
+	if (l->metrics_port > 0) {
+		snprintf(reporter_port, sizeof(reporter_port), "%d", l->metrics_port);
+		kv[2 * n] = "metrics.reporter." FLINKCONF_REPORTER_NAME ".factory.class";
+		kv[2 * n++ + 1] = FLINKCONF_REPORTER_FACTORY;
+		kv[2 * n] = "metrics.reporter." FLINKCONF_REPORTER_NAME ".port";
+		kv[2 * n++ + 1] = reporter_port;
 	}
 	/* memory tuning's managed memory, where the user set none (the derived default gives way) */
 	char *managed = NULL;
@@ -183,6 +193,14 @@ static void memory_flags(const struct spec *s, const struct launch *l, struct st
 		strv_push(argv, "-XX:+UseSerialGC");
 	if (mb.c1_only)
 		strv_push(argv, "-XX:TieredStopAtLevel=1");
+}
+
+const char *flinkconf_user_reporter_key(const struct spec *s)
+{
+	for (size_t i = 0; i < s->nconf; i++)
+		if (str_has_prefix(s->conf[i].key, "metrics.reporter.") || !strcmp(s->conf[i].key, "metrics.reporters"))
+			return s->conf[i].key;
+	return NULL;
 }
 
 int flinkconf_rest_port(const struct spec *s)

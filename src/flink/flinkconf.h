@@ -33,6 +33,8 @@ struct launch {
 	/* memory tuning's settings for this launch (src/config/memtune.h), NULL: the untuned split of
 	 * spec.resources.memory; the user's own memory keys win either way */
 	const struct membudget_tuning *memory;
+	/* the loopback port of flinklet's Prometheus reporter for this JVM (flinklet.metrics.flink), 0: none */
+	int metrics_port;
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);
@@ -41,6 +43,15 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 /* The JVM's environment: the supervisor's, with FLINK_CONF_DIR (and FLINK_HOME) set, and MALLOC_ARENA_MAX=2
  * unless the supervisor's environment sets it. */
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);
+
+/* flinklet's Prometheus reporter for Flink (deps/reporter): its jar in Flink's lib/, its factory, and the name
+ * of the reporter in Flink's configuration (metrics.reporter.flinklet.*). */
+#define FLINKCONF_REPORTER_JAR "flinklet-metrics-reporter.jar"
+#define FLINKCONF_REPORTER_FACTORY "org.apache.flink.metrics.prometheus.FlinkletLoopbackReporterFactory"
+#define FLINKCONF_REPORTER_NAME "flinklet"
+/* The first key of the spec's Flink configuration that configures Flink's metric reporters (metrics.reporter.* or
+ * metrics.reporters), or NULL: with one, the user's reporters win and flinklet adds none. */
+const char *flinkconf_user_reporter_key(const struct spec *s);
 
 /* The REST port the MiniCluster will listen on. */
 int flinkconf_rest_port(const struct spec *s);

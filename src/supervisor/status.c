@@ -125,6 +125,7 @@ void status_free(struct status *st)
 	status_memtuning_clear(&st->memory_tuning);
 	free(st->http_address);
 	free(st->token_file);
+	free(st->flink_metrics);
 	free(st->error);
 	status_init(st);
 }
@@ -277,6 +278,7 @@ cJSON *status_to_json(const struct status *st)
 	cJSON_AddNumberToObject(sv, "pid", st->supervisor_pid);
 	cJSON_AddItemToObject(sv, "httpAddress", str_or_null(st->http_address));
 	cJSON_AddItemToObject(sv, "tokenFile", str_or_null(st->token_file));
+	cJSON_AddItemToObject(sv, "flinkMetrics", str_or_null(st->flink_metrics));
 	cJSON_AddItemToObject(root, "intent", str_or_null(st->intent));
 	/* the error may quote a URI the user gave (the jar's): never its credentials or signature */
 	char *error = redact_text(st->error);
@@ -466,6 +468,7 @@ int status_parse(const char *text, struct status *st)
 	st->supervisor_pid = (pid_t)get_int(sv, "pid", 0);
 	status_set_string(&st->http_address, get_str(sv, "httpAddress"));
 	status_set_string(&st->token_file, get_str(sv, "tokenFile"));
+	status_set_string(&st->flink_metrics, get_str(sv, "flinkMetrics"));
 	status_set_string(&st->error, get_str(root, "error"));
 	cJSON_Delete(root);
 	return 0;

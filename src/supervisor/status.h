@@ -90,6 +90,9 @@ struct status {
 	pid_t supervisor_pid;
 	char *http_address;
 	char *token_file;
+	/* Flink's metrics in /metrics: "127.0.0.1:<port>" (the reporter the running JVM was given), or "off: <why>";
+	 * NULL before the first launch */
+	char *flink_metrics;
 	char *error;
 };
 

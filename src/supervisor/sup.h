@@ -8,6 +8,7 @@
 #include "sup_autoscaler.h"
 #include "sup_cds.h"
 #include "sup_core.h"
+#include "sup_flinkmetrics.h"
 #include "sup_http.h"
 #include "sup_launch.h"
 #include "sup_metrics.h"

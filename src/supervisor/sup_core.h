@@ -5,9 +5,11 @@
  *   core        supervisor.c      the loop, spec, state, queue, restarts       every part (sup.h): the driver
  *               sup_core.c        the records: status, events, their flush     sup_observe
  *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
- *                                                                              sup_restore, sup_sweep
+ *                                                                              sup_flinkmetrics, sup_restore,
+ *                                                                              sup_sweep
  *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
- *   poll        sup_poll.c        s->poll: following the job, health           sup_rescales, sup_snapshot
+ *   poll        sup_poll.c        s->poll: following the job, health           sup_rescales, sup_snapshot,
+ *                                                                              sup_flinkmetrics
  *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        (the core only)
  *                                 the stop's savepoint, retention
  *   stop        sup_stop.c        s->stop: purpose, budget, SIGTERM/SIGKILL    sup_launch, sup_poll, sup_reload,
@@ -15,14 +17,16 @@
  *   reload      sup_reload.c      s->reload: configuration changes, rollback   sup_launch, sup_restore,
  *                                                                              sup_snapshot
  *   http        sup_http.c        s->http: the endpoint, token, proxy          sup_metrics, sup_observe,
- *                                                                              sup_reload, sup_snapshot
+ *                                                                              sup_reload, sup_snapshot,
+ *                                                                              sup_flinkmetrics
  *   notify      sup_notify.c      s->notify: systemd, journald                 (the core only)
  *   autoscaler  sup_autoscaler.c  s->autoscaler                                sup_observe
  *   observe     sup_observe.c     s->observe: what the status page reads       sup_rescales
  *   rescales    sup_rescales.c    s->rescales: Flink's rescale history (2.3+)  (the core only)
  *   cds         sup_cds.c         s->cds: class-data sharing                   (the core only)
  *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             (the core only)
- *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    (the core only)
+ *   flinkmetrics sup_flinkmetrics.c  s->flinkmetrics: Flink's metrics, scraped (the core only)
+ *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    sup_flinkmetrics
  *
  * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
  * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
@@ -340,6 +344,29 @@ struct sup_sweep {
 	uint64_t removed_bytes_total;
 };
 
+/* flinkmetrics (sup_flinkmetrics.c): Flink's own metrics through flinklet's /metrics: why they are off, the
+ * loopback reporter's port given to the last launch, its scrape (one at a time), the last good one, the timeline of
+ * the status page */
+struct sup_flinkmetrics {
+	char *off;         /* why flinklet serves none of Flink's metrics (NULL: it does) */
+	int port;          /* the reporter's port the last launch was given (0: none) */
+	struct rest *rest; /* a client of http://127.0.0.1:<rest_port> on the loop */
+	int rest_port;
+	struct rest_req *req; /* the scrape in flight (NULL: none) */
+	unsigned req_gen;     /* the JVM (launch generation) it asks */
+	usec_t req_at;        /* when it went out (monotonic) */
+	struct strbuf body;   /* its answer so far */
+	bool too_large;       /* it brought more than the cap */
+	char *text;           /* the last scrape, checked (NULL: it failed, or none yet) */
+	unsigned text_gen;    /* the JVM it came from */
+	int64_t text_ms;      /* when (epoch ms) */
+	usec_t next_at;       /* the next scrape is due (monotonic) */
+	char *problem;        /* what was wrong with the last scrape that failed (NULL: none since the last good) */
+	bool said;            /* the problem is in the log (a good scrape says so then) */
+	uint64_t failures;    /* scrapes that failed (/metrics) */
+	struct recent timeline;
+};
+
 /* The supervisor: the core (written by supervisor.c, the table's driver, and sup_core.c, the records) and one
  * sub-struct per part. */
 struct supervisor {
@@ -403,6 +430,7 @@ struct supervisor {
 	struct sup_cds cds;
 	struct sup_sweep sweep;
 	struct sup_memtune memtune;
+	struct sup_flinkmetrics flinkmetrics;
 };
 
 /* sup_core.c */

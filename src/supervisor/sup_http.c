@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "flinkproxy.h"
+#include "sup_flinkmetrics.h"
 #include "fsmode.h"
 #include "store.h"
 #include "sup_http.h"
@@ -163,6 +164,13 @@ void sup_http_route(struct supervisor *s, const struct http_request *req, struct
 	} else if (!strcmp(req->path, "/events")) {
 		resp->code = 200;
 		resp->body = sup_observe_events_json(s);
+	} else if (!strcmp(req->path, "/jobmetrics")) {
+		resp->code = 200;
+		cJSON *o = sup_flinkmetrics_json(s);
+		char *text = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		resp->body = xasprintf("%s\n", text);
+		free(text);
 	} else if (!strcmp(req->path, "/autoscaler")) {
 		resp->code = 200;
 		resp->body = sup_observe_autoscaler_json(s);

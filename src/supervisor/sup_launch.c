@@ -20,6 +20,7 @@
 #include "sup_autoscaler.h"
 #include "sup_cds.h"
 #include "sup_fetch.h"
+#include "sup_flinkmetrics.h"
 #include "sup_launch.h"
 #include "sup_memtune.h"
 #include "sup_poll.h"
@@ -365,6 +366,7 @@ static int launch_jvm(struct supervisor *s)
 	    .flink_version = s->flink_version,
 	};
 	sup_cds_prepare(s, &l);
+	l.metrics_port = sup_flinkmetrics_launch_port(s, s->spec);
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
 	char *overrides = sup_autoscaler_launch_overrides(s);
 	l.parallelism_overrides = overrides;

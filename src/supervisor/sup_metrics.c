@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "store.h"
+#include "sup_flinkmetrics.h"
 #include "sup_metrics.h"
 
 static void metric(struct strbuf *b, const char *name, const char *type, const char *help)
@@ -252,5 +253,7 @@ char *sup_metrics(struct supervisor *s)
 	strbuf_appendf(&b, "flinklet_process_resident_memory_bytes %.0f\n", rss);
 	metric(&b, "flinklet_process_cpu_seconds_total", "counter", "The supervisor's own CPU time.");
 	strbuf_appendf(&b, "flinklet_process_cpu_seconds_total %.2f\n", cpu);
+	/* last: Flink's own families, as its reporter gave them (sup_flinkmetrics.c) */
+	sup_flinkmetrics_append(s, &b);
 	return strbuf_steal(&b);
 }

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "jobfailure.h"
+#include "sup_flinkmetrics.h"
 #include "sup_poll.h"
 #include "sup_rescales.h"
 #include "sup_snapshot.h"
@@ -589,6 +590,7 @@ int sup_poll_tick(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	sup_snapshot_kick(s);
 	sup_rescales_poll(s);
+	sup_flinkmetrics_poll(s);
 	usec_t rest_timeout = spec_duration(s->spec, "flinklet.health.rest-timeout");
 	if (s->state == SUP_RUNNING && s->poll.last_rest_ok && now_monotonic() - s->poll.last_rest_ok > rest_timeout) {
 		char *why = xasprintf("Flink's REST API has not answered for %s (a hung JVM)",

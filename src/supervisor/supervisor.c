@@ -616,6 +616,7 @@ void sup_free(struct supervisor *s)
 	sup_autoscaler_free(s);
 	sup_observe_free(s);
 	sup_rescales_free(s);
+	sup_flinkmetrics_free(s);
 	sup_cds_free(s);
 	rest_free(s->rest);
 	sup_launch_stop(s);

@@ -156,6 +156,7 @@ OWNER = {
     "cds": "sup_cds.c",
     "sweep": "sup_sweep.c",
     "memtune": "sup_memtune.c",
+    "flinkmetrics": "sup_flinkmetrics.c",
 }
 # the core's fields are written by the table's driver and the records; the status document is the one record every
 # part fills in (its own fields of it)

@@ -2,7 +2,8 @@
 the real MiniCluster: a job stopped with a savepoint and started again from it, with the autoscaler evaluating
 (recommendations only, so the job keeps its parallelism). What an operator looking at the page relies on: it
 shows the job's name, lifecycle STABLE, the restore point and the last checkpoint that status.json holds, the
-recent events, and the autoscaler's charts with data points; the page runs under its own strict
+recent events, the autoscaler's charts and the job's throughput and checkpoint charts (Flink's own metrics) with data
+points; the page runs under its own strict
 Content-Security-Policy (Chromium reports no violation, and the script did run: the data is there); a hostile
 string that reached the events (an <img onerror> in a request path) is shown as text and never becomes markup.
 FLINKLET_STATUS_SCREENSHOT=path keeps the screenshot (docs/images/status-page.png is one)."""
@@ -71,7 +72,15 @@ def test_status_page_in_a_real_browser(tmp_path, flinklets):
     assert "default-src 'none'" in csp and "script-src 'sha256-" in csp and "style-src 'sha256-" in csp, csp
     assert "unsafe" not in csp, csp
     assert "<script src" not in page and "<link" not in page and "https://" not in page
-    for path in ("/events", "/autoscaler", "/status"):
+    # Flink's own metrics, as the page's job charts read them: two vertices with records, and checkpoints
+    def scraped():
+        d = json.loads(f.http("/jobmetrics")[1])
+        tl = d["timeline"]
+        return d if (len([p for p in tl if any(v.get("recordsOutPerSecond", 0) > 0 for v in p["vertices"].values())]) >= 2
+                     and len([p for p in tl if p.get("lastCheckpointSize", 0) > 0]) >= 2) else None
+    jm = wait_for(scraped, 60, "two scrapes of Flink's metrics with records and a checkpoint in GET /jobmetrics")
+    assert jm["enabled"] and jm["up"], jm
+    for path in ("/events", "/autoscaler", "/status", "/jobmetrics"):
         with urllib.request.urlopen(f"http://127.0.0.1:{f.http_port}{path}", timeout=10) as r:
             assert r.headers["Content-Type"] == "application/json" and r.headers["X-Content-Type-Options"] == "nosniff"
 
@@ -123,6 +132,16 @@ def test_status_page_in_a_real_browser(tmp_path, flinklets):
     # memory tuning evaluated with the autoscaler: no budget here, and the page says why
     assert dom.by_id("memory-tuning").text() == ("no tuning: spec.resources.memory is not set: there is no budget to "
                                                  "tune inside"), dom.by_id("memory-tuning").text()
+
+    # the job's charts from Flink's own metrics, with data points, a line per vertex
+    for chart in ("chart-records-in", "chart-records-out", "chart-checkpoint-duration", "chart-checkpoint-size"):
+        svg = dom.by_id(chart)
+        assert int(svg.attrs["data-points"]) > 0 and [n for n in svg.walk() if n.tag == "circle"], chart
+        assert [n for n in svg.walk() if n.tag == "polyline"], chart
+    vertices = {n for p in jm["timeline"] for n in p["vertices"]}
+    legend = dom.by_id("legend-records-out").text()
+    assert len(vertices) == 2 and all(n.replace("_", " ") in legend for n in vertices), (vertices, legend)
+    assert "from Flink's own metrics" in dom.by_id("job-metrics-note").text()
 
     # and what it looks like
     shot = tmp_path / "status-page.png"

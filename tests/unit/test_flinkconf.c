@@ -285,6 +285,51 @@ static void test_parallelism_overrides_at_launch(void **state)
 	spec_free(&s);
 }
 
+/* flinklet's loopback reporter (flinklet.metrics.flink): a launch given a port gets the reporter's factory and port
+ * once; a launch without one (the user's reporters win, or the option is off) gets no reporter key at all, and the
+ * user's own metrics.reporter.* keys reach Flink unchanged and are what flinkconf_user_reporter_key names. */
+static void test_loopback_reporter(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	assert_null(flinkconf_user_reporter_key(&s));
+	struct launch l = LAUNCH;
+	l.metrics_port = 41234;
+	char *conf = flinkconf_render_config(&s, &l), *v = NULL;
+	load_flink_yaml(conf, "metrics.reporter.flinklet.factory.class", &v); /* fails on a duplicate key */
+	assert_string_equal(v, FLINKCONF_REPORTER_FACTORY);
+	free(v);
+	v = NULL;
+	load_flink_yaml(conf, "metrics.reporter.flinklet.port", &v);
+	assert_string_equal(v, "41234");
+	free(v);
+	free(conf);
+	conf = flinkconf_render_config(&s, &LAUNCH);
+	assert_not_contains(conf, "metrics.reporter");
+	free(conf);
+	spec_free(&s);
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n"
+	     "    metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory\n"
+	     "    metrics.reporter.prom.port: \"9250\"\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	assert_string_equal(flinkconf_user_reporter_key(&s), "metrics.reporter.prom.factory.class");
+	conf = flinkconf_render_config(&s, &LAUNCH);
+	v = NULL;
+	load_flink_yaml(conf, "metrics.reporter.prom.port", &v);
+	assert_string_equal(v, "9250");
+	free(v);
+	assert_not_contains(conf, "metrics.reporter.flinklet");
+	free(conf);
+	spec_free(&s);
+	load(
+	    "metadata: {name: j}\nspec:\n  flinkConfiguration:\n    metrics.reporters: \"\"\n  job: {jarURI: /j.jar}\n",
+	    &s);
+	assert_string_equal(flinkconf_user_reporter_key(&s), "metrics.reporters");
+	spec_free(&s);
+}
+
 /* Flink 2.3+ keeps the adaptive scheduler's rescales only when web.adaptive-scheduler.rescale-history.size > 0
  * (Flink's default 0): flinklet sets it to RESCALE_HISTORY_DEFAULT when the job runs on the adaptive scheduler (the
  * autoscaler's default) and the document does not set it. A value of the document's is written once and read back; no
@@ -876,6 +921,7 @@ int main(void)
 	    cmocka_unit_test(test_version_label),
 	    cmocka_unit_test(test_claim_of_native_savepoints_by_version),
 	    cmocka_unit_test(test_rescale_history_on_flink_2_3),
+	    cmocka_unit_test(test_loopback_reporter),
 	};
 	return cmocka_run_group_tests_name("flinkconf", tests, NULL, NULL);
 }
