@@ -456,6 +456,23 @@ static cJSON *pools_json(uint64_t heap, uint64_t managed, uint64_t metaspace)
 	return o;
 }
 
+/* Every part of a split in bytes: what the pools sit beside (tests/parity compares them with the operator's). */
+static cJSON *split_json(const struct membudget *b)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct {
+		const char *name;
+		uint64_t v;
+	} parts[] = {{"flinklet", b->flinklet},        {"heap", b->heap},
+	             {"metaspace", b->metaspace},      {"codeCache", b->code_cache},
+	             {"network", b->network},          {"frameworkOffHeap", b->framework_offheap},
+	             {"taskOffHeap", b->task_offheap}, {"managed", b->managed},
+	             {"jvmNative", b->jvm_native},     {"stateNative", b->state_native}};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		cJSON_AddNumberToObject(o, parts[i].name, (double)parts[i].v);
+	return o;
+}
+
 /* Memory tuning for the evaluated heap, metaspace and managed memory use, inside -c's spec.resources.memory
  * (docs/autoscaler.md, Memory tuning): what the supervisor would recommend and apply. */
 static cJSON *tuning_json(const struct plan *pl)
@@ -477,6 +494,10 @@ static cJSON *tuning_json(const struct plan *pl)
 		cJSON_AddItemToObject(o, "current", pools_json(m.before.heap, m.before.managed, m.before.metaspace));
 	else
 		cJSON_AddNullToObject(o, "current");
+	if (m.before.budget)
+		cJSON_AddItemToObject(o, "currentSplit", split_json(&m.before));
+	else
+		cJSON_AddNullToObject(o, "currentSplit");
 	if (m.ok)
 		cJSON_AddItemToObject(o, "recommended", pools_json(m.after.heap, m.after.managed, m.after.metaspace));
 	else

@@ -102,6 +102,11 @@ def test_plan_shows_memory_tuning_inside_the_budget_of_the_configuration(tmp_pat
     assert mt["recommended"]["managed"] > mt["current"]["managed"] and mt["current"]["heap"] > 120 * mib, mt
     assert 0 < mt["minMemory"] < 1024 * mib, mt
     assert mt["reason"].startswith("heap "), mt
+    # the untuned split whole (tests/parity compares the operator's TaskManager laid out from it): it fills the budget
+    split = mt["currentSplit"]
+    assert sum(split.values()) == 1024 * mib and split["flinklet"] == 16 * mib, split
+    assert (split["heap"], split["managed"], split["metaspace"]) == tuple(mt["current"][k] for k in (
+        "heap", "managed", "metaspace")), split
     # without -c: no budget, no tuning in the output
     r = subprocess.run([BIN, "autoscaler", "plan", "--input", str(inp)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "memoryTuning" not in json.loads(r.stdout), r.stdout[-500:]
