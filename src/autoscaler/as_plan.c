@@ -29,6 +29,7 @@ struct plan {
 	bool have_samples, samples_read, backlog;
 	double tm_cpu;
 	uint64_t tm_memory;
+	uint64_t tuned_heap; /* taskManager.tunedHeap: the running JVM's heap as memory tuning set it; 0: untuned */
 	int slots;
 	const struct spec *spec; /* -c's, or NULL */
 	cJSON *events;
@@ -237,12 +238,12 @@ static void link_inputs(struct plan *pl, size_t idx, const cJSON *inputs)
 
 static void parse_task_manager(struct plan *pl, const cJSON *j)
 {
-	static const char *const known[] = {"cpu", "memory", "slots"};
+	static const char *const known[] = {"cpu", "memory", "slots", "tunedHeap"};
 	if (!cJSON_IsObject(j)) {
-		err(pl, "taskManager: must be an object {\"cpu\", \"memory\", \"slots\"}");
+		err(pl, "taskManager: must be an object {\"cpu\", \"memory\", \"slots\", \"tunedHeap\"}");
 		return;
 	}
-	check_keys(pl, j, "taskManager", known, 3);
+	check_keys(pl, j, "taskManager", known, 4);
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu"),
 	            *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
 	const cJSON *slots = cJSON_GetObjectItemCaseSensitive(j, "slots");
@@ -260,6 +261,9 @@ static void parse_task_manager(struct plan *pl, const cJSON *j)
 	}
 	if (slots && want_int(pl, slots, "taskManager.slots", 1, MAX_P, "a positive integer", &x))
 		pl->slots = (int)x;
+	const cJSON *tuned = cJSON_GetObjectItemCaseSensitive(j, "tunedHeap");
+	if (tuned && want_int(pl, tuned, "taskManager.tunedHeap", 0, INT64_MAX, "bytes", &x))
+		pl->tuned_heap = (uint64_t)x;
 }
 
 static void parse_global(struct plan *pl, const cJSON *j)
@@ -483,6 +487,7 @@ static cJSON *tuning_json(const struct plan *pl)
 	    .managed_used = pl->ev.g[AS_EG_MANAGED_MEMORY_USED].average,
 	    .overhead = pl->o.memory_tuning_overhead,
 	    .maximize_managed = pl->o.memory_tuning_maximize_managed,
+	    .tuned_heap = pl->tuned_heap,
 	};
 	struct memtune m;
 	memtune_compute(pl->spec, &in, &m);

@@ -3,7 +3,8 @@
 
 Each case is a plan document (evaluated metrics with HEAP_MEMORY_USED, METASPACE_MEMORY_USED and MANAGED_MEMORY_USED,
 the tuning options job.autoscaler.memory.tuning.overhead and maximize-managed-memory) with a flinklet configuration
-(spec.resources.memory from 256m to 8g, the hashmap or RocksDB state backend, slots, parallelism). It runs through
+(spec.resources.memory from 256m to 8g, the hashmap or RocksDB state backend, slots, parallelism, sometimes the
+user's own metaspace or managed memory size). It runs through
 `flinklet autoscaler plan -c`, whose memoryTuning gives the untuned split and the recommended heap, managed memory
 and metaspace, and through the Java harness (ParityHarness.runMemory), which calls the operator's
 MemoryTuning.tuneTaskManagerMemory (flink-autoscaler 1.10.0; its tuning package is unchanged from 1.9.0 to the 1.16
@@ -52,15 +53,21 @@ MEM_KNOWN = {
         "flinklet never tunes past spec.resources.memory with its floors: a job whose heap and metaspace needs "
         "(used, the overhead, the floors) exceed what the budget holds beside the managed memory it keeps is not "
         "tuned (the recommendation says the budget it needs); the operator truncates the heap and metaspace to "
-        "the budget left. Recognised: flinklet recommends nothing and its documented needs do exceed the pools."),
+        "the budget left, or takes the difference from managed memory, which it budgets last (or its smaller "
+        "network leaves room). Recognised: flinklet recommends nothing and its documented needs (the user's "
+        "metaspace where set) do exceed its pools less the managed memory it keeps."),
     "no-network-tuning": (
         "flinklet keeps the network memory of its split (sized for a MiniCluster's exchanges); the operator sizes "
         "it from the topology's buffers, and what it frees goes to managed memory when maximized into (or what "
         "it takes from the heap). Recognised: the networks differ and the pools sum to the same JVM share."),
+    "user-keys-win": (
+        "The user's own taskmanager.memory.jvm-metaspace.size and taskmanager.memory.managed.size win over "
+        "flinklet's tuning (docs/autoscaler.md, Memory tuning); the operator's tuning overrides them. Recognised: "
+        "the user set the key, flinklet's pool is the user's value, and what it moves elsewhere adds up."),
     "heap-only-grows": (
         "Once tuned, flinklet's heap only grows (memtune_in.tuned_heap: a smaller heap keeps less garbage, so its "
-        "use would tune it smaller again). Not exercised here: a plan document has no running tuned heap, so "
-        "every case is a first tuning (tests/unit/test_memtune.c covers it)."),
+        "use would tune it smaller again); the operator tunes from the use alone. Recognised: the plan gives the "
+        "running JVM's tuned heap (taskManager.tunedHeap), flinklet's heap is that and above the operator's."),
 }
 
 BUDGETS = [256, 300, 384, 512, 640, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192]
@@ -74,6 +81,11 @@ def gen_memory_case(seed, i):
         budget = max(budget, 320)  # RocksDB's smallest pod (303m to 320m with 4 slots)
     par = rng.choice([1, 1, 2, 3, 4])
     slots = rng.choice([None, None, par, 4])
+    user = {}  # the user's own memory keys, which win over tuning
+    if budget >= 512 and rng.random() < 0.15:
+        user["metaspace"] = rng.choice([96, 128, 192]) * MIB
+    if backend == "rocksdb" and budget >= 512 and rng.random() < 0.2:
+        user["managed"] = rng.choice([32, 64, budget // 8]) * MIB
     conf = {}
     o = rng.choice([None, None, 0, 0.1, 0.2, 0.3, 0.5, 1.0])
     # each option also under the operator's old prefix, the fallback both read
@@ -87,7 +99,9 @@ def gen_memory_case(seed, i):
     # to nearly all of it, a metaspace from a third to all of it
     use = {"heapMiB": rng.uniform(4, 40) if rng.random() < 0.2 else None,
            "heap": rng.choice([rng.uniform(0.02, 0.3), rng.uniform(0.2, 0.6), rng.uniform(0.5, 0.97)]),
-           "metaspace": rng.uniform(0.3, 1.0)}
+           "metaspace": rng.uniform(0.3, 1.0),
+           # measured in a JVM that runs tuned, with this share of the untuned heap
+           "tuned": rng.uniform(0.3, 1.0) if rng.random() < 0.2 else None}
     n = rng.choice([1, 1, 2, 3])
     ids = [parity.hexid(rng) for _ in range(n)]
     vertices = []
@@ -100,13 +114,16 @@ def gen_memory_case(seed, i):
     plan = {"now": parity.NOW, "config": conf, "vertices": vertices,
             "global": {"NUM_TASK_SLOTS_USED": {"average": par, "current": par}}}
     return {"id": "mem-%d" % i, "budget": budget * MIB, "backend": backend, "parallelism": par, "slots": slots,
-            "use": use, "plan": plan}
+            "user": user, "use": use, "plan": plan}
 
 
 def spec_yaml(c):
     fc = "state.backend.type: %s" % c["backend"]
     if c["slots"]:
         fc += ", taskmanager.numberOfTaskSlots: '%d'" % c["slots"]
+    for pool, key in (("metaspace", "jvm-metaspace.size"), ("managed", "managed.size")):
+        if pool in c["user"]:
+            fc += ", taskmanager.memory.%s: %dm" % (key, c["user"][pool] // MIB)
     return ("metadata: {name: memparity}\nspec:\n  flinkConfiguration: {%s}\n  resources: {memory: %dm}\n"
             "  job: {jarURI: /j.jar, parallelism: %d}\n" % (fc, c["budget"] // MIB, c["parallelism"]))
 
@@ -130,7 +147,11 @@ def with_use(c, split):
     """The memory used in the untuned split: the case's shares of its heap and metaspace; managed memory: RocksDB
     reserves it whole, so what the split has (hashmap: none)."""
     u = c["use"]
-    heap = min(u["heapMiB"] * MIB, split["heap"]) if u["heapMiB"] else u["heap"] * split["heap"]
+    heap_max = split["heap"]
+    if u["tuned"]:
+        heap_max = max(int(u["tuned"] * split["heap"]) // MIB * MIB, 48 * MIB)
+        c["plan"]["taskManager"] = {"tunedHeap": heap_max}
+    heap = min(u["heapMiB"] * MIB, heap_max) if u["heapMiB"] else u["heap"] * heap_max
     for k, v in (("HEAP_MEMORY_USED", heap), ("METASPACE_MEMORY_USED", u["metaspace"] * split["metaspace"]),
                  ("MANAGED_MEMORY_USED", split["managed"] if c["backend"] == "rocksdb" else 0)):
         c["plan"]["global"][k] = {"average": float(int(v)), "current": float(int(v))}
@@ -158,6 +179,11 @@ def maximized(c):
     return c["backend"] == "rocksdb" and option(c, "memory.tuning.maximize-managed-memory", "false") == "true"
 
 
+def fl_maximizes(c):
+    """flinklet maximizes managed memory only where the user did not size it."""
+    return maximized(c) and "managed" not in c["user"]
+
+
 def mib_up(x):
     return int(math.ceil(x / MIB)) * MIB if x > 0 else 0
 
@@ -166,14 +192,15 @@ def needs(c):
     """flinklet's documented heap and metaspace needs (docs/autoscaler.md, Memory tuning)."""
     g, o = c["plan"]["global"], overhead_of(c)
     h, m = g["HEAP_MEMORY_USED"]["average"], g["METASPACE_MEMORY_USED"]["average"]
-    return max(mib_up(h * (1 + o)), 48 * MIB), max(mib_up(m * (1 + o)), mib_up(m) + 16 * MIB, 80 * MIB)
+    tuned = c["plan"].get("taskManager", {}).get("tunedHeap", 0)
+    return max(mib_up(h * (1 + o)), 48 * MIB, tuned), max(mib_up(m * (1 + o)), mib_up(m) + 16 * MIB, 80 * MIB)
 
 
 def compare_memory(c, mt, jv):
     """Returns (unexplained differences, explanations used, the pools that agree exactly) for one case."""
     diffs, used, exact = [], set(), set()
     if "error" in jv:
-        return ["operator: %s" % jv["error"]], used
+        return ["operator: %s" % jv["error"]], used, exact
     split, cur, op = mt["currentSplit"], jv["current"], jv["recommended"]
     if op is not None:
         if sorted(jv["computed"]) != ["heap", "managed", "metaspace", "network"]:
@@ -193,9 +220,11 @@ def compare_memory(c, mt, jv):
     op_heap_need = int(g["HEAP_MEMORY_USED"]["average"] * (1 + o))
     op_meta_need = int(g["METASPACE_MEMORY_USED"]["average"] * (1 + o))
     heap_need, meta_need = needs(c)
+    user = c["user"]
     if mt["recommended"] is None:
-        keep = split["managed"] if c["backend"] == "rocksdb" and not maximized(c) else (
+        keep = split["managed"] if c["backend"] == "rocksdb" and not fl_maximizes(c) else (
             16 * MIB if c["backend"] == "rocksdb" else 0)
+        meta_need = user.get("metaspace", meta_need)
         avail = split["heap"] + split["metaspace"] + split["managed"] - keep
         if heap_need + meta_need > avail:
             used.add("budget-ceiling")
@@ -211,10 +240,21 @@ def compare_memory(c, mt, jv):
     if not sums:
         diffs.append("the pools sum to %d (flinklet) and %d (operator, with what it gives back), the JVM share "
                      "less the fixed parts is %d" % (s_fl, s_op, share))
+    # flinklet's own documented formulas first: an agreement with the operator where flinklet's docs say it
+    # differs is a defect too
+    if fl["metaspace"] != user.get("metaspace", meta_need):
+        diffs.append("metaspace flinklet %d, its documented need %d" % (fl["metaspace"], user.get("metaspace",
+                                                                                                   meta_need)))
+    if fl_maximizes(c) and fl["heap"] != heap_need:
+        diffs.append("heap flinklet %d, its documented need %d" % (fl["heap"], heap_need))
     # metaspace: the operator's is exact (its JVM_METASPACE override); flinklet rounds up to whole MiB
     d = fl["metaspace"] - op["metaspace"]
-    if 0 <= d < MIB:
+    if "metaspace" in user and fl["metaspace"] != user["metaspace"]:
+        diffs.append("metaspace flinklet %d, the user's %d" % (fl["metaspace"], user["metaspace"]))
+    elif 0 <= d < MIB:
         exact.add("metaspace")
+    elif "metaspace" in user:
+        used.add("user-keys-win")
     else:
         if d > 0 and fl["metaspace"] == meta_need and meta_need > mib_up(op_meta_need):
             used.add("metaspace-floor")
@@ -223,18 +263,21 @@ def compare_memory(c, mt, jv):
     # heap
     d = fl["heap"] - op["heap"]
     op_truncated = op["heap"] < op_heap_need
-    if maximized(c):
+    if fl_maximizes(c):
         if 0 <= d < MIB:
             exact.add("heap")
         elif d > 0 and fl["heap"] == 48 * MIB and op_heap_need < 48 * MIB:
             used.add("heap-floor")
+        elif d > 0 and fl["heap"] == c["plan"].get("taskManager", {}).get("tunedHeap") and fl["heap"] == heap_need:
+            used.add("heap-only-grows")
         elif d > 0 and op_truncated and op["network"] > fl["network"] and fl["heap"] == heap_need and sums:
             used.add("no-network-tuning")
         else:
             diffs.append("heap flinklet %d, operator %d (maximized managed memory)" % (fl["heap"], op["heap"]))
     else:
         if d >= MIB and sums and fl["heap"] >= heap_need:
-            used.add("fixed-pod")
+            # the operator maximized managed memory over the user's size (and gives nothing back), or gave back
+            used.add("user-keys-win" if maximized(c) else "fixed-pod")
         elif 0 <= d < MIB:
             exact.add("heap")
         else:
@@ -246,11 +289,13 @@ def compare_memory(c, mt, jv):
             diffs.append("managed flinklet %d, operator %d (hashmap)" % (fl["managed"], op["managed"]))
         else:
             exact.add("managed")
-    elif not maximized(c):
+    elif not fl_maximizes(c):
         if fl["managed"] != split["managed"]:
             diffs.append("managed flinklet %d, kept %d" % (fl["managed"], split["managed"]))
         elif d == 0:
             exact.add("managed")
+        elif maximized(c) and sums:
+            used.add("user-keys-win")
         else:
             diffs.append("managed flinklet %d, operator %d" % (fl["managed"], op["managed"]))
     elif abs(d) < MIB:
@@ -262,7 +307,7 @@ def compare_memory(c, mt, jv):
             why.add("no-network-tuning")
         if fl["metaspace"] - op["metaspace"] >= MIB:
             why.add("metaspace-floor")
-        why |= used & {"heap-floor"}
+        why |= used & {"heap-floor", "heap-only-grows", "user-keys-win"}
         if sums and why:
             used |= why
         else:
@@ -298,12 +343,14 @@ def main():
         "plan": c["plan"], "taskManager": task_manager_of(c, mt["currentSplit"])}} for c, mt in pairs])
     counts, failures, kinds, agree = {"no explanation needed": 0}, [], {}, {}
     for c, mt in pairs:
-        k = "%s/%s" % (c["backend"], "maximize" if maximized(c) else "keep")
+        k = "%s/%s%s" % (c["backend"], "maximize" if maximized(c) else "keep",
+                          "/user " + "+".join(sorted(c["user"])) if c["user"] else "")
         kinds[k] = kinds.get(k, 0) + 1
         diffs, used, exact = compare_memory(c, mt, jv.get(c["id"], {"error": "no harness answer"}))
         for pool in exact:
             agree[pool] = agree.get(pool, 0) + 1
-        if maximized(c) and mt["recommended"] is not None and "heap-floor" not in used:
+        if fl_maximizes(c) and mt["recommended"] is not None and not used & {"heap-floor", "heap-only-grows",
+                                                                                "user-keys-win"}:
             agree["comparable heaps"] = agree.get("comparable heaps", 0) + 1
         if diffs:
             failures.append((c, mt, jv.get(c["id"]), diffs))
