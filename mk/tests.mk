@@ -122,6 +122,8 @@ fuzz-smoke:
 # repository or Maven Central), and its tests say why they are skipped when it does not.
 PARITY_CASES ?= 4000
 PARITY_SEED  ?= 19
+# the memory-tuning cases against the operator's MemoryTuning (tests/parity/memparity.py, issue 28)
+PARITY_MEM_CASES ?= 400
 PARITY_DIR    = $(BUILD)/parity
 PARITY_JAR    = $(PARITY_DIR)/flinklet-parity-harness.jar
 PARITY_116_DIR     = $(BUILD)/parity-1.16
@@ -142,7 +144,7 @@ parity-116-harness:
 parity: $(BUILD)/flinklet $(PARITY_JAR) parity-116-harness
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet PARITY_HARNESS=$(CURDIR)/$(PARITY_DIR) \
 	PARITY_HARNESS_116=$(CURDIR)/$(PARITY_116_DIR) PARITY_CASES=$(PARITY_CASES) \
-	PARITY_SEED=$(PARITY_SEED) python3 -m pytest -v -p no:cacheprovider tests/parity
+	PARITY_SEED=$(PARITY_SEED) PARITY_MEM_CASES=$(PARITY_MEM_CASES) python3 -m pytest -v -p no:cacheprovider tests/parity
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
 # BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image, or all); each prints its figures and one

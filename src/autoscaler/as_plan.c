@@ -29,6 +29,7 @@ struct plan {
 	bool have_samples, samples_read, backlog;
 	double tm_cpu;
 	uint64_t tm_memory;
+	uint64_t tuned_heap; /* taskManager.tunedHeap: the running JVM's heap as memory tuning set it; 0: untuned */
 	int slots;
 	const struct spec *spec; /* -c's, or NULL */
 	cJSON *events;
@@ -237,12 +238,12 @@ static void link_inputs(struct plan *pl, size_t idx, const cJSON *inputs)
 
 static void parse_task_manager(struct plan *pl, const cJSON *j)
 {
-	static const char *const known[] = {"cpu", "memory", "slots"};
+	static const char *const known[] = {"cpu", "memory", "slots", "tunedHeap"};
 	if (!cJSON_IsObject(j)) {
-		err(pl, "taskManager: must be an object {\"cpu\", \"memory\", \"slots\"}");
+		err(pl, "taskManager: must be an object {\"cpu\", \"memory\", \"slots\", \"tunedHeap\"}");
 		return;
 	}
-	check_keys(pl, j, "taskManager", known, 3);
+	check_keys(pl, j, "taskManager", known, 4);
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(j, "cpu"),
 	            *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
 	const cJSON *slots = cJSON_GetObjectItemCaseSensitive(j, "slots");
@@ -260,6 +261,9 @@ static void parse_task_manager(struct plan *pl, const cJSON *j)
 	}
 	if (slots && want_int(pl, slots, "taskManager.slots", 1, MAX_P, "a positive integer", &x))
 		pl->slots = (int)x;
+	const cJSON *tuned = cJSON_GetObjectItemCaseSensitive(j, "tunedHeap");
+	if (tuned && want_int(pl, tuned, "taskManager.tunedHeap", 0, INT64_MAX, "bytes", &x))
+		pl->tuned_heap = (uint64_t)x;
 }
 
 static void parse_global(struct plan *pl, const cJSON *j)
@@ -456,6 +460,23 @@ static cJSON *pools_json(uint64_t heap, uint64_t managed, uint64_t metaspace)
 	return o;
 }
 
+/* Every part of a split in bytes: what the pools sit beside (tests/parity compares them with the operator's). */
+static cJSON *split_json(const struct membudget *b)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct {
+		const char *name;
+		uint64_t v;
+	} parts[] = {{"flinklet", b->flinklet},        {"heap", b->heap},
+	             {"metaspace", b->metaspace},      {"codeCache", b->code_cache},
+	             {"network", b->network},          {"frameworkOffHeap", b->framework_offheap},
+	             {"taskOffHeap", b->task_offheap}, {"managed", b->managed},
+	             {"jvmNative", b->jvm_native},     {"stateNative", b->state_native}};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		cJSON_AddNumberToObject(o, parts[i].name, (double)parts[i].v);
+	return o;
+}
+
 /* Memory tuning for the evaluated heap, metaspace and managed memory use, inside -c's spec.resources.memory
  * (docs/autoscaler.md, Memory tuning): what the supervisor would recommend and apply. */
 static cJSON *tuning_json(const struct plan *pl)
@@ -466,6 +487,7 @@ static cJSON *tuning_json(const struct plan *pl)
 	    .managed_used = pl->ev.g[AS_EG_MANAGED_MEMORY_USED].average,
 	    .overhead = pl->o.memory_tuning_overhead,
 	    .maximize_managed = pl->o.memory_tuning_maximize_managed,
+	    .tuned_heap = pl->tuned_heap,
 	};
 	struct memtune m;
 	memtune_compute(pl->spec, &in, &m);
@@ -477,6 +499,10 @@ static cJSON *tuning_json(const struct plan *pl)
 		cJSON_AddItemToObject(o, "current", pools_json(m.before.heap, m.before.managed, m.before.metaspace));
 	else
 		cJSON_AddNullToObject(o, "current");
+	if (m.before.budget)
+		cJSON_AddItemToObject(o, "currentSplit", split_json(&m.before));
+	else
+		cJSON_AddNullToObject(o, "currentSplit");
 	if (m.ok)
 		cJSON_AddItemToObject(o, "recommended", pools_json(m.after.heap, m.after.managed, m.after.metaspace));
 	else

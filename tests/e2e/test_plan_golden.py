@@ -102,6 +102,22 @@ def test_plan_shows_memory_tuning_inside_the_budget_of_the_configuration(tmp_pat
     assert mt["recommended"]["managed"] > mt["current"]["managed"] and mt["current"]["heap"] > 120 * mib, mt
     assert 0 < mt["minMemory"] < 1024 * mib, mt
     assert mt["reason"].startswith("heap "), mt
+    # the untuned split whole (tests/parity compares the operator's TaskManager laid out from it): it fills the budget
+    split = mt["currentSplit"]
+    assert sum(split.values()) == 1024 * mib and split["flinklet"] == 16 * mib, split
+    assert (split["heap"], split["managed"], split["metaspace"]) == tuple(mt["current"][k] for k in (
+        "heap", "managed", "metaspace")), split
+    # measured in a JVM that runs tuned with a heap of 200m: the heap only grows (docs/autoscaler.md, Memory tuning)
+    doc["taskManager"] = {"tunedHeap": 200 * mib}
+    inp.write_text(json.dumps(doc))
+    r = subprocess.run([BIN, "autoscaler", "plan", "--input", str(inp), "-c", str(cfg)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    grown = json.loads(r.stdout)["memoryTuning"]
+    assert grown["recommended"]["heap"] == 200 * mib, grown
+    assert grown["recommended"]["managed"] == mt["recommended"]["managed"] - 80 * mib, (grown, mt)
+    del doc["taskManager"]
+    inp.write_text(json.dumps(doc))
     # without -c: no budget, no tuning in the output
     r = subprocess.run([BIN, "autoscaler", "plan", "--input", str(inp)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "memoryTuning" not in json.loads(r.stdout), r.stdout[-500:]

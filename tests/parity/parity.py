@@ -397,8 +397,8 @@ def oracle_of(harness_dir):
 def run_harness(harness_dir, cases):
     jar, main_class, _ = ORACLES[oracle_of(harness_dir)]
     cp = os.path.join(harness_dir, jar) + os.pathsep + os.path.join(harness_dir, "lib", "*")
-    text = "".join(json.dumps({"id": c["id"], "plan": c["plan"], "resolve": c.get("resolve", False)}) + "\n"
-                   for c in cases)
+    text = "".join(json.dumps(dict({"id": c["id"], "plan": c["plan"], "resolve": c.get("resolve", False)},
+                                   **({"memory": c["memory"]} if "memory" in c else {}))) + "\n" for c in cases)
     r = subprocess.run(["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                         "-Duser.timezone=UTC", "-cp", cp, main_class],
                        input=text, capture_output=True, text=True, timeout=3600)

@@ -11,6 +11,10 @@
  * delayed scale-downs after it and the events. tests/parity/run.py compares that with
  * `flinklet autoscaler plan`.
  *
+ * A line {"id": ..., "memory": {"plan": ..., "taskManager": ...}} runs the operator's memory tuning
+ * instead (MemoryTuning.tuneTaskManagerMemory) for one TaskManager laid out as flinklet's pod is (see
+ * runMemory), and writes the TaskManager its ConfigChanges configure, as Flink's own memory utilities derive it.
+ *
  * It lives in the operator's package to reach the members it marks @VisibleForTesting. Test code only:
  * never shipped with flinklet. Written for this project; no code is taken from the operator.
  */
@@ -28,10 +32,13 @@ import org.apache.flink.autoscaler.state.InMemoryAutoScalerStateStore;
 import org.apache.flink.autoscaler.topology.JobTopology;
 import org.apache.flink.autoscaler.topology.ShipStrategy;
 import org.apache.flink.autoscaler.topology.VertexInfo;
+import org.apache.flink.autoscaler.tuning.MemoryTuning;
 import org.apache.flink.autoscaler.utils.AutoScalerUtils;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.instance.SlotSharingGroupId;
 import org.apache.flink.runtime.jobgraph.JobVertexID;
@@ -58,6 +65,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.regex.Pattern;
 
 public final class ParityHarness {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -114,7 +126,43 @@ public final class ParityHarness {
         }
     }
 
+    /** MemoryTuning's log line with the sizes it computed, each as "... (N bytes)" or "N bytes". */
+    static final Pattern OPTIMIZED =
+            Pattern.compile(
+                    "Optimized memory sizes - heap: (.*) managed: (.*), network: (.*), meta: (.*)|"
+                            + "Optimized memory sizes: heap: (.*) managed: (.*), network: (.*), meta: (.*)");
+
+    static final Pattern BYTES = Pattern.compile("(\\d+) bytes");
+
+    /** The last "Optimized memory sizes" line MemoryTuning logged. */
+    static final String[] LAST_OPTIMIZED = {null};
+
+    static void quietLogs() {
+        Logger root = Logger.getLogger("");
+        root.setLevel(Level.WARNING);
+        Logger tuning = Logger.getLogger(MemoryTuning.class.getName());
+        tuning.setLevel(Level.INFO);
+        tuning.setUseParentHandlers(false);
+        tuning.addHandler(
+                new Handler() {
+                    @Override
+                    public void publish(LogRecord record) {
+                        if (record.getMessage() != null
+                                && record.getMessage().startsWith("Optimized memory sizes")) {
+                            LAST_OPTIMIZED[0] = record.getMessage();
+                        }
+                    }
+
+                    @Override
+                    public void flush() {}
+
+                    @Override
+                    public void close() {}
+                });
+    }
+
     public static void main(String[] args) throws Exception {
+        quietLogs();
         var in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         var out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         String line;
@@ -126,7 +174,11 @@ public final class ParityHarness {
             ObjectNode r = JSON.createObjectNode();
             r.put("id", c.get("id").asText());
             try {
-                run(c.get("plan"), c.has("resolve") && c.get("resolve").asBoolean(), r);
+                if (c.has("memory")) {
+                    runMemory(c.get("memory"), r);
+                } else {
+                    run(c.get("plan"), c.has("resolve") && c.get("resolve").asBoolean(), r);
+                }
             } catch (Throwable t) {
                 r.put("error", t.getClass().getSimpleName() + ": " + t.getMessage());
             }
@@ -502,6 +554,117 @@ public final class ParityHarness {
             eo.put("reason", e[1]);
             eo.put("message", e[2]);
             eo.put("key", e[3]);
+        }
+    }
+
+    static MemorySize bytes(JsonNode o, String field) {
+        return new MemorySize(o.get(field).asLong());
+    }
+
+    /** The TaskManager a configuration gives, as Flink's memory utilities (the operator's) derive it. */
+    static ObjectNode taskManager(Configuration conf) {
+        var spec = MemoryTuning.FLINK_MEMORY_UTILS.memoryProcessSpecFromConfig(conf);
+        var o = JSON.createObjectNode();
+        o.put("process", spec.getTotalProcessMemorySize().getBytes());
+        o.put("flink", spec.getTotalFlinkMemorySize().getBytes());
+        o.put("heap", spec.getFlinkMemory().getJvmHeapMemorySize().getBytes());
+        o.put("managed", spec.getFlinkMemory().getManaged().getBytes());
+        o.put("network", spec.getFlinkMemory().getNetwork().getBytes());
+        o.put("metaspace", spec.getJvmMetaspaceSize().getBytes());
+        o.put("overhead", spec.getJvmOverheadSize().getBytes());
+        o.put("frameworkOffHeap", spec.getFlinkMemory().getFrameworkOffHeap().getBytes());
+        o.put("taskOffHeap", spec.getFlinkMemory().getTaskOffHeap().getBytes());
+        return o;
+    }
+
+    /**
+     * The operator's memory tuning for one TaskManager laid out as flinklet's pod: its process memory
+     * is the pod's JVM share (spec.resources.memory less flinklet's own), its metaspace, network,
+     * framework and task off-heap and managed memory are flinklet's split's, its JVM overhead (min =
+     * max) holds what flinklet keeps for the JVM's native memory (code cache, JVM native, RocksDB
+     * native), its framework heap is 0 (as the operator's tuning sets it), so its task heap comes to
+     * flinklet's heap. The plan's topology, parallelisms, evaluated memory use and tuning options are
+     * the operator's inputs; there are no scaling summaries (no rescale in the same cycle) and, one
+     * TaskManager being all there is, no scale-down compensation.
+     */
+    static void runMemory(JsonNode mem, ObjectNode r) throws Exception {
+        var plan = mem.get("plan");
+        var tm = mem.get("taskManager");
+        var conf = new Configuration();
+        var cfg = plan.get("config");
+        if (cfg != null) {
+            cfg.fields().forEachRemaining(e -> conf.setString(e.getKey(), configValue(e.getValue())));
+        }
+        conf.set(TaskManagerOptions.TOTAL_PROCESS_MEMORY, bytes(tm, "processMemory"));
+        conf.set(TaskManagerOptions.JVM_METASPACE, bytes(tm, "metaspace"));
+        conf.set(TaskManagerOptions.JVM_OVERHEAD_MIN, bytes(tm, "jvmOverhead"));
+        conf.set(TaskManagerOptions.JVM_OVERHEAD_MAX, bytes(tm, "jvmOverhead"));
+        conf.set(TaskManagerOptions.FRAMEWORK_OFF_HEAP_MEMORY, bytes(tm, "frameworkOffHeap"));
+        conf.set(TaskManagerOptions.TASK_OFF_HEAP_MEMORY, bytes(tm, "taskOffHeap"));
+        conf.set(TaskManagerOptions.NETWORK_MEMORY_MIN, bytes(tm, "network"));
+        conf.set(TaskManagerOptions.NETWORK_MEMORY_MAX, bytes(tm, "network"));
+        conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, bytes(tm, "managed"));
+        conf.set(TaskManagerOptions.FRAMEWORK_HEAP_MEMORY, MemorySize.ZERO);
+        conf.set(TaskManagerOptions.NUM_TASK_SLOTS, tm.get("slots").asInt());
+        conf.set(AutoScalerOptions.MEMORY_SCALING_ENABLED, false);
+        // the recommendation is the same either way; only enabled returns it
+        conf.set(AutoScalerOptions.MEMORY_TUNING_ENABLED, true);
+        var ctx = new Ctx(conf, null);
+
+        var infos = new ArrayList<VertexInfo>();
+        var vertexMetrics = new HashMap<JobVertexID, Map<ScalingMetric, EvaluatedScalingMetric>>();
+        for (var v : plan.get("vertices")) {
+            var inputs = new LinkedHashMap<JobVertexID, ShipStrategy>();
+            if (v.has("inputs")) {
+                for (var i : v.get("inputs")) {
+                    inputs.put(
+                            JobVertexID.fromHexString(i.get("id").asText()),
+                            ShipStrategy.of(i.get("shipStrategy").asText()));
+                }
+            }
+            var id = JobVertexID.fromHexString(v.get("id").asText());
+            infos.add(
+                    new VertexInfo(
+                            id, inputs, v.get("parallelism").asInt(), v.get("maxParallelism").asInt()));
+            var m = new HashMap<ScalingMetric, EvaluatedScalingMetric>();
+            m.put(ScalingMetric.PARALLELISM, EvaluatedScalingMetric.of(v.get("parallelism").asInt()));
+            vertexMetrics.put(id, m);
+        }
+        var global = new HashMap<ScalingMetric, EvaluatedScalingMetric>();
+        plan.get("global")
+                .fields()
+                .forEachRemaining(
+                        e ->
+                                global.put(
+                                        ScalingMetric.valueOf(e.getKey()),
+                                        new EvaluatedScalingMetric(
+                                                num(e.getValue().get("current")),
+                                                num(e.getValue().get("average")))));
+        var evaluated = new EvaluatedMetrics(vertexMetrics, global);
+
+        r.set("current", taskManager(conf));
+        LAST_OPTIMIZED[0] = null;
+        var changes =
+                MemoryTuning.tuneTaskManagerMemory(
+                        ctx, evaluated, new JobTopology(infos), Map.of(), new Events());
+        var computed = r.putObject("computed");
+        var line = LAST_OPTIMIZED[0] == null ? null : OPTIMIZED.matcher(LAST_OPTIMIZED[0]);
+        if (line != null && line.matches()) {
+            int base = line.group(1) != null ? 1 : 5;
+            String[] names = {"heap", "managed", "network", "metaspace"};
+            for (int i = 0; i < names.length; i++) {
+                var b = BYTES.matcher(line.group(base + i));
+                if (b.find()) {
+                    computed.put(names[i], Long.parseLong(b.group(1)));
+                }
+            }
+        }
+        var overrides = r.putObject("overrides");
+        changes.getOverrides().forEach(overrides::put);
+        if (changes.getOverrides().isEmpty()) {
+            r.putNull("recommended");
+        } else {
+            r.set("recommended", taskManager(changes.newConfigWithOverrides(conf)));
         }
     }
 
