@@ -10,6 +10,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.client import HTTPConnection
 
 from conftest import BIN, Supervisor
 
@@ -130,18 +131,30 @@ def token(sup):
 
 
 class Call:
-    """One HTTP request in a thread: result is (code, body), or the exception it raised."""
+    """One HTTP request in a thread: result is (code, body), or the exception it raised. `sent` is set once the
+    whole request is written to flinklet's socket (see taken())."""
 
     def __init__(self, sup, path, method="POST", token=None, timeout=120):
         self.result = None
+        self.sent = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(sup, path, method, token, timeout), daemon=True)
         self.thread.start()
 
     def _run(self, sup, path, method, token, timeout):
         try:
-            self.result = http(sup, path, method, token, timeout)
+            c = HTTPConnection("127.0.0.1", http_port(sup), timeout=timeout)
+            try:
+                headers = {"Authorization": f"Bearer {token}"} if token else {}
+                c.request(method, path, body=b"" if method == "POST" else None, headers=headers)
+                self.sent.set()
+                r = c.getresponse()
+                self.result = (r.status, r.read().decode())
+            finally:
+                c.close()
         except Exception as e:  # noqa: BLE001  (a connection closed by a stopping flinklet is a result too)
             self.result = e
+        finally:
+            self.sent.set()
 
     def done(self):
         return not self.thread.is_alive()
@@ -150,6 +163,14 @@ class Call:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "the request was never answered"
         return self.result
+
+
+def taken(sup, call, timeout=30):
+    """Returns once flinklet has read call's request: it was written whole, and a GET /healthz sent after that was
+    answered (flinklet's one loop reads every readable connection before it answers a later one)."""
+    assert call.sent.wait(timeout), "the request was never sent"
+    code, _ = http(sup, "/healthz")
+    assert code in (200, 503), code
 
 
 class AsUid(Supervisor):

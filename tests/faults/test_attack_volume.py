@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from attack_kit import (Call, Hold, http, http_json, install_fake_java, job_id, spawn_count, token,
+from attack_kit import (Call, Hold, http, http_json, install_fake_java, job_id, spawn_count, taken, token,
                         write_checkpoint, write_savepoint)
 from conftest import wait_for
 from fakeflink import end_soon
@@ -133,6 +133,7 @@ def test_suspend_then_resume_while_held_ends_running(server, supervisors, tmp_pa
     sus = Call(s, "/api/v1/suspend", token=tok)
     wait_for(hold.held, 30, "a held sync")
     res = Call(s, "/api/v1/resume", token=tok)
+    taken(s, res)
     assert http(s, "/healthz")[0] == 200  # the loop answers meanwhile
     assert not sus.done() and not res.done(), "answered before job-state.override was on the volume"
     hold.release()
@@ -214,6 +215,7 @@ def test_suspend_while_a_restart_launch_is_held_spawns_nothing(server, superviso
     os.kill(s.jvm_pid(), signal.SIGKILL)
     wait_launch_pending(s, hold)
     sus = Call(s, "/api/v1/suspend", token=tok)
+    taken(s, sus)  # the suspend came while the launch was held (else the launch was first, and runs)
     assert http(s, "/healthz")[0] == 200
     hold.release()
     r = sus.wait()
