@@ -38,7 +38,8 @@ CONFIGMAP = os.path.join(ROOT, "conf", "kubernetes", "configmap.yaml")
 # what podman on a machine without systemd and a registry needs: runc, cgroupfs, no network, bounded ulimits
 RUN_OPTS = ["--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
 # the pod's securityContext in conf/kubernetes/statefulset.yaml, as podman options
-POD_SECURITY = ["--user", "9999:9999", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+POD_SECURITY = ["--user", "9999:9999", "--read-only", "--tmpfs", "/tmp", "--tmpfs", "/scratch:rw,exec,mode=1777",
+                "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges"]
 STATE = "/var/lib/flinklet"
 TOKEN_FILE = "/var/run/secrets/flinklet/token"
