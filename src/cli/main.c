@@ -34,7 +34,7 @@ static const char usage[] =
     "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
     "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
     "       flinklet check-config [-c FILE] [-D key=value]... [--json] [--preflight]\n"
-    "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
+    "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live | --started]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
     "       flinklet autoscaler plan --input FILE [-c FILE] [--hook PATH | --no-hook] [--hook-timeout DURATION]\n"
@@ -50,7 +50,7 @@ struct cli {
 	struct config_args cfg;
 	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input, *operator_version;
 	const char *subcommand, *hook, *hook_timeout;
-	bool json, ready, live, exit_on_finish, help, wait, preflight, no_hook;
+	bool json, ready, live, started, exit_on_finish, help, wait, preflight, no_hook;
 };
 
 static int need_value(int argc, char **argv, int *i, const char **out)
@@ -143,6 +143,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->ready = true;
 		} else if (!strcmp(a, "--live")) {
 			c->live = true;
+		} else if (!strcmp(a, "--started")) {
+			c->started = true;
 		} else if (!strcmp(a, "--exit-on-finish")) {
 			c->exit_on_finish = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -344,12 +346,24 @@ static void print_table(const struct status *st, bool supervised, const char *di
 		print_next_start(dir, st);
 }
 
+/* `--started`: a supervisor runs and does what the spec says: the job RUNNING, or no JVM on purpose (suspended,
+ * FINISHED). What systemd's READY=1 means, for podman's startup health check (Notify=healthy); `--ready` stays the
+ * job's readiness (/readyz). */
+static bool started(const struct status *st, bool supervised)
+{
+	if (!supervised || st->lifecycle == LIFECYCLE_FAILED || !st->job_state)
+		return false;
+	if (st->lifecycle == LIFECYCLE_SUSPENDED || !strcmp(st->job_state, "FINISHED"))
+		return true;
+	return st->lifecycle == LIFECYCLE_STABLE && !strcmp(st->job_state, "RUNNING");
+}
+
 static int cmd_status(struct cli *c)
 {
 	if (c->url) {
 		char *json = NULL;
 		if (cli_fetch_status(c->url, &json) != 0)
-			return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+			return c->ready || c->live || c->started ? EXIT_FAILED : EXIT_ENV;
 		struct status st;
 		int code = 0;
 		if (status_parse(json, &st) < 0)
@@ -360,6 +374,8 @@ static int cmd_status(struct cli *c)
 			           : EXIT_FAILED;
 		else if (c->live)
 			code = st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+		else if (c->started)
+			code = started(&st, true) ? 0 : EXIT_FAILED;
 		else if (c->json)
 			fputs(json, stdout);
 		else
@@ -378,7 +394,7 @@ static int cmd_status(struct cli *c)
 		fprintf(stderr, "flinklet: unable to read %s: %s\n", path, strerror(-r));
 		free(path);
 		free(dir);
-		return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		return c->ready || c->live || c->started ? EXIT_FAILED : EXIT_ENV;
 	}
 	struct status st;
 	int pr = status_parse(text, &st);
@@ -388,7 +404,7 @@ static int cmd_status(struct cli *c)
 	int code = 0;
 	if (pr < 0) {
 		fprintf(stderr, "flinklet: %s is not a status document\n", path);
-		code = c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		code = c->ready || c->live || c->started ? EXIT_FAILED : EXIT_ENV;
 	} else if (c->ready) {
 		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state &&
 		               !strcmp(st.job_state, "RUNNING") && st.tasks_total > 0 && st.tasks_running > 0 &&
@@ -397,6 +413,8 @@ static int cmd_status(struct cli *c)
 		           : EXIT_FAILED;
 	} else if (c->live) {
 		code = supervised && st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+	} else if (c->started) {
+		code = started(&st, supervised) ? 0 : EXIT_FAILED;
 	} else if (c->json) {
 		fputs(text, stdout);
 	} else {

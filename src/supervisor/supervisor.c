@@ -709,6 +709,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		s.status.lifecycle = LIFECYCLE_STABLE;
 		sup_event(&s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s.job_id);
 		sup_write_status(&s);
+		sup_notify_state(&s); /* READY: nothing to start is what the spec says */
 		if (opts->exit_on_finish) {
 			sup_free(&s);
 			return 0;
@@ -720,6 +721,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		status_set_string(&s.status.error, NULL);
 		sup_event(&s, "Suspended", "job.state is suspended: job %s is not started", s.job_id);
 		sup_write_status(&s);
+		sup_notify_state(&s); /* READY: a suspended job is started as the spec says */
 	} else {
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
 		status_set_string(&s.status.error, NULL);
