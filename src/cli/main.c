@@ -358,12 +358,76 @@ static bool started(const struct status *st, bool supervised)
 	return st->lifecycle == LIFECYCLE_STABLE && !strcmp(st->job_state, "RUNNING");
 }
 
+/* How long a probe (--ready, --live, --started) waits for the endpoint's answer: well inside a health check's own
+ * timeout (the image's is 15 s), so that a hung supervisor is a failed probe, not a timed-out one. */
+#define PROBE_TIMEOUT_S 5L
+
+enum { PROBE_FAILS, PROBE_BY_STATE_DIR, PROBE_ELSEWHERE };
+
+/* A probe whose --url did not answer: a hung supervisor, or one that serves elsewhere or not at all
+ * (flinklet.http.address another port, or off). The supervisor holding the state directory's lock says in its
+ * status.json: no endpoint, PROBE_BY_STATE_DIR (answered from the state directory, as without --url); another
+ * address, PROBE_ELSEWHERE with its URL in *other (malloc'd); the address given, or no supervisor, PROBE_FAILS. */
+static int probe_fallback(struct cli *c, const char *url, char **other)
+{
+	char *dir = resolve_state_dir(c), *path = dir ? path_join(dir, "status.json") : NULL, *text = NULL;
+	bool held = dir && store_lock_held(dir) > 0;
+	int verdict = PROBE_FAILS;
+	struct status st;
+	status_init(&st);
+	if (held && read_file(path, 4u << 20, &text, NULL) == 0 && status_parse(text, &st) == 0) {
+		if (!st.http_address) {
+			fprintf(stderr,
+			        "flinklet: the supervisor of %s serves no HTTP endpoint (flinklet.http.address off): "
+			        "answered from the state directory\n",
+			        dir);
+			verdict = PROBE_BY_STATE_DIR;
+		} else {
+			char *there = cli_endpoint_url(st.http_address);
+			size_t n = strlen(url);
+			while (n > 0 && url[n - 1] == '/')
+				n--;
+			if (strlen(there) != n || strncmp(there, url, n)) {
+				fprintf(stderr, "flinklet: the supervisor of %s serves on %s: asking there\n", dir,
+				        there);
+				*other = there;
+				verdict = PROBE_ELSEWHERE;
+			} else {
+				free(there);
+			}
+		}
+	}
+	status_free(&st);
+	free(text);
+	free(path);
+	free(dir);
+	return verdict;
+}
+
+static int cmd_status_dir(struct cli *c);
+
 static int cmd_status(struct cli *c)
 {
 	if (c->url) {
-		char *json = NULL;
-		if (cli_fetch_status(c->url, &json) != 0)
-			return c->ready || c->live || c->started ? EXIT_FAILED : EXIT_ENV;
+		bool probe = c->ready || c->live || c->started;
+		char *json = NULL, *other = NULL;
+		if (cli_fetch_status(c->url, probe ? PROBE_TIMEOUT_S : 10L, &json) != 0) {
+			if (!probe)
+				return EXIT_ENV;
+			switch (probe_fallback(c, c->url, &other)) {
+			case PROBE_BY_STATE_DIR:
+				return cmd_status_dir(c);
+			case PROBE_ELSEWHERE: {
+				int r = cli_fetch_status(other, PROBE_TIMEOUT_S, &json);
+				free(other);
+				if (r != 0)
+					return EXIT_FAILED;
+				break;
+			}
+			default:
+				return EXIT_FAILED;
+			}
+		}
 		struct status st;
 		int code = 0;
 		if (status_parse(json, &st) < 0)
@@ -384,6 +448,12 @@ static int cmd_status(struct cli *c)
 		free(json);
 		return code;
 	}
+	return cmd_status_dir(c);
+}
+
+/* `flinklet status` from the state directory: status.json, and whether a supervisor holds the lock. */
+static int cmd_status_dir(struct cli *c)
+{
 	char *dir = resolve_state_dir(c);
 	if (!dir)
 		return EXIT_USAGE;
