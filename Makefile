@@ -215,7 +215,8 @@ container-image: $(BUILD)/flinklet flink-lib
 container-test: $(BUILD)/flinklet flink-lib jobs
 	PODMAN="$(PODMAN)" FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 -m pytest -v tests/e2e/test_container.py \
-	  tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py $(E2E_ARGS)
+	  tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py \
+	  tests/e2e/test_deployment_docs.py $(E2E_ARGS)
 
 
 # the headers each object was built from (none before its first build: then it is built anyway)

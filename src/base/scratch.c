@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "digest.h"
@@ -95,4 +96,23 @@ void scratch_leftovers(const char *dir, struct strv *out)
 pid_t scratch_remove(const struct strv *paths)
 {
 	return rm_rf_child(paths);
+}
+
+int64_t scratch_need(int64_t state_bytes)
+{
+	if (state_bytes < 0)
+		state_bytes = 0;
+	if (state_bytes > (INT64_MAX - SCRATCH_FIXED_BYTES) / 2)
+		return INT64_MAX;
+	return 2 * state_bytes + SCRATCH_FIXED_BYTES;
+}
+
+int scratch_free(const char *dir, int64_t *free_bytes)
+{
+	struct statvfs v;
+	if (statvfs(dir, &v) < 0)
+		return -errno;
+	unsigned long long bytes = (unsigned long long)v.f_bavail * (unsigned long long)v.f_frsize;
+	*free_bytes = bytes > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+	return 0;
 }

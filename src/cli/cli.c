@@ -38,7 +38,8 @@ static size_t note_recorded(char *ptr, size_t size, size_t nmemb, void *userdata
 
 /* One request; returns the HTTP status (0 when there was no answer) and the body in *body; *recorded (when not
  * NULL) says whether the supervisor's status.json already holds the status document answered. */
-static long request_ex(const char *method, const char *url, const char *token, char **body, bool *recorded)
+static long request_ex(const char *method, const char *url, const char *token, char **body, bool *recorded,
+                       long timeout_s)
 {
 	CURL *c = curl_easy_init();
 	if (!c)
@@ -55,7 +56,7 @@ static long request_ex(const char *method, const char *url, const char *token, c
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	/* the token goes to the address given and nowhere else: no proxy from the environment (it would see the
 	 * token), no redirect followed */
@@ -79,14 +80,24 @@ static long request_ex(const char *method, const char *url, const char *token, c
 
 static long request(const char *method, const char *url, const char *token, char **body)
 {
-	return request_ex(method, url, token, body, NULL);
+	return request_ex(method, url, token, body, NULL, 10L);
 }
 
-int cli_fetch_status(const char *url, char **ret_json)
+char *cli_endpoint_url(const char *addr)
+{
+	/* 0.0.0.0 and [::] are where it listens, not where to connect */
+	if (str_has_prefix(addr, "0.0.0.0:"))
+		return xasprintf("http://127.0.0.1%s", strchr(addr, ':'));
+	if (str_has_prefix(addr, "[::]:"))
+		return xasprintf("http://[::1]%s", strchr(addr, ']') + 1);
+	return xasprintf("http://%s", addr);
+}
+
+int cli_fetch_status(const char *url, long timeout_s, char **ret_json)
 {
 	char *full = xasprintf("%s/status", url);
 	char *body = NULL;
-	long code = request("GET", full, NULL, &body);
+	long code = request_ex("GET", full, NULL, &body, NULL, timeout_s);
 	free(full);
 	if (code != 200) {
 		fprintf(stderr, "flinklet: no status from %s (%s)\n", url, code ? "HTTP error" : "no answer");
@@ -113,7 +124,7 @@ static char *read_token(const char *path)
 static bool fetch(const char *url, struct status *st, bool *recorded)
 {
 	char *full = xasprintf("%s/status", url), *json = NULL;
-	long code = request_ex("GET", full, NULL, &json, recorded);
+	long code = request_ex("GET", full, NULL, &json, recorded, 10L);
 	free(full);
 	bool ok = code == 200 && status_parse(json, st) == 0;
 	free(json);
@@ -170,14 +181,7 @@ int cli_control(const struct control_args *a)
 			free(token_file);
 			return 3;
 		}
-		const char *addr = st.http_address;
-		/* 0.0.0.0 and [::] are where it listens, not where to connect */
-		if (str_has_prefix(addr, "0.0.0.0:"))
-			url = xasprintf("http://127.0.0.1%s", strchr(addr, ':'));
-		else if (str_has_prefix(addr, "[::]:"))
-			url = xasprintf("http://[::1]%s", strchr(addr, ']') + 1);
-		else
-			url = xasprintf("http://%s", addr);
+		url = cli_endpoint_url(st.http_address);
 		if (!token_file && st.token_file)
 			token_file = xstrdup(st.token_file);
 		status_free(&st);

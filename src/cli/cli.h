@@ -17,7 +17,10 @@ struct control_args {
 
 /* Returns the process exit code. */
 int cli_control(const struct control_args *a);
-/* GET <url>/status; prints it (--json) or returns the probe result. Returns the exit code. */
-int cli_fetch_status(const char *url, char **ret_json);
+/* GET <url>/status within timeout_s seconds: 0 with the body in *ret_json (malloc'd), else 1 (said on stderr). */
+int cli_fetch_status(const char *url, long timeout_s, char **ret_json);
+/* The URL that reaches a supervisor's endpoint recorded as addr (supervisor.httpAddress: host:port; 0.0.0.0 and
+ * [::] become the loopback address). malloc'd. */
+char *cli_endpoint_url(const char *addr);
 
 #endif

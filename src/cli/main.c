@@ -34,7 +34,7 @@ static const char usage[] =
     "usage: flinklet run          [-c FILE] [--state-dir DIR] [--flink-home DIR] [-D key=value]...\n"
     "                             [--exit-on-finish] [--jar URI --class NAME [--parallelism N] [-- ARGS...]]\n"
     "       flinklet check-config [-c FILE] [-D key=value]... [--json] [--preflight]\n"
-    "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live]\n"
+    "       flinklet status       [-c FILE] [--state-dir DIR | --url URL] [--json] [--ready | --live | --started]\n"
     "       flinklet savepoint    [--wait] [-c FILE] [--state-dir DIR | --url URL] [--token-file FILE]\n"
     "                             (also: checkpoint, suspend, resume)\n"
     "       flinklet autoscaler plan --input FILE [-c FILE] [--hook PATH | --no-hook] [--hook-timeout DURATION]\n"
@@ -50,7 +50,7 @@ struct cli {
 	struct config_args cfg;
 	const char *url, *token_file, *to, *savepoint_base, *storage_base, *input, *operator_version;
 	const char *subcommand, *hook, *hook_timeout;
-	bool json, ready, live, exit_on_finish, help, wait, preflight, no_hook;
+	bool json, ready, live, started, exit_on_finish, help, wait, preflight, no_hook;
 };
 
 static int need_value(int argc, char **argv, int *i, const char **out)
@@ -143,6 +143,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->ready = true;
 		} else if (!strcmp(a, "--live")) {
 			c->live = true;
+		} else if (!strcmp(a, "--started")) {
+			c->started = true;
 		} else if (!strcmp(a, "--exit-on-finish")) {
 			c->exit_on_finish = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -344,12 +346,88 @@ static void print_table(const struct status *st, bool supervised, const char *di
 		print_next_start(dir, st);
 }
 
+/* `--started`: a supervisor runs and does what the spec says: the job RUNNING, or no JVM on purpose (suspended,
+ * FINISHED). What systemd's READY=1 means, for podman's startup health check (Notify=healthy); `--ready` stays the
+ * job's readiness (/readyz). */
+static bool started(const struct status *st, bool supervised)
+{
+	if (!supervised || st->lifecycle == LIFECYCLE_FAILED || !st->job_state)
+		return false;
+	if (st->lifecycle == LIFECYCLE_SUSPENDED || !strcmp(st->job_state, "FINISHED"))
+		return true;
+	return st->lifecycle == LIFECYCLE_STABLE && !strcmp(st->job_state, "RUNNING");
+}
+
+/* How long a probe (--ready, --live, --started) waits for the endpoint's answer: well inside a health check's own
+ * timeout (the image's is 15 s), so that a hung supervisor is a failed probe, not a timed-out one. */
+#define PROBE_TIMEOUT_S 5L
+
+enum { PROBE_FAILS, PROBE_BY_STATE_DIR, PROBE_ELSEWHERE };
+
+/* A probe whose --url did not answer: a hung supervisor, or one that serves elsewhere or not at all
+ * (flinklet.http.address another port, or off). The supervisor holding the state directory's lock says in its
+ * status.json: no endpoint, PROBE_BY_STATE_DIR (answered from the state directory, as without --url); another
+ * address, PROBE_ELSEWHERE with its URL in *other (malloc'd); the address given, or no supervisor, PROBE_FAILS. */
+static int probe_fallback(struct cli *c, const char *url, char **other)
+{
+	char *dir = resolve_state_dir(c), *path = dir ? path_join(dir, "status.json") : NULL, *text = NULL;
+	bool held = dir && store_lock_held(dir) > 0;
+	int verdict = PROBE_FAILS;
+	struct status st;
+	status_init(&st);
+	if (held && read_file(path, 4u << 20, &text, NULL) == 0 && status_parse(text, &st) == 0) {
+		if (!st.http_address) {
+			fprintf(stderr,
+			        "flinklet: the supervisor of %s serves no HTTP endpoint (flinklet.http.address off): "
+			        "answered from the state directory\n",
+			        dir);
+			verdict = PROBE_BY_STATE_DIR;
+		} else {
+			char *there = cli_endpoint_url(st.http_address);
+			size_t n = strlen(url);
+			while (n > 0 && url[n - 1] == '/')
+				n--;
+			if (strlen(there) != n || strncmp(there, url, n)) {
+				fprintf(stderr, "flinklet: the supervisor of %s serves on %s: asking there\n", dir,
+				        there);
+				*other = there;
+				verdict = PROBE_ELSEWHERE;
+			} else {
+				free(there);
+			}
+		}
+	}
+	status_free(&st);
+	free(text);
+	free(path);
+	free(dir);
+	return verdict;
+}
+
+static int cmd_status_dir(struct cli *c);
+
 static int cmd_status(struct cli *c)
 {
 	if (c->url) {
-		char *json = NULL;
-		if (cli_fetch_status(c->url, &json) != 0)
-			return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		bool probe = c->ready || c->live || c->started;
+		char *json = NULL, *other = NULL;
+		if (cli_fetch_status(c->url, probe ? PROBE_TIMEOUT_S : 10L, &json) != 0) {
+			if (!probe)
+				return EXIT_ENV;
+			switch (probe_fallback(c, c->url, &other)) {
+			case PROBE_BY_STATE_DIR:
+				return cmd_status_dir(c);
+			case PROBE_ELSEWHERE: {
+				int r = cli_fetch_status(other, PROBE_TIMEOUT_S, &json);
+				free(other);
+				if (r != 0)
+					return EXIT_FAILED;
+				break;
+			}
+			default:
+				return EXIT_FAILED;
+			}
+		}
 		struct status st;
 		int code = 0;
 		if (status_parse(json, &st) < 0)
@@ -360,6 +438,8 @@ static int cmd_status(struct cli *c)
 			           : EXIT_FAILED;
 		else if (c->live)
 			code = st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+		else if (c->started)
+			code = started(&st, true) ? 0 : EXIT_FAILED;
 		else if (c->json)
 			fputs(json, stdout);
 		else
@@ -368,6 +448,12 @@ static int cmd_status(struct cli *c)
 		free(json);
 		return code;
 	}
+	return cmd_status_dir(c);
+}
+
+/* `flinklet status` from the state directory: status.json, and whether a supervisor holds the lock. */
+static int cmd_status_dir(struct cli *c)
+{
 	char *dir = resolve_state_dir(c);
 	if (!dir)
 		return EXIT_USAGE;
@@ -378,7 +464,7 @@ static int cmd_status(struct cli *c)
 		fprintf(stderr, "flinklet: unable to read %s: %s\n", path, strerror(-r));
 		free(path);
 		free(dir);
-		return c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		return c->ready || c->live || c->started ? EXIT_FAILED : EXIT_ENV;
 	}
 	struct status st;
 	int pr = status_parse(text, &st);
@@ -388,7 +474,7 @@ static int cmd_status(struct cli *c)
 	int code = 0;
 	if (pr < 0) {
 		fprintf(stderr, "flinklet: %s is not a status document\n", path);
-		code = c->ready || c->live ? EXIT_FAILED : EXIT_ENV;
+		code = c->ready || c->live || c->started ? EXIT_FAILED : EXIT_ENV;
 	} else if (c->ready) {
 		code = supervised && st.lifecycle == LIFECYCLE_STABLE && st.job_state &&
 		               !strcmp(st.job_state, "RUNNING") && st.tasks_total > 0 && st.tasks_running > 0 &&
@@ -397,6 +483,8 @@ static int cmd_status(struct cli *c)
 		           : EXIT_FAILED;
 	} else if (c->live) {
 		code = supervised && st.lifecycle != LIFECYCLE_FAILED ? 0 : EXIT_FAILED;
+	} else if (c->started) {
+		code = started(&st, supervised) ? 0 : EXIT_FAILED;
 	} else if (c->json) {
 		fputs(text, stdout);
 	} else {

@@ -42,6 +42,7 @@ void status_init(struct status *st)
 	st->last_exit_signal = -1;
 	st->last_savepoint.id = -1;
 	st->last_checkpoint.id = -1;
+	st->state_size = -1;
 	st->restored_id = -1;
 	st->savepoint_trigger_nonce = -1;
 	st->checkpoint_trigger_nonce = -1;
@@ -231,6 +232,10 @@ cJSON *status_to_json(const struct status *st)
 	} else {
 		cJSON_AddNullToObject(cpi, "lastCheckpoint");
 	}
+	if (st->state_size >= 0)
+		cJSON_AddNumberToObject(cpi, "stateSize", (double)st->state_size);
+	else
+		cJSON_AddNullToObject(cpi, "stateSize");
 	cJSON *chist = cJSON_AddArrayToObject(cpi, "checkpointHistory");
 	for (int i = 0; i < st->n_checkpoint_history; i++) {
 		const struct snapshot_ref *r = &st->checkpoint_history[i];
@@ -427,6 +432,7 @@ int status_parse(const char *text, struct status *st)
 	if (cJSON_IsObject(lc) && get_str(lc, "location"))
 		snapshot_ref_set(&st->last_checkpoint, get_str(lc, "location"), get_i64(lc, "id", -1),
 		                 get_i64(lc, "timeStamp", 0), NULL);
+	st->state_size = get_bytes(cpi, "stateSize");
 	const cJSON *rf = cJSON_GetObjectItemCaseSensitive(root, "restoredFrom");
 	status_set_string(&st->restored_kind, get_str(rf, "kind"));
 	status_set_string(&st->restored_location, get_str(rf, "location"));

@@ -63,6 +63,9 @@ struct status {
 	struct snapshot_ref claimed_savepoints[CLAIMED_SAVEPOINTS_MAX];
 	int n_claimed_savepoints;
 	struct snapshot_ref last_checkpoint;
+	/* Flink's full state size of the newest completed checkpoint it reported (bytes; -1: none yet): what a new
+	 * JVM's RocksDB working directory holds once restored, read at the next start for the scratch's size check */
+	int64_t state_size;
 	/* checkpoints flinklet asked for (MANUAL, PERIODIC), newest last */
 	struct snapshot_ref checkpoint_history[CHECKPOINT_HISTORY_MAX];
 	int n_checkpoint_history;

@@ -119,6 +119,7 @@ struct sup_launch {
 	sd_event_source *jar_wait;
 	char *jar_problem;
 	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
+	int64_t scratch_warned_need; /* the scratch's need a ScratchSpaceLow warning last named (0: none) */
 };
 
 struct supervisor;

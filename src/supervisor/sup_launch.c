@@ -83,6 +83,31 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	worker_submit(s->worker, launch_files_run, launch_files_done, f);
 }
 
+/* The scratch's free space against what the job's state needs there (scratch_need of the newest checkpoint's size
+ * Flink reported, kept in status.json): short of it, a ScratchSpaceLow warning (once per need that grows), since a
+ * full scratch fails RocksDB and an emptyDir past its sizeLimit has the pod evicted without a savepoint. */
+static void check_scratch_space(struct supervisor *s)
+{
+	int64_t need = scratch_need(s->status.state_size), avail = 0;
+	int r = scratch_free(s->launch.scratch_dir, &avail);
+	if (r < 0) {
+		log_warn("unable to read the free space of %s: %s", s->launch.scratch_dir, strerror(-r));
+		return;
+	}
+	if (avail >= need || need <= s->launch.scratch_warned_need)
+		return;
+	s->launch.scratch_warned_need = need;
+	sup_warning(
+	    s, "ScratchSpaceLow",
+	    "the JVM's scratch directory %s has %.0f MiB free, less than the %.0f MiB the job's state wants there "
+	    "(twice the newest checkpoint's %s plus %.0f MiB): RocksDB fails once it is full, and a Kubernetes "
+	    "emptyDir past its sizeLimit gets the pod evicted; give flinklet.scratch.dir more room "
+	    "(docs/deployment.md, \"Scratch space\")",
+	    s->launch.scratch_dir, (double)avail / (1 << 20), (double)need / (1 << 20),
+	    s->status.state_size >= 0 ? "state size" : "state size (none known yet)",
+	    (double)SCRATCH_FIXED_BYTES / (1 << 20));
+}
+
 /* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
  * aside and removed by a child process, off the loop. */
 static int prepare_scratch(struct supervisor *s)
@@ -93,6 +118,7 @@ static int prepare_scratch(struct supervisor *s)
 		log_error("unable to prepare the JVM's scratch directory %s: %s", s->launch.tmp_dir, strerror(-r));
 		return r;
 	}
+	check_scratch_space(s);
 	if (old) {
 		struct strv v = {0};
 		strv_push_take(&v, old);
@@ -242,6 +268,7 @@ static void rotate_job_id(struct supervisor *s)
 	s->launch.fresh_start = true;
 	s->status.start_time_ms = 0;
 	snapshot_ref_free(&s->status.last_checkpoint);
+	s->status.state_size = -1;
 	sup_restore_forget_failures(s);
 	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
 }

@@ -1,8 +1,8 @@
-/* sup_notify: systemd integration. With NOTIFY_SOCKET set: READY=1 when the job first reaches RUNNING,
- * STATUS= with the lifecycle state at every transition, WATCHDOG=1 (every half of WATCHDOG_USEC) only while
- * the job is healthy, not merely while the loop turns, and STOPPING=1 with EXTEND_TIMEOUT_USEC while a
- * shutdown savepoint runs. Under journald (JOURNAL_STREAM naming our stderr) events also go to the journal
- * with structured fields (sup_core.c). */
+/* sup_notify: systemd integration. With NOTIFY_SOCKET set: READY=1 once the supervisor does what the spec says
+ * (the job first RUNNING, or no JVM on purpose: suspended, finished), STATUS= with the lifecycle state at every
+ * transition, WATCHDOG=1 (every half of WATCHDOG_USEC) only while the job is healthy, not merely while the loop turns,
+ * and STOPPING=1 with EXTEND_TIMEOUT_USEC while a shutdown savepoint runs. Under journald (JOURNAL_STREAM naming our
+ * stderr) events also go to the journal with structured fields (sup_core.c). */
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,9 +71,20 @@ void sup_notify_state(struct supervisor *s)
 	if (!getenv("NOTIFY_SOCKET"))
 		return;
 	const char *life = lifecycle_to_string(s->status.lifecycle);
-	if (s->state == SUP_RUNNING && !s->notify.notified_ready) {
+	/* READY in systemd's sense: started, and doing what the spec says. A job that is down on purpose is that as
+	 * much as a running one, else `systemctl start` of a suspended job would wait for the start timeout and
+	 * fail; whether the job runs is the STATUS= line's (and /readyz's) to say. */
+	const char *settled = s->state == SUP_RUNNING     ? "RUNNING"
+	                      : s->state == SUP_SUSPENDED ? "SUSPENDED, no JVM on purpose (resume it to run)"
+	                      : s->state == SUP_FINISHED  ? "FINISHED, not started again"
+	                                                  : NULL;
+	if (settled && !s->notify.notified_ready) {
 		s->notify.notified_ready = true;
-		sd_notifyf(0, "READY=1\nSTATUS=%s: %s, job %s RUNNING", s->spec->name, life, s->job_id);
+		sd_notifyf(0, "READY=1\nSTATUS=%s: %s, job %s %s", s->spec->name, life, s->job_id, settled);
+		return;
+	}
+	if (s->state == SUP_SUSPENDED || s->state == SUP_FINISHED) {
+		sd_notifyf(0, "STATUS=%s: %s, job %s %s", s->spec->name, life, s->job_id, settled);
 		return;
 	}
 	if ((s->state == SUP_SAVEPOINTING || s->state == SUP_STOPPING) && s->stop.purpose == STOP_EXIT) {

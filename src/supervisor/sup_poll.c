@@ -307,6 +307,7 @@ static void record_sizes(struct supervisor *s, const cJSON *completed, const cJS
 	if (size >= 0 && ms >= 0) {
 		s->poll.sizes_known = true;
 		s->poll.state_bytes = size;
+		s->status.state_size = size;
 		s->poll.checkpoint_ms = ms;
 	}
 	int64_t sp_size = count_of(cJSON_GetObjectItemCaseSensitive(savepoint, "state_size"));

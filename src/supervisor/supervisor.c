@@ -445,6 +445,7 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 	memcpy(s->status.claimed_savepoints, old->claimed_savepoints, sizeof(old->claimed_savepoints));
 	old->n_claimed_savepoints = 0;
 	s->status.last_checkpoint = old->last_checkpoint;
+	s->status.state_size = old->state_size;
 	memset(&old->last_checkpoint, 0, sizeof(old->last_checkpoint));
 	s->status.start_time_ms = old->start_time_ms;
 	s->status.savepoint_trigger_nonce = old->savepoint_trigger_nonce;
@@ -560,6 +561,7 @@ static int open_state_dir(struct supervisor *s)
 		s->status.start_time_ms = 0;
 		status_set_string(&s->status.job_state, NULL);
 		snapshot_ref_free(&s->status.last_checkpoint);
+		s->status.state_size = -1;
 	}
 	r = store_job_id(s->state_dir, s->job_id);
 	if (r < 0) {
@@ -708,6 +710,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		s.status.lifecycle = LIFECYCLE_STABLE;
 		sup_event(&s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s.job_id);
 		sup_write_status(&s);
+		sup_notify_state(&s); /* READY: nothing to start is what the spec says */
 		if (opts->exit_on_finish) {
 			sup_free(&s);
 			return 0;
@@ -719,6 +722,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		status_set_string(&s.status.error, NULL);
 		sup_event(&s, "Suspended", "job.state is suspended: job %s is not started", s.job_id);
 		sup_write_status(&s);
+		sup_notify_state(&s); /* READY: a suspended job is started as the spec says */
 	} else {
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
 		status_set_string(&s.status.error, NULL);

@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -38,7 +39,8 @@ CONFIGMAP = os.path.join(ROOT, "conf", "kubernetes", "configmap.yaml")
 # what podman on a machine without systemd and a registry needs: runc, cgroupfs, no network, bounded ulimits
 RUN_OPTS = ["--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
 # the pod's securityContext in conf/kubernetes/statefulset.yaml, as podman options
-POD_SECURITY = ["--user", "9999:9999", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+POD_SECURITY = ["--user", "9999:9999", "--read-only", "--tmpfs", "/tmp", "--tmpfs", "/scratch:rw,exec,mode=1777",
+                "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges"]
 STATE = "/var/lib/flinklet"
 TOKEN_FILE = "/var/run/secrets/flinklet/token"
@@ -128,7 +130,8 @@ def build_image(capsys, base):
     assert cfg["Config"]["StopSignal"] == "SIGTERM"
     assert STATE in cfg["Config"]["Volumes"]
     health = cfg.get("Healthcheck") or cfg.get("HealthCheck") or cfg["Config"].get("Healthcheck") or {}
-    assert health.get("Test") == ["CMD", "/usr/local/bin/flinklet", "status", "--live"]
+    assert health.get("Test") == ["CMD", "/usr/local/bin/flinklet", "status", "--url", "http://127.0.0.1:8091",
+                                  "--live"]
     return tag
 
 
@@ -625,3 +628,78 @@ def test_arbitrary_uids_of_group_0_share_one_volume(tmp_path, capsys):
         for c in containers:
             c.remove()
         podman("volume", "rm", "-f", volume, check=False)
+
+
+def health(name):
+    """`podman healthcheck run` (the image's HEALTHCHECK, on demand: podman's timers need systemd): its exit code,
+    how long it took, and the container's health status after it."""
+    t0 = time.monotonic()
+    r = podman("healthcheck", "run", name, check=False, timeout=90)
+    took = time.monotonic() - t0
+    st = json.loads(podman("inspect", name).stdout)[0]["State"]
+    h = st.get("Health") or st.get("Healthcheck") or {}
+    return r.returncode, took, h.get("Status")
+
+
+def test_image_healthcheck_sees_a_hung_pid1(tmp_path, capsys):
+    """Issue 30, item 3: the image's HEALTHCHECK asks the running supervisor (`flinklet status --url
+    http://127.0.0.1:8091 --live`, 5 s for the answer), so flinklet stopped with SIGSTOP as PID 1 is unhealthy
+    after HealthRetries checks, each inside the check's timeout; the state directory alone (the lock, status.json)
+    said healthy. It is healthy again once PID 1 runs on. The same holds with flinklet.http.address on another
+    port (the check asks where status.json says the supervisor serves), and with it off the check answers from
+    the state directory (no endpoint to ask: healthy while a supervisor holds the volume)."""
+    base = build_base(capsys)
+    image = build_image(capsys, base)
+    start_period = 60  # the image's HEALTHCHECK --start-period
+    assert "StartPeriod\":60000000000" in podman("image", "inspect", "--format", "{{json .Config.Healthcheck}}",
+                                                   image).stdout
+    cases = [("default", {}), ("other-port", {"flinklet.http.address": "0.0.0.0:9091"}),
+             ("off", {"flinklet.http.address": "off"})]
+    running, volumes = [], []
+    try:
+        for label, conf in cases:
+            d = tmp_path / label
+            d.mkdir()
+            volume = f"flinklet-e2e-{uuid.uuid4().hex[:8]}"
+            podman("volume", "create", volume)
+            volumes.append(volume)
+            c = Container(image, volume, config_dir(d, conf=conf)).run()
+            running.append((label, c))
+        t0 = time.monotonic()
+        for label, c in running:
+            # the supervisor serves (and records where) within a second; the job need not run for liveness
+            wait_for(lambda: (st := c.status()) and st["supervisor"]["pid"] == 1, 60,
+                     f"{label}: the supervisor's status.json", interval=1)
+            rc, took, status = health(c.name)
+            assert rc == 0, (label, rc, status, c.logs())
+        # failures inside the image's start period do not count (podman keeps the image's period)
+        time.sleep(max(0.0, start_period + 2 - (time.monotonic() - t0)))
+        for label, c in running:
+            if label == "off":
+                rc, _, status = health(c.name)  # no endpoint: the state directory answers, as documented
+                assert rc == 0 and status == "healthy", (label, rc, status)
+                continue
+            pid = int(podman("inspect", "--format", "{{.State.Pid}}", c.name).stdout.strip())
+            assert pid > 1
+            os.kill(pid, signal.SIGSTOP)  # from the host: PID 1 of its namespace ignores it from inside
+            try:
+                runs = [health(c.name) for _ in range(3)]  # HEALTHCHECK --retries=3
+                say(capsys, f"{label}: PID 1 stopped: checks {[(r, f'{t:.1f}s', s) for r, t, s in runs]}")
+                assert all(r != 0 for r, _, _ in runs), runs
+                assert all(t < 15 for _, t, _ in runs), f"a check ran into the HEALTHCHECK timeout: {runs}"
+                assert runs[-1][2] == "unhealthy", runs
+                # the state directory alone still says live: what the check used to ask
+                assert c.exec("flinklet", "status", "--live", check=False).returncode == 0
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            rc, _, status = health(c.name)
+            assert rc == 0 and status == "healthy", (label, rc, status)
+    except BaseException:
+        for label, c in running:
+            print(label, c.logs())
+        raise
+    finally:
+        for _, c in running:
+            c.remove()
+        for volume in volumes:
+            podman("volume", "rm", "-f", volume, check=False)

@@ -226,9 +226,10 @@ def test_restricted_security_context_and_memory(effective):
     assert csc["allowPrivilegeEscalation"] is False
     assert csc["capabilities"]["drop"] == ["ALL"] and not csc["capabilities"].get("add")
     assert csc["readOnlyRootFilesystem"] is True
-    # with a read-only root, /tmp is an emptyDir (the JVM's hsperfdata)
+    # with a read-only root, /tmp (the JVM's hsperfdata) and Flink's scratch are emptyDirs
     tmp = mount_of_volume(sts, lambda v: "emptyDir" in v)
-    assert [m["mountPath"] for m in tmp] == ["/tmp"]
+    assert sorted(m["mountPath"] for m in tmp) == sorted(["/tmp", effective["spec"]["flinkConfiguration"]
+                                                          ["flinklet.scratch.dir"]])
     # spec.resources.memory is the whole pod's budget (flinklet splits it, flinklet itself included): at most the
     # pod's memory limit
     budget = k8s_bytes(effective["spec"]["resources"]["memory"])
@@ -295,3 +296,27 @@ def test_kustomize_output_passes_strict_schema_validation():
     assert len(docs) == 5
     errors = [m for d in docs for v in SCHEMA_VERSIONS for m in strict_errors(d, v)]
     assert not errors, "\n".join(errors)
+
+
+def test_flinks_scratch_has_its_own_volume_sized_from_the_state(effective):
+    """Flink's scratch (flinklet.scratch.dir: io.tmp.dirs, RocksDB's working directory) is an emptyDir of its own,
+    sized by the rule docs/deployment.md gives (twice the state's full size plus 128 MiB, for a state of at least
+    512 MiB), and /tmp stays small: a 64Mi /tmp holding the scratch got the pod evicted (issue 30)."""
+    fc = effective["spec"]["flinkConfiguration"]
+    scratch = fc["flinklet.scratch.dir"]
+    sts = one("StatefulSet")
+    pod = sts["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"].rstrip("/"): m for m in container(sts)["volumeMounts"]}
+    assert scratch.rstrip("/") in mounts, f"flinklet.scratch.dir {scratch} is no mount of the pod"
+    vol = volumes[mounts[scratch.rstrip("/")]["name"]]
+    assert "emptyDir" in vol and vol["emptyDir"].get("medium") != "Memory", "local disk, not the pod's memory"
+    limit = k8s_bytes(vol["emptyDir"]["sizeLimit"])
+    assert limit >= 2 * 512 * 1024 ** 2 + 128 * 1024 ** 2, vol
+    # /tmp is another, small volume, and the scratch is not under it
+    assert "/tmp" in mounts and mounts["/tmp"]["name"] != mounts[scratch.rstrip("/")]["name"]
+    assert not scratch.startswith("/tmp/")
+    assert k8s_bytes(volumes[mounts["/tmp"]["name"]]["emptyDir"]["sizeLimit"]) <= 256 * 1024 ** 2
+    # the manifests' comments say where the scratch goes (not "<state dir>/tmp", not /tmp)
+    text = open(os.path.join(K8S, "statefulset.yaml")).read()
+    assert "<state dir>/tmp" not in text and "ScratchSpaceLow" in text

@@ -4,7 +4,10 @@ check-config and --preflight on conf/demo.yaml pass, the quick form of `run` bri
 shows it, Ctrl-C (SIGINT) stops it with a savepoint and the same command again resumes from that savepoint.
 Only what the test harness must own is swapped: the binary under test, the jobs jar, /tmp/clicks (a fresh
 directory), and the ports (8081 and 8091 may be taken on a shared machine). The container lines are run by
-test_container.py."""
+test_container.py; what a fresh clone needs before them is checked here (issue 30): the README's container block
+builds the jar its `podman run` mounts (`make jobs container-image`), the images README.md, container/README.md and
+docs/deployment.md build from or tag are names podman resolves without a registry alias, and the job layer of
+docs/deployment.md is FROM the tag `make container-image` builds."""
 import json
 import os
 import re
@@ -13,6 +16,7 @@ import signal
 import subprocess
 
 from conftest import BIN, FLINK_HOME, JOBS_JAR, free_port, wait_for
+from test_deployment_docs import CONTAINER_README, DEPLOYMENT, README, blocks, make_dry, read, section
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -91,3 +95,51 @@ def test_readme_using_it_commands_work_as_written(tmp_path):
     finally:
         os.killpg(p.pid, signal.SIGTERM)
         p.wait(60)
+
+
+# FROM, the build arguments that name images, a build's tag (-t NAME; `pod stop -t 60` is a timeout), image:
+IMAGE_REF = re.compile(r"(?:^FROM\s+|--build-arg\s+(?:FLINK_IMAGE|BUILDER)=|\s-t\s+(?=[a-z])|^\s*image:\s+)"
+                       r"([^\s\"'$]+)", re.M)
+
+
+def image_refs(text):
+    return [m.group(1) for b in blocks(text, "sh") + blocks(text, "dockerfile") + blocks(text, "yaml")
+            for m in IMAGE_REF.finditer(b)]
+
+
+def test_image_names_resolve_without_a_registry_alias():
+    """Short names (flink:1.20-java17) need a registry alias stock podman does not have: every image the docs
+    build from, tag or run is fully qualified (a registry host, or localhost)."""
+    refs = {p: image_refs(read(p)) for p in (README, CONTAINER_README, DEPLOYMENT)}
+    assert any(refs.values())
+    for path, names in refs.items():
+        for n in names:
+            host = n.split("/", 1)[0]
+            assert "/" in n and ("." in host or host == "localhost" or ":" in host), f"{path}: {n}"
+
+
+def test_job_layer_is_from_the_tag_make_container_image_builds():
+    tag = re.search(r"\s-t\s+(\S+)\s+\.", make_dry("container-image")).group(1)
+    text = read(DEPLOYMENT)
+    froms = [m.group(1) for b in blocks(text, "dockerfile") for m in re.finditer(r"^FROM\s+(\S+)", b, re.M)]
+    assert froms == [tag], (froms, tag)
+    # the image the docs' podman run and the Quadlet unit start is that tag too
+    assert tag in read(README) and tag in read(os.path.join(ROOT, "conf", "podman", "flinklet.container"))
+
+
+def test_readme_container_block_builds_what_its_podman_run_mounts():
+    text = section(read(README), "## Running it in a container")
+    block = blocks(text, "sh")[0]
+    make = [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.startswith("make ")]
+    assert make, block
+    targets = make[0][1:]
+    assert "container-image" in targets and "jobs" in targets, targets
+    jar = re.search(r"\$PWD/(build/[^:\"]+\.jar)", block).group(1)
+    # `make jobs` is what produces that jar (mk: JOBS_JAR)
+    r = subprocess.run(["make", "-p", "-n", "jobs"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert re.search(r"^JOBS_JAR :?= .*$", r.stdout, re.M), "no JOBS_JAR in the Makefile"
+    jobs_jar = subprocess.run(["make", "-s", "--no-print-directory", "-f", "Makefile", "-f", "-",
+                               "print-jobs-jar"], input="print-jobs-jar:\n\t@echo $(JOBS_JAR)\n", cwd=ROOT,
+                              capture_output=True, text=True, timeout=120).stdout.strip()
+    assert jar == jobs_jar, (jar, jobs_jar)
+    make_dry(*targets)  # the targets exist

@@ -158,3 +158,80 @@ def test_unit_start_reload_stop_savepoint_and_crash_loop_under_systemd(tmp_path,
         raise
     finally:
         m.remove()
+
+
+def test_suspended_job_restarts_at_once_and_a_job_failing_in_main_ends_failed(tmp_path, capsys):
+    """Issue 30, item 2. READY=1 means the supervisor does what the spec says: after `flinklet suspend`,
+    `systemctl restart` returns at once with the unit active and STATUS= saying SUSPENDED (it used to wait for the
+    start timeout and be restarted until the start limit). A job that throws in main() every time ends in a failed
+    unit by flinklet's own crash-loop limit (exit 1, not restarted: RestartPreventExitStatus), within minutes,
+    both while the unit runs (after `flinklet resume`) and for a `systemctl start`, which returns the failure."""
+    image = build_base(capsys, variant="systemd")
+    etc, usrlib = conf_dir(tmp_path)
+    m = Machine(image, etc, usrlib)
+    try:
+        wait_for(lambda: m.sh("systemctl is-system-running", check=False).stdout.strip() in ("running", "degraded"),
+                 60, "systemd up in the container", interval=1)
+        m.sh("systemctl daemon-reload")
+        r = m.sh("systemctl start flinklet", check=False, timeout=700)
+        assert r.returncode == 0, r.stderr + m.journal()[-3000:]
+
+        # ---- suspend, then restart: READY at once, the unit active, STATUS= says the job is suspended
+        r = m.sh(f"flinklet suspend --wait --state-dir {STATE}", check=False, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        wait_for(lambda: (s := m.status()) and s["lifecycleState"] == "SUSPENDED" and not s["jvm"]["pid"], 60,
+                 "the job suspended", interval=1)
+        t0 = time.monotonic()
+        r = m.sh("systemctl restart flinklet", check=False, timeout=700)
+        took = time.monotonic() - t0
+        with capsys.disabled():
+            print(f"\n[systemd] restart of a suspended job returned after {took:.1f} s", flush=True)
+        assert r.returncode == 0, r.stderr + m.journal()[-3000:]
+        assert took < 60, f"systemctl restart of a suspended job took {took:.0f} s"
+        props = m.show("ActiveState", "SubState", "StatusText", "NRestarts")
+        assert (props["ActiveState"], props["SubState"]) == ("active", "running"), props
+        assert "SUSPENDED" in props["StatusText"], props
+        assert props["NRestarts"] == "0", props
+        # readiness keeps its meaning (the job is not running); --started is systemd's sense
+        assert m.sh(f"flinklet status --ready --state-dir {STATE}", check=False).returncode == 1
+        assert m.sh(f"flinklet status --started --state-dir {STATE}", check=False).returncode == 0
+
+        # ---- the job now throws in main() every time (a short crash-loop limit keeps the test short)
+        doc = yaml.safe_load((etc / "flinklet.yaml").read_text())
+        doc["spec"]["job"]["args"] = ["--exit-at-start", "--output", f"{STATE}/output"]
+        doc["spec"]["flinkConfiguration"].update({"flinklet.restart.max-attempts": "2",
+                                                  "flinklet.restart.backoff.initial": "1 s"})
+        (etc / "flinklet.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        wait_for(lambda: [e for e in m.events() if e["type"] == "ConfigChanged"], 60,
+                 "the suspended supervisor taking the new configuration", interval=1)
+        r = m.sh(f"flinklet resume --state-dir {STATE}", check=False, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        t0 = time.monotonic()
+        wait_for(lambda: m.show("ActiveState")["ActiveState"] == "failed", 300, "the unit failed", interval=2)
+        props = m.show("Result", "ExecMainStatus", "NRestarts", "StatusText")
+        with capsys.disabled():
+            print(f"[systemd] failed {time.monotonic() - t0:.0f} s after the resume ({props})", flush=True)
+        assert props["ExecMainStatus"] == "1" and props["NRestarts"] == "0", props
+        assert m.events()[-1]["type"] == "CrashLoop" or "CrashLoop" in [e["type"] for e in m.events()[-4:]]
+
+        # ---- a start of that job: `systemctl start` returns the failure, the unit failed, no restart
+        m.sh("systemctl reset-failed flinklet")
+        starts_before = [e["type"] for e in m.events()].count("JvmStarted")
+        t0 = time.monotonic()
+        r = m.sh("systemctl start flinklet", check=False, timeout=700)
+        took = time.monotonic() - t0
+        with capsys.disabled():
+            print(f"[systemd] start of a job failing in main() returned {r.returncode} after {took:.0f} s",
+                  flush=True)
+        assert r.returncode != 0
+        props = m.show("ActiveState", "ExecMainStatus", "NRestarts")
+        assert props == {"ActiveState": "failed", "ExecMainStatus": "1", "NRestarts": "0"}, props
+        assert took < 240, took
+        assert [e["type"] for e in m.events()].count("JvmStarted") - starts_before == 3  # the first and 2 restarts
+        time.sleep(8)
+        assert m.show("ActiveState")["ActiveState"] == "failed"
+    except BaseException:
+        print(f"---- journal of flinklet.service\n{m.journal()[-6000:]}")
+        raise
+    finally:
+        m.remove()

@@ -141,8 +141,10 @@ def test_quadlet_keys_agree_with_its_configuration():
     assert only(unit, "Container", "Notify") == "healthy"
     # ready (READY=1) once the startup check sees the job RUNNING; then the regular check asks the supervisor's
     # endpoint, which a hung supervisor does not answer, and three failures kill the container (Restart= then)
+    # --started, not --ready: a suspended or finished job is started in systemd's sense (issue 30), and --ready
+    # would keep its `systemctl start` waiting for the start timeout
     startup = only(unit, "Container", "HealthStartupCmd")
-    assert re.fullmatch(r"(/usr/local/bin/)?flinklet status --ready", startup), startup
+    assert re.fullmatch(r"(/usr/local/bin/)?flinklet status --started", startup), startup
     health = only(unit, "Container", "HealthCmd")
     m = re.fullmatch(r"(/usr/local/bin/)?flinklet status --url http://127\.0\.0\.1:(\d+) --live", health)
     assert m, health
@@ -176,8 +178,38 @@ def test_quadlet_keys_agree_with_its_configuration():
     assert only(unit, "Service", "Restart") == "on-failure"
 
 
+def crash_loop_seconds(fc, jvm_start=10):
+    """How long flinklet's crash-loop limit takes to give up on a job that never starts (its main() throws every
+    time): max-attempts + 1 JVM starts of about jvm_start seconds each, and the backoff before each restart
+    (initial, doubling, at most backoff.max)."""
+    attempts = int(fc["flinklet.restart.max-attempts"])
+    initial, most = flink_seconds(fc["flinklet.restart.backoff.initial"]), flink_seconds(fc["flinklet.restart.backoff.max"])
+    return (attempts + 1) * jvm_start + sum(min(initial * 2 ** n, most) for n in range(attempts))
+
+
+@pytest.mark.parametrize("path,conf", [(SERVICE, SERVICE_CONF), (QUADLET, QUADLET_CONF)], ids=["systemd", "quadlet"])
+def test_a_start_that_cannot_succeed_ends_failed_within_minutes(path, conf):
+    """Issue 30: what cannot succeed by itself is not restarted (exit 2: a bad configuration or jar; exit 1:
+    flinklet's crash-loop limit gave up, e.g. on a job that throws in main() every time), flinklet gives up before
+    systemd's start timeout does (else each attempt ran into the timeout and was restarted: 25 minutes, 50 JVM
+    starts), and what is restarted hits a start limit whose interval holds StartLimitBurst start timeouts."""
+    unit = parse_unit(path)
+    fc = effective(conf)
+    assert only(unit, "Service", "Restart") == "on-failure"
+    prevent = " ".join(unit["Service"].get("RestartPreventExitStatus", [])).split()
+    assert "1" in prevent and "2" in prevent, prevent
+    assert int(fc["flinklet.restart.max-attempts"]) > 0, "a crash loop that never gives up never ends"
+    start_timeout = systemd_seconds(only(unit, "Service", "TimeoutStartSec"))
+    give_up = crash_loop_seconds(fc)
+    assert give_up < start_timeout, (give_up, start_timeout)
+    assert give_up < 10 * 60, f"the crash-loop limit takes {give_up:.0f} s to give up"
+    burst = int(only(unit, "Unit", "StartLimitBurst"))
+    per_start = start_timeout + systemd_seconds(unit["Service"].get("RestartSec", ["100ms"])[0])
+    assert systemd_seconds(only(unit, "Unit", "StartLimitIntervalSec")) > burst * per_start
+
+
 def quadlet_generator():
-    for path in ("/usr/libexec/podman/quadlet", "/usr/lib/podman/quadlet"):
+    for path in (os.environ.get("FLINKLET_QUADLET", ""), "/usr/libexec/podman/quadlet", "/usr/lib/podman/quadlet"):
         if os.access(path, os.X_OK):
             return path
     return None
@@ -192,3 +224,11 @@ def test_quadlet_generator_accepts_the_unit(tmp_path):
                        env={**os.environ, "QUADLET_UNIT_DIRS": str(d)})
     assert r.returncode == 0 and "podman" in r.stdout, r.stderr
     assert "--sdnotify=healthy" in r.stdout, "this podman's Quadlet does not know Notify=healthy (podman 5.0+)"
+    warnings = [line for line in r.stderr.splitlines() if "Loading source unit file" not in line]
+    assert not warnings, r.stderr
+    # what issue 30 needs reaches the generated service: the startup check in systemd's sense, no restart of what
+    # cannot succeed by itself, a start limit
+    service = r.stdout.split("---flinklet.service---", 1)[1]
+    assert '--health-startup-cmd "/usr/local/bin/flinklet status --started"' in service, service
+    assert re.search(r"^RestartPreventExitStatus=1 2$", service, re.M), service
+    assert re.search(r"^StartLimitBurst=5$", service, re.M) and re.search(r"^StartLimitIntervalSec=", service, re.M)
