@@ -13,26 +13,13 @@ import shutil
 import signal
 import socket
 import ssl
-import subprocess
 import threading
 import time
 
 import pytest
 
 from conftest import JOBS_JAR, free_port, wait_for
-
-
-def make_ca(d):
-    """A CA and a certificate for 127.0.0.1 signed by it (openssl, no network)."""
-    def run(*args):
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=flinklet test CA")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=127.0.0.1")
-    (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "srv.pem",
-        "-days", "2", "-extfile", "ext.cnf")
-    return str(d / "ca.pem"), str(d / "srv.pem"), str(d / "srv.key")
+from testkit import make_ca
 
 
 class Server:

@@ -20,31 +20,11 @@ import pytest
 import yaml
 
 from conftest import JOBS_JAR, NO_JVM, SANITIZER_LOGS, wait_for
+from docskit import DEPLOYMENT, blocks, make_dry, read, section
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DEPLOYMENT = os.path.join(ROOT, "docs", "deployment.md")
-README = os.path.join(ROOT, "README.md")
-CONTAINER_README = os.path.join(ROOT, "container", "README.md")
 STATEFULSET = os.path.join(ROOT, "conf", "kubernetes", "statefulset.yaml")
 CONFIGMAP = os.path.join(ROOT, "conf", "kubernetes", "configmap.yaml")
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
-
-
-def blocks(text, lang):
-    """The fenced code blocks of one language, indentation removed (a block inside a list item is indented)."""
-    out = []
-    for m in re.finditer(r"^( *)```" + lang + r"\n(.*?)^\1```", text, re.S | re.M):
-        indent = len(m.group(1))
-        out.append("\n".join(line[indent:] for line in m.group(2).splitlines()) + "\n")
-    return out
-
-
-def section(text, heading):
-    return text.split(heading, 1)[1]
 
 
 # ---- OpenShift -----------------------------------------------------------------------------------------------
@@ -136,12 +116,6 @@ def test_docs_name_only_pods_their_manifests_give():
             assert words[3] == "flinklet-pod.yaml", line
 
 
-def make_dry(*targets):
-    r = subprocess.run(["make", "-n", *targets], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
-
-
 # ---- podman kube play ------------------------------------------------------------------------------------------
 
 needs_podman = [
@@ -153,7 +127,7 @@ needs_podman = [
 def pause_conf(tmp_path, base):
     """podman's pod needs an infra (pause) image; podman builds one with catatonit, which this machine may lack:
     then a stand-in from the local base (sleep), and the ulimits a container here must have (RUN_OPTS)."""
-    from test_container import podman
+    from containerkit import podman
     conf = tmp_path / "containers.conf"
     lines = ['[containers]', 'default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]']
     if not shutil.which("catatonit") and not os.path.exists("/usr/libexec/podman/catatonit"):
@@ -174,7 +148,7 @@ def test_kube_play_pod_of_the_docs(tmp_path, capsys, _):
             pytest.skip(m.kwargs["reason"])
     if NO_JVM:
         pytest.skip("make check-fast starts no JVM (make container-test plays the Pod)")
-    from test_container import PODMAN, build_base, build_image, podman, same_location, volume_status
+    from containerkit import PODMAN, build_base, build_image, podman, same_location, volume_status
     base = build_base(capsys)
     image = build_image(capsys, base)
     pod, sh = kube_play_pod()

@@ -246,3 +246,32 @@ def test_a_parts_functions_carry_its_prefix():
                 if m.group(1) != part and not m.group(1).startswith(part + "_"):
                     bad.append(f"src/supervisor/{f}: {m.group(1)}")
     assert not bad, bad
+
+
+TEST_IMPORT = re.compile(r"^\s*(?:from\s+(test_\w+)\s+import|import\s+(test_\w+))", re.M)
+
+
+def imported_test_modules(text):
+    """The test modules a Python file imports (`from test_x import ...`, `import test_x`, at any indentation)."""
+    return sorted({a or b for a, b in TEST_IMPORT.findall(text)})
+
+
+def test_the_import_finder_sees_imports():
+    text = "import os\nfrom test_kafka import Broker\n    from test_container import podman\nimport test_x\n" \
+           "from testkit import norm\n"
+    assert imported_test_modules(text) == ["test_container", "test_kafka", "test_x"]
+
+
+def test_no_test_file_imports_another():
+    """What two test files share lives in a kit (tests/testkit.py, tests/e2e/*kit.py, tests/faults/*_kit.py or
+    *kit.py): a test file that imports another runs, and depends on, the other's module and fixtures."""
+    found = {}
+    for sub in ("e2e", "faults", "parity", "chaos"):
+        d = os.path.join(ROOT, "tests", sub)
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".py"):
+                with open(os.path.join(d, f)) as fh:
+                    names = imported_test_modules(fh.read())
+                if names:
+                    found[f"tests/{sub}/{f}"] = names
+    assert not found, found

@@ -16,7 +16,7 @@ import signal
 import subprocess
 
 from conftest import BIN, FLINK_HOME, JOBS_JAR, free_port, wait_for
-from test_deployment_docs import CONTAINER_README, DEPLOYMENT, README, blocks, make_dry, read, section
+from docskit import CONTAINER_README, DEPLOYMENT, README, blocks, make_dry, read, section
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import BIN, JOBS_JAR, SANITIZER_LOGS, wait_for
-from test_container import RUN_OPTS, build_base, podman
+from containerkit import RUN_OPTS, build_base, podman
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SERVICE = os.path.join(ROOT, "conf", "systemd", "flinklet.service")
