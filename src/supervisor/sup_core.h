@@ -150,8 +150,7 @@ struct sup_restore {
 	char *evidence;
 	char *fail_path;
 	unsigned fail_count;
-	char *demoted_note; /* said with the next launch: which point was given up, and why */
-	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
+	char *demoted_note; /* said with the next launch (STATUS_ERR_DEMOTED): which point was given up, and why */
 	bool fatal;         /* the launch must not happen (a rewind the configuration forbids): FAILED */
 };
 
@@ -176,12 +175,11 @@ struct sup_poll {
 	unsigned n_restart_samples;
 	int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
 	/* the job's failures in the current JVM, as Flink's exception history tells them (asked while the job fails):
-	 * the newest one's time and root cause, whether the job's end was said (JobFailed), and the status error a
-	 * failover set (cleared once every task runs again) */
+	 * the newest one's time and root cause, whether the job's end was said (JobFailed); a failover's status error
+	 * (STATUS_ERR_FAILOVER) is cleared once every task runs again */
 	int64_t failure_ts;
 	char *failure;
 	bool failed_said;
-	char *failover_error;
 	/* the job's vertices as Flink last reported them */
 	struct {
 		struct vertex_info {
@@ -449,6 +447,13 @@ void sup_journal_free(struct supervisor *s);
 /* Records the result of a write to the state volume (file: its name there): the first failure of a kind
  * is said once (log, status error, metric), the first success after failures says the volume works again. */
 void sup_volume_write(struct supervisor *s, const char *file, int r);
+/* The status document's error of source src (status.h: each source has one owner part, which alone sets and clears
+ * it; tests/e2e/test_layout.py checks the calls): set to message, or cleared. The document's `error` is the most
+ * important one set, `errors` lists them all. Nothing is written until the status is recorded next. */
+void sup_error_set(struct supervisor *s, enum status_error_source src, const char *message);
+void sup_error_clear(struct supervisor *s, enum status_error_source src);
+/* The message of source src (NULL: none): borrowed, good until it is set or cleared next. */
+const char *sup_error(const struct supervisor *s, enum status_error_source src);
 void sup_set_job_state(struct supervisor *s, const char *state);
 void sup_set_intent(struct supervisor *s, const char *intent);
 void sup_exit(struct supervisor *s, int code);

@@ -64,7 +64,7 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		char *why = xasprintf("crash loop: %u consecutive failed starts, %u of them restarts "
 		                      "(flinklet.restart.max-attempts is %lld)",
 		                      s->consecutive_failures, s->consecutive_failures - 1, (long long)max);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_CRASH_LOOP, why);
 		sup_set_job_state(s, "FAILED");
 		sup_alert(s, "CrashLoop", "%s; giving up", why);
 		free(why);
@@ -127,7 +127,7 @@ static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 		return next;
 	if (initial) {
 		/* the first launch cannot execute the JVM (no java): the environment is unusable, exit 3 */
-		status_set_string(&s->status.error, "unable to start the JVM");
+		sup_error_set(s, STATUS_ERR_LAUNCH, "unable to start the JVM");
 		sup_exit(s, 3);
 		return SUP_FAILED;
 	}
@@ -142,9 +142,12 @@ static void mark_running(struct supervisor *s)
 	s->stable_since = now_monotonic();
 	/* the restore point came up: its failures so far were not its fault */
 	sup_restore_running(s);
-	/* a full volume is still a problem once the job runs, and a demoted restore point stays said */
-	if (!s->snapshot.volume_low && !s->volume_errno && !s->restore.demotion_said)
-		status_set_string(&s->status.error, NULL);
+	/* what kept the job from running is over: each part clears its own errors (the volume's, its space and a
+	 * demoted restore point stay: they still hold) */
+	sup_error_clear(s, STATUS_ERR_LAUNCH);
+	sup_poll_running(s);
+	sup_stop_running(s);
+	sup_snapshot_running(s);
 	status_set_string(&s->status.intent, NULL);
 	sup_cds_running(s);
 	if (s->status.tasks_finished)
@@ -339,7 +342,7 @@ static void on_child(const struct reaped *r, void *userdata)
 	if (s->launch.start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
 		char *err = xasprintf("the JVM exited with code %d before the job was RUNNING: %s", r->exit_code,
 		                      s->launch.start_cause);
-		status_set_string(&s->status.error, err);
+		sup_error_set(s, STATUS_ERR_LAUNCH, err);
 		free(err);
 	}
 	/* no task runs any more; a job that failed says why (Flink's root exception) */
@@ -461,6 +464,8 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 	s->status.memory_tuning.run_heap = s->status.memory_tuning.run_managed = -1;
 	s->status.memory_tuning.run_metaspace = -1;
 	old->memory_tuning.reason = old->memory_tuning.suspended = NULL;
+	/* not the errors (error, errors): they were the earlier flinklet's news; each source here says again what still
+	 * holds (the volume, a rejected configuration, ...) */
 }
 
 static int open_state_dir(struct supervisor *s)
@@ -715,12 +720,10 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		s.state = SUP_SUSPENDED;
 		s.status.lifecycle = LIFECYCLE_SUSPENDED;
 		sup_set_job_state(&s, "SUSPENDED");
-		status_set_string(&s.status.error, NULL);
 		sup_event(&s, "Suspended", "job.state is suspended: job %s is not started", s.job_id);
 		sup_write_status(&s);
 	} else {
 		s.status.lifecycle = LIFECYCLE_DEPLOYED;
-		status_set_string(&s.status.error, NULL);
 		r = sup_launch_initial(&s);
 		if (r < 0 && s.restore.fatal) {
 			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch
@@ -732,7 +735,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 			return 1;
 		}
 		if (r < 0) {
-			status_set_string(&s.status.error, "unable to start the JVM");
+			sup_error_set(&s, STATUS_ERR_LAUNCH, "unable to start the JVM");
 			s.status.lifecycle = LIFECYCLE_FAILED;
 			sup_write_status(&s);
 			sup_free(&s);

@@ -336,6 +336,50 @@ static void test_a_stop_that_ends_in_a_launch_goes_through_the_driver(void **sta
 	supervisor_done(s);
 }
 
+/* The status errors on a real supervisor: a part's own slot (a jar download that fails), a more important one (the
+ * volume) shown over it, and the job coming up clears what kept it from running (each part its own) while the
+ * volume's error and a demoted restore point's stay. */
+static void test_errors_by_source_and_the_job_running(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	struct supervisor *s = supervisor_at_rest("https://flinklet.invalid/job.jar");
+	free(write_text(s->state_dir, "artifacts", "not a directory"));
+	s->state = SUP_SUSPENDED;
+	sup_dispatch(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_contains(s->status.error, "unable to fetch the job's jar");
+	assert_non_null(sup_error(s, STATUS_ERR_FETCH));
+	sup_error_set(s, STATUS_ERR_VOLUME, "unable to write status.json on the state volume");
+	assert_string_equal(s->status.error, "unable to write status.json on the state volume");
+	sup_error_set(s, STATUS_ERR_FAILOVER, "job failed, Flink restarts it");
+	sup_error_set(s, STATUS_ERR_DEMOTED, "chk-3 was given up");
+	sup_error_set(s, STATUS_ERR_JOB, "job FAILED: boom");
+	sup_error_set(s, STATUS_ERR_SNAPSHOT, "MANUAL savepoint failed");
+	sup_error_set(s, STATUS_ERR_LAUNCH, "the JVM exited with code 1 before the job was RUNNING");
+	/* the job runs (a JVM of the current launch: a pid no process has) */
+	s->backoff_timer = sup_disarm(s->backoff_timer);
+	s->state = SUP_STARTING;
+	s->launch.jvm_pid = 0x3ffffff0;
+	sup_dispatch(s, EV_JOB_RUNNING);
+	assert_int_equal(s->state, SUP_RUNNING);
+	assert_null(sup_error(s, STATUS_ERR_FETCH));
+	assert_null(sup_error(s, STATUS_ERR_FAILOVER));
+	assert_null(sup_error(s, STATUS_ERR_JOB));
+	assert_null(sup_error(s, STATUS_ERR_SNAPSHOT));
+	assert_null(sup_error(s, STATUS_ERR_LAUNCH));
+	assert_non_null(sup_error(s, STATUS_ERR_DEMOTED));
+	assert_string_equal(s->status.error, "unable to write status.json on the state volume");
+	/* the volume takes writes again: the demotion shows, as long as that launch runs */
+	s->volume_errno = EIO;
+	sup_volume_write(s, "status.json", 0);
+	assert_null(sup_error(s, STATUS_ERR_VOLUME));
+	assert_string_equal(s->status.error, "chk-3 was given up");
+	s->launch.jvm_pid = 0;
+	s->state = SUP_STOPPED;
+	supervisor_done(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +393,7 @@ int main(void)
 	    cmocka_unit_test(test_launch_refused_backs_off),
 	    cmocka_unit_test(test_a_part_raises_an_event_outside_a_transition),
 	    cmocka_unit_test(test_a_stop_that_ends_in_a_launch_goes_through_the_driver),
+	    cmocka_unit_test(test_errors_by_source_and_the_job_running),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }
