@@ -596,24 +596,6 @@ bool sup_follows_job(const struct supervisor *s)
 	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
 }
 
-static sup_dispatch_fn dispatcher;
-
-void sup_raise(struct supervisor *s, enum sup_event ev)
-{
-	if (s->dispatching) {
-		/* raised by an action: handled once the transition in progress is complete */
-		if (!event_queue_push(&s->queue, ev))
-			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
-		return;
-	}
-	dispatcher(s, ev);
-}
-
-void sup_set_dispatcher(sup_dispatch_fn fn)
-{
-	dispatcher = fn;
-}
-
 void sup_adopt_spec(struct supervisor *s, struct spec *n)
 {
 	if (s->spec != s->launched) {

@@ -26,8 +26,9 @@
  *
  * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
  * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
- * an event (sup_raise: the table's driver, supervisor.c, runs the action once the current transition is
- * complete). Every part calls the core (this header); nothing calls the driver. Each part has its own header;
+ * an event (sup_raise, declared here and defined by the table's driver, supervisor.c: it runs the action once the
+ * current transition is complete). Every part calls the core (this header); nothing calls into the driver but
+ * sup_raise. Each part has its own header;
  * a part's .c includes the headers of the parts it may call, and sup.h (every header) is the driver's.
  * tests/e2e/test_layout.py fails on a write into another part's state and on a cycle between the files.
  * Not for use outside the supervisor. */
@@ -460,14 +461,10 @@ void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
 int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
 enum lifecycle_state sup_lifecycle(const struct supervisor *s);
-/* A part asks for a transition: ev goes to the lifecycle table through the dispatcher supervisor.c registered.
- * Raised while an action runs, it waits in the queue until that transition is complete: a part never calls into
- * the table's driver, and actions never re-enter the dispatch. */
+/* The one entry point into the lifecycle table (defined by its driver, supervisor.c): ev is dispatched now, or, raised
+ * while an action runs, waits in the queue until that transition is complete (actions never re-enter the dispatch).
+ * Every part, the driver's own sources and the tests raise events through it alone. */
 void sup_raise(struct supervisor *s, enum sup_event ev);
-/* The table's driver (sup_dispatch, supervisor.c) registers itself when the program is loaded: the core calls it
- * without naming it, so no part's call reaches the driver's file. */
-typedef void (*sup_dispatch_fn)(struct supervisor *s, enum sup_event ev);
-void sup_set_dispatcher(sup_dispatch_fn fn);
 /* Replaces the desired spec (n: taken; or s->launched, to go back to it); the launched one stays alive while the JVM
  * runs it. */
 void sup_adopt_spec(struct supervisor *s, struct spec *n);

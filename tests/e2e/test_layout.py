@@ -123,9 +123,26 @@ def test_each_part_has_its_own_header_and_only_the_driver_sees_them_all():
 
 def test_no_cycle_between_the_files_of_the_supervisor():
     graph = _part_graph()
-    # the driver calls every part; nothing calls the driver (a part raises an event through sup_core's sup_raise)
+    # the driver calls every part; nothing calls into the driver but sup_raise (declared in sup_core.h, defined by
+    # the driver: the table's one entry point)
     assert not [p for p, deps in graph.items() if p != "supervisor" and deps & {"sup", "supervisor"}]
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_the_table_has_one_entry_point_called_directly():
+    """sup_raise is the one way into the lifecycle table: declared in the core's header, defined by the driver, called
+    directly (no dispatcher registered through a function pointer or a constructor)."""
+    defs = {}
+    for f in sorted(os.listdir(SUP)):
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            text = fh.read()
+        assert "__attribute__((constructor))" not in text, f"src/supervisor/{f} has a constructor"
+        assert not re.search(r"\bsup_dispatch\w*|\bsup_set_dispatcher\b", text), f"src/supervisor/{f} names a second entry point"
+        if re.search(r"^void sup_raise\(struct supervisor \*s, enum sup_event ev\)\n\{", text, re.M):
+            defs[f] = True
+    assert list(defs) == ["supervisor.c"], defs
+    with open(os.path.join(SUP, "sup_core.h")) as fh:
+        assert "void sup_raise(struct supervisor *s, enum sup_event ev);" in fh.read()
 
 
 def test_no_part_declares_another_parts_function_itself():
