@@ -43,7 +43,7 @@ static void fail_cell_at(int s, int e, const char *what, const char *file, int l
 
 #define fail_cell(s, e, what) fail_cell_at((s), (e), (what), __FILE__, __LINE__)
 
-/* sup_dispatch logs {ACT_NONE, SUP_SAME} as "ignored" and does nothing else */
+/* the dispatch (sup_raise) logs {ACT_NONE, SUP_SAME} as "ignored" and does nothing else */
 static bool ignored(int s, int e)
 {
 	return cell(s, e)->action == ACT_NONE && cell(s, e)->next == SUP_SAME;
@@ -98,7 +98,7 @@ static void test_table_bounds(void **state)
 				fail_cell(s, e, "next state out of range");
 			if ((unsigned)t->action >= (unsigned)SUP_ACTION_MAX)
 				fail_cell(s, e, "action out of range");
-			/* ACT_NONE never moves: sup_dispatch would run nothing and change the state silently */
+			/* ACT_NONE never moves: the dispatch would run nothing and change the state silently */
 			if (t->action == ACT_NONE && t->next != SUP_SAME)
 				fail_cell(s, e, "a state change without an action");
 			/* a stay is written SUP_SAME, never as the row's own state */
