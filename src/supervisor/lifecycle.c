@@ -1,63 +1,82 @@
-/* lifecycle: the (state x event) -> (action, next state) table, its names, the queue of events raised during a
- * transition, and the restart backoff (see src/supervisor/lifecycle.h).
+/* lifecycle: the (state x event) -> (action, next state, the states it may end in) table, its names, the queue of
+ * events raised during a transition, and the restart backoff (see src/supervisor/lifecycle.h).
  * Cells not written are {ACT_NONE, SUP_SAME}: ignored. */
 #include "lifecycle.h"
 
 /* clang-format off */
-#define T(a, n) {ACT_##a, SUP_##n}
+#define B(st) SUP_STATE_BIT(SUP_##st)
+/* an action that always ends in n */
+#define T(a, n) {ACT_##a, SUP_##n, B(n), 0}
+/* an action that ends in n, or in one of more it chooses */
+#define TM(a, n, more) {ACT_##a, SUP_##n, B(n) | (more), 0}
+/* the same, but only n once a shutdown was asked (the stop's purpose is then to exit) */
+#define TX(a, n, more) {ACT_##a, SUP_##n, B(n) | (more), B(n)}
+
+/* a launch that cannot happen backs off, or gives up (a rewind forbidden, the crash-loop limit) */
+#define RELAUNCH_OR (B(BACKOFF) | B(FAILED))
+/* a stop for a suspend, an upgrade or a rollback ends by job.state: SUSPENDED, or the desired spec launched */
+#define STOP_ENDS (B(SUSPENDED) | B(STARTING) | RELAUNCH_OR)
 
 const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
+	[SUP_INITIAL] = {
+		/* a job that FINISHED earlier, job.state suspended, or the first launch (which may not happen) */
+		[EV_START]            = TM(START, STARTING, B(FINISHED) | B(SUSPENDED) | B(FAILED)),
+	},
 	[SUP_STARTING] = {
 		[EV_JOB_RUNNING]      = T(MARK_STABLE, RUNNING),
 		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
-		[EV_JVM_EXITED_ERROR] = T(START_FAILED, BACKOFF),
-		[EV_JVM_KILLED]       = T(START_FAILED, BACKOFF),
+		[EV_JVM_EXITED_ERROR] = TM(START_FAILED, BACKOFF, B(FAILED)),
+		[EV_JVM_KILLED]       = TM(START_FAILED, BACKOFF, B(FAILED)),
 		[EV_STARTUP_TIMEOUT]  = T(KILL_JVM, SAME),
 		[EV_UNHEALTHY]        = T(KILL_JVM, SAME),
 		[EV_RESTORE_UNREADABLE] = T(KILL_JVM, SAME),
-		[EV_STOP]             = T(STOP, STOPPING),      /* savepoint mode: STOP_PENDING */
-		[EV_SUSPEND]          = T(SUSPEND, STOPPING),
-		[EV_UPGRADE]          = T(UPGRADE, STOPPING),
-		[EV_ROLLBACK]         = T(ROLLBACK, STOPPING),
-		[EV_LAUNCH_FAILED]    = T(RESTART, BACKOFF),
-		[EV_LAUNCH_DURABLE]   = T(SPAWN, SAME),         /* its failure backs off */
+		/* savepoint mode: wait for RUNNING; no JVM yet (a pending launch, a fetch): called off, done */
+		[EV_STOP]             = TM(STOP, STOPPING, B(STOP_PENDING) | B(STOPPED)),
+		[EV_SUSPEND]          = TM(SUSPEND, STOPPING, STOP_ENDS),  /* no JVM yet: called off, done */
+		[EV_UPGRADE]          = TM(UPGRADE, STOPPING, STOP_ENDS),
+		[EV_ROLLBACK]         = TM(ROLLBACK, STOPPING, STOP_ENDS),
+		[EV_LAUNCH_FAILED]    = TM(RESTART, BACKOFF, B(FAILED)),
+		[EV_LAUNCH_DURABLE]   = TM(SPAWN, SAME, RELAUNCH_OR),     /* its failure backs off (FAILED: exit 3) */
 	},
 	[SUP_RUNNING] = {
 		[EV_JVM_EXITED_OK]    = T(FINISHED, FINISHED),
-		[EV_JVM_EXITED_ERROR] = T(RESTART, BACKOFF),
-		[EV_JVM_KILLED]       = T(RESTART, BACKOFF),
+		[EV_JVM_EXITED_ERROR] = TM(RESTART, BACKOFF, B(FAILED)),
+		[EV_JVM_KILLED]       = TM(RESTART, BACKOFF, B(FAILED)),
 		[EV_UNHEALTHY]        = T(KILL_JVM, SAME),
-		[EV_STOP]             = T(STOP, SAVEPOINTING),
-		[EV_SUSPEND]          = T(SUSPEND, SAVEPOINTING),
-		[EV_UPGRADE]          = T(UPGRADE, SAVEPOINTING),
+		/* upgradeMode last-state or stateless, or no time for a savepoint: terminate */
+		[EV_STOP]             = TM(STOP, SAVEPOINTING, B(STOPPING) | B(STOPPED)),
+		[EV_SUSPEND]          = TM(SUSPEND, SAVEPOINTING, B(STOPPING) | STOP_ENDS),
+		[EV_UPGRADE]          = TM(UPGRADE, SAVEPOINTING, B(STOPPING) | STOP_ENDS),
 	},
 	[SUP_BACKOFF] = {
-		[EV_BACKOFF_DONE]     = T(LAUNCH, STARTING),
+		[EV_BACKOFF_DONE]     = TM(LAUNCH, STARTING, RELAUNCH_OR),
 		[EV_STOP]             = T(EXIT, STOPPED),
 		[EV_SUSPEND]          = T(GO_SUSPENDED, SUSPENDED),
-		[EV_UPGRADE]          = T(RELAUNCH, STARTING),
-		[EV_ROLLBACK]         = T(RELAUNCH, STARTING),
+		[EV_UPGRADE]          = TM(RELAUNCH, STARTING, RELAUNCH_OR),
+		[EV_ROLLBACK]         = TM(RELAUNCH, STARTING, RELAUNCH_OR),
 	},
 	[SUP_SAVEPOINTING] = {
-		[EV_JVM_EXITED_OK]    = T(STOPPED_SAVEPOINT, STOPPED),
-		[EV_JVM_EXITED_ERROR] = T(STOPPED_SAVEPOINT, STOPPED),
-		[EV_JVM_KILLED]       = T(STOPPED_SAVEPOINT, STOPPED),
+		[EV_JVM_EXITED_OK]    = TX(STOPPED_SAVEPOINT, STOPPED, STOP_ENDS),
+		[EV_JVM_EXITED_ERROR] = TX(STOPPED_SAVEPOINT, STOPPED, STOP_ENDS),
+		[EV_JVM_KILLED]       = TX(STOPPED_SAVEPOINT, STOPPED, STOP_ENDS),
 		[EV_STOP]             = T(KILL_NOW, STOPPING),  /* a second TERM, or TERM during an upgrade */
 		[EV_SAVEPOINT_DONE]   = T(SAVEPOINT_RECORD, SAME),
-		[EV_SAVEPOINT_FAILED] = T(SAVEPOINT_ABANDON, STOPPING),
+		/* a suspend's or an upgrade's without the last-state fallback: the job runs on */
+		[EV_SAVEPOINT_FAILED] = TX(SAVEPOINT_ABANDON, STOPPING, B(RUNNING)),
 		[EV_STOP_CHECKPOINT]  = T(TERMINATE, STOPPING),   /* the restore point is that checkpoint */
 		[EV_DEADLINE]         = T(KILL_NOW, STOPPING),
 	},
 	[SUP_STOPPING] = {
-		[EV_JVM_EXITED_OK]    = T(STOPPED, STOPPED),
-		[EV_JVM_EXITED_ERROR] = T(STOPPED, STOPPED),
-		[EV_JVM_KILLED]       = T(STOPPED, STOPPED),
+		[EV_JVM_EXITED_OK]    = TX(STOPPED, STOPPED, STOP_ENDS),
+		[EV_JVM_EXITED_ERROR] = TX(STOPPED, STOPPED, STOP_ENDS),
+		[EV_JVM_KILLED]       = TX(STOPPED, STOPPED, STOP_ENDS),
 		[EV_STOP]             = T(KILL_NOW, SAME),
 		[EV_DEADLINE]         = T(KILL_NOW, STOPPED),
 	},
 	[SUP_STOP_PENDING] = {
-		[EV_JOB_RUNNING]      = T(STOP_RUNNING, SAVEPOINTING),
-		[EV_JVM_EXITED_OK]    = T(STOPPED, STOPPED),
+		/* the stop-with-savepoint's request could not be sent: terminate */
+		[EV_JOB_RUNNING]      = TM(STOP_RUNNING, SAVEPOINTING, B(STOPPING)),
+		[EV_JVM_EXITED_OK]    = T(STOPPED, STOPPED),    /* only a shutdown waits here */
 		[EV_JVM_EXITED_ERROR] = T(STOPPED, STOPPED),
 		[EV_JVM_KILLED]       = T(STOPPED, STOPPED),
 		[EV_STARTUP_TIMEOUT]  = T(TERMINATE, STOPPING),
@@ -69,17 +88,28 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 	},
 	[SUP_SUSPENDED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
-		[EV_RESUME]           = T(LAUNCH, STARTING),
+		[EV_RESUME]           = TM(LAUNCH, STARTING, RELAUNCH_OR),
 	},
 	[SUP_FINISHED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
-		[EV_UPGRADE]          = T(LAUNCH, STARTING),    /* a new spec for a finished job runs it */
+		[EV_UPGRADE]          = TM(LAUNCH, STARTING, RELAUNCH_OR), /* a new spec for a finished job runs it */
 	},
 	[SUP_FAILED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
 	},
 };
 /* clang-format on */
+
+unsigned lifecycle_outcomes(enum sup_state from, enum sup_event ev, bool shutdown)
+{
+	if ((unsigned)from >= SUP_STATE_MAX || (unsigned)ev >= SUP_EVENT_MAX)
+		return 0;
+	const struct transition *t = &lifecycle_table[from][ev];
+	unsigned set = shutdown && t->on_shutdown ? t->on_shutdown : t->may;
+	if (!set || (set & SUP_STATE_BIT(SUP_SAME)))
+		set = (set & ~SUP_STATE_BIT(SUP_SAME)) | SUP_STATE_BIT(from); /* ignored, or a stay */
+	return set;
+}
 
 const char *sup_state_name(enum sup_state s)
 {
@@ -97,6 +127,7 @@ const char *sup_state_name(enum sup_state s)
 	    [SUP_FINISHED] = "FINISHED",
 	    [SUP_FAILED] = "FAILED",
 	    [SUP_STOPPED] = "STOPPED",
+	    [SUP_INITIAL] = "INITIAL",
 	};
 	return (size_t)s < SUP_STATE_MAX && n[s] ? n[s] : "?";
 }
@@ -126,6 +157,7 @@ const char *sup_event_name(enum sup_event e)
 	    [EV_RESTORE_UNREADABLE] = "RESTORE_UNREADABLE",
 	    [EV_LAUNCH_DURABLE] = "LAUNCH_DURABLE",
 	    [EV_STOP_CHECKPOINT] = "STOP_CHECKPOINT",
+	    [EV_START] = "START",
 	};
 	return (size_t)e < SUP_EVENT_MAX && n[e] ? n[e] : "?";
 }
@@ -157,6 +189,7 @@ const char *sup_action_name(enum sup_action a)
 	    [ACT_EXIT] = "EXIT",
 	    [ACT_STOP_RUNNING] = "STOP_RUNNING",
 	    [ACT_SPAWN] = "SPAWN",
+	    [ACT_START] = "START",
 	};
 	return (size_t)a < SUP_ACTION_MAX && n[a] ? n[a] : "?";
 }
@@ -176,6 +209,8 @@ enum lifecycle_state sup_state_lifecycle(enum sup_state s)
 		return LIFECYCLE_UPGRADING;
 	case SUP_FAILED:
 		return LIFECYCLE_FAILED;
+	case SUP_INITIAL:
+		return LIFECYCLE_CREATED;
 	default:
 		return LIFECYCLE_SUSPENDED;
 	}
@@ -210,6 +245,7 @@ const char *lifecycle_invariant(enum sup_state st, const struct sup_facts *f)
 		if (!f->jvm)
 			return "STOPPING without a JVM";
 		return f->kill_timer || f->deadline_timer ? NULL : "STOPPING without a kill timer";
+	case SUP_INITIAL:
 	case SUP_SUSPENDED:
 	case SUP_FINISHED:
 	case SUP_FAILED:

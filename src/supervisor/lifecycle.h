@@ -1,14 +1,17 @@
 /* lifecycle: the supervisor's state machine as data, in the manner of s6-supervise: one table of
- * (state x event) -> (action, next state). "What happens if the JVM dies while a savepoint is in
- * flight?" is answered by reading row SUP_SAVEPOINTING, column EV_JVM_EXITED_*. A cell not written in
- * the table is {ACT_NONE, SUP_SAME}: the event is ignored in that state. Actions that must choose return
- * the state they chose and the table holds the usual one: ACT_STOP (with or without a savepoint),
- * ACT_RESTART (back off, or FAILED at the crash-loop limit), ACT_STOPPED* (exit, stay SUSPENDED, or start
- * the new spec, by why the stop was asked), ACT_SAVEPOINT_ABANDON (keep running on the old spec when the
- * last-state fallback is off). A stop while STARTING in savepoint mode waits in STOP_PENDING for RUNNING. A launch
- * is pending while STARTING until its intent is on the volume: only STARTING spawns on EV_LAUNCH_DURABLE, so a stop
- * that came meanwhile (the state left STARTING) never spawns a JVM afterwards. Each state maps to the contract's
- * lifecycleState. */
+ * (state x event) -> (action, next state, every state the action may end in). "What happens if the JVM dies while a
+ * savepoint is in flight?" is answered by reading row SUP_SAVEPOINTING, column EV_JVM_EXITED_*. A cell not written
+ * in the table is {ACT_NONE, SUP_SAME}: the event is ignored in that state. Actions that must choose return the state
+ * they chose; the table holds the usual one (next) and every one they may choose (may): ACT_STOP (with or without a
+ * savepoint, STOP_PENDING while STARTING, STOPPED with no JVM yet), ACT_RESTART (back off, or FAILED at the
+ * crash-loop limit), ACT_STOPPED* (exit, stay SUSPENDED, or start the new spec, by why the stop was asked),
+ * ACT_SAVEPOINT_ABANDON (keep running on the old spec when the last-state fallback is off); once a shutdown was asked
+ * (EV_STOP) the narrower on_shutdown holds. The driver checks every transition against the table as it checks the
+ * invariants (a violation is logged, and aborts under FLINKLET_STRICT=1). The supervisor starts in SUP_INITIAL and
+ * EV_START takes it to its first state (a launch, or FINISHED, SUSPENDED, FAILED). A stop while STARTING in savepoint
+ * mode waits in STOP_PENDING for RUNNING. A launch is pending while STARTING until its intent is on the volume: only
+ * STARTING spawns on EV_LAUNCH_DURABLE, so a stop that came meanwhile (the state left STARTING) never spawns a JVM
+ * afterwards. Each state maps to the contract's lifecycleState. */
 #ifndef FLINKLET_LIFECYCLE_H
 #define FLINKLET_LIFECYCLE_H
 
@@ -29,6 +32,7 @@ enum sup_state {
 	SUP_FINISHED,     /* the job FINISHED; nothing runs, and nothing is started again */
 	SUP_FAILED,       /* given up: crash-loop limit */
 	SUP_STOPPED,      /* done; the loop exits */
+	SUP_INITIAL,      /* set up, nothing decided yet: EV_START chooses the first state */
 	SUP_STATE_MAX
 };
 
@@ -53,6 +57,7 @@ enum sup_event {
 	EV_RESTORE_UNREADABLE, /* the JVM's output says Flink cannot read the restore point */
 	EV_LAUNCH_DURABLE,     /* a pending launch's intent (restore point, events, new job id) is on the volume */
 	EV_STOP_CHECKPOINT,    /* a stop that no savepoint fits: the next checkpoint it waited for completed */
+	EV_START,              /* the supervisor is set up: the first state (launch, or a finished or suspended job) */
 	SUP_EVENT_MAX
 };
 
@@ -81,12 +86,19 @@ enum sup_action {
 	ACT_EXIT,              /* nothing runs: record the stop and exit */
 	ACT_STOP_RUNNING,      /* STOP_PENDING and now RUNNING: record it and stop with a savepoint */
 	ACT_SPAWN,             /* the pending launch's intent is durable: spawn the JVM (its failure backs off) */
+	ACT_START,             /* the first state: a job that FINISHED stays so, a suspended one SUSPENDED; otherwise
+	                          the first launch (FAILED, exit 1 or 3, when it must not or cannot happen) */
 	SUP_ACTION_MAX
 };
 
+/* A set of states: bit 1u << state. */
+#define SUP_STATE_BIT(st) (1u << (unsigned)(st))
+
 struct transition {
 	enum sup_action action;
-	enum sup_state next;
+	enum sup_state next;  /* the usual outcome; SUP_SAME: stay */
+	unsigned may;         /* every state the action may end in, next among them (SUP_SAME's bit: the row's) */
+	unsigned on_shutdown; /* the same once a shutdown was asked (EV_STOP), when narrower; 0: may */
 };
 
 extern const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX];
@@ -105,6 +117,10 @@ struct sup_facts {
  * pending only while STARTING, and never with a JVM: every stop, suspend or new spec that comes meanwhile calls it
  * off before it leaves STARTING. */
 const char *lifecycle_invariant(enum sup_state st, const struct sup_facts *f);
+
+/* The states dispatching ev in state `from` may end in (SUP_STATE_BIT of each; SUP_SAME resolved to from; an ignored
+ * cell: from), once a shutdown was asked when shutdown (the stop's purpose is then to exit). */
+unsigned lifecycle_outcomes(enum sup_state from, enum sup_event ev, bool shutdown);
 
 const char *sup_state_name(enum sup_state s);
 const char *sup_event_name(enum sup_event e);

@@ -56,6 +56,58 @@ void status_memtuning_clear(struct status_memtuning *m)
 	*m = (struct status_memtuning){false, NULL, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NULL, -1};
 }
 
+const char *status_error_source_name(enum status_error_source src)
+{
+	/* by name, not by position (a source reordered keeps its name) */
+	static const char *const n[STATUS_ERR_MAX] = {
+	    [STATUS_ERR_VOLUME] = "volume",
+	    [STATUS_ERR_RESTORE] = "restore",
+	    [STATUS_ERR_CRASH_LOOP] = "crashLoop",
+	    [STATUS_ERR_STOP] = "stop",
+	    [STATUS_ERR_STOP_SAVEPOINT] = "stopSavepoint",
+	    [STATUS_ERR_DEMOTED] = "restorePointDemoted",
+	    [STATUS_ERR_LAUNCH] = "launch",
+	    [STATUS_ERR_JAR] = "jar",
+	    [STATUS_ERR_FETCH] = "jarFetch",
+	    [STATUS_ERR_JOB] = "job",
+	    [STATUS_ERR_CONFIG] = "configuration",
+	    [STATUS_ERR_SNAPSHOT] = "snapshot",
+	    [STATUS_ERR_VOLUME_SPACE] = "volumeSpace",
+	    [STATUS_ERR_FAILOVER] = "failover",
+	};
+	return (unsigned)src < STATUS_ERR_MAX && n[src] ? n[src] : "?";
+}
+
+int status_error_source_from_string(const char *name, enum status_error_source *ret)
+{
+	for (int i = 0; name && i < STATUS_ERR_MAX; i++)
+		if (!strcmp(name, status_error_source_name((enum status_error_source)i))) {
+			*ret = (enum status_error_source)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void status_error_set(struct status *st, enum status_error_source src, const char *message, int64_t now_ms)
+{
+	if ((unsigned)src >= STATUS_ERR_MAX)
+		return;
+	struct status_error *e = &st->errors[src];
+	if (!message) {
+		free(e->message);
+		e->message = NULL;
+		e->since_ms = 0;
+	} else if (!e->message || strcmp(e->message, message)) {
+		status_set_string(&e->message, message);
+		e->since_ms = now_ms;
+	}
+	const char *first = NULL;
+	for (int i = 0; i < STATUS_ERR_MAX && !first; i++)
+		first = st->errors[i].message;
+	if (first != st->error && (!first || !st->error || strcmp(first, st->error)))
+		status_set_string(&st->error, first);
+}
+
 int status_jvm_restarts(const struct status *st)
 {
 	return st->jvm_starts > 1 ? st->jvm_starts - 1 : 0;
@@ -127,6 +179,8 @@ void status_free(struct status *st)
 	free(st->http_address);
 	free(st->token_file);
 	free(st->flink_metrics);
+	for (int i = 0; i < STATUS_ERR_MAX; i++)
+		free(st->errors[i].message);
 	free(st->error);
 	status_init(st);
 }
@@ -289,6 +343,19 @@ cJSON *status_to_json(const struct status *st)
 	char *error = redact_text(st->error);
 	cJSON_AddItemToObject(root, "error", str_or_null(error));
 	free(error);
+	/* every error set, the most important first (the order of enum status_error_source) */
+	cJSON *errors = cJSON_AddArrayToObject(root, "errors");
+	for (int i = 0; i < STATUS_ERR_MAX; i++) {
+		if (!st->errors[i].message)
+			continue;
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "source", status_error_source_name((enum status_error_source)i));
+		char *msg = redact_text(st->errors[i].message);
+		cJSON_AddStringToObject(e, "message", msg);
+		free(msg);
+		cJSON_AddNumberToObject(e, "since", (double)st->errors[i].since_ms);
+		cJSON_AddItemToArray(errors, e);
+	}
 	return root;
 }
 
@@ -476,6 +543,15 @@ int status_parse(const char *text, struct status *st)
 	status_set_string(&st->token_file, get_str(sv, "tokenFile"));
 	status_set_string(&st->flink_metrics, get_str(sv, "flinkMetrics"));
 	status_set_string(&st->error, get_str(root, "error"));
+	const cJSON *e;
+	cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(root, "errors")) {
+		enum status_error_source src;
+		/* a source this flinklet does not know (a newer one's) is left out; error stays as written */
+		if (status_error_source_from_string(get_str(e, "source"), &src) < 0 || !get_str(e, "message"))
+			continue;
+		status_set_string(&st->errors[src].message, get_str(e, "message"));
+		st->errors[src].since_ms = get_i64(e, "since", 0);
+	}
 	cJSON_Delete(root);
 	return 0;
 }

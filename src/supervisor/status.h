@@ -48,6 +48,39 @@ struct status_memtuning {
 	int64_t suspended_memory; /* spec.resources.memory then: tuning resumes once it changes */
 };
 
+/* Where an error of the status document comes from: one slot per source, each set and cleared by one part of the
+ * supervisor only (its owner, named here; tests/e2e/test_layout.py holds the code to it). The order is the order of
+ * importance: `error` is the message of the first source set, `errors` lists every one set, in this order
+ * (docs/operations.md, "error and errors"). First what keeps flinklet from recording anything, then what ends the
+ * job for good, what a stop lost, a rewind, why no JVM runs, the job's own failure, and last what is refused or
+ * fails while the job runs on. */
+enum status_error_source {
+	STATUS_ERR_VOLUME,         /* sup_core.c: the state volume does not take writes */
+	STATUS_ERR_RESTORE,        /* sup_restore.c: no restore point may be used (a rewind forbidden): FAILED */
+	STATUS_ERR_CRASH_LOOP,     /* supervisor.c: flinklet.restart.max-attempts reached: FAILED */
+	STATUS_ERR_STOP,           /* sup_stop.c: a stop ended without a savepoint (or the checkpoint it waited for) */
+	STATUS_ERR_STOP_SAVEPOINT, /* sup_snapshot.c: the stop's savepoint failed */
+	STATUS_ERR_DEMOTED,        /* sup_restore.c: a restore point was given up; an older one is restored */
+	STATUS_ERR_LAUNCH,         /* supervisor.c: the JVM could not be started, or exited before the job ran */
+	STATUS_ERR_JAR,            /* sup_launch.c: the job's jar cannot be launched */
+	STATUS_ERR_FETCH,          /* sup_fetch.c: the job's jar could not be downloaded */
+	STATUS_ERR_JOB,            /* sup_poll.c: the job FAILED (Flink's root exception), or was unhealthy */
+	STATUS_ERR_CONFIG,         /* sup_reload.c: a configuration was rejected; the job runs on the old one */
+	STATUS_ERR_SNAPSHOT,       /* sup_snapshot.c: a savepoint or checkpoint asked for while the job ran failed */
+	STATUS_ERR_VOLUME_SPACE,   /* sup_snapshot.c: below flinklet.volume.min-free-percent */
+	STATUS_ERR_FAILOVER,       /* sup_poll.c: the job failed and Flink restarts it (until every task runs) */
+	STATUS_ERR_MAX
+};
+/* The source's name in `errors` (camelCase: "volume", "crashLoop", ...); "?" out of range. */
+const char *status_error_source_name(enum status_error_source src);
+/* The source of a name, or -EINVAL. */
+int status_error_source_from_string(const char *name, enum status_error_source *ret);
+
+struct status_error {
+	char *message;    /* NULL: this source has nothing to say */
+	int64_t since_ms; /* when the message was set (epoch ms); kept while the same message is set again */
+};
+
 struct status {
 	enum lifecycle_state lifecycle;
 	char *name;
@@ -96,6 +129,9 @@ struct status {
 	/* Flink's metrics in /metrics: "127.0.0.1:<port>" (the reporter the running JVM was given), or "off: <why>";
 	 * NULL before the first launch */
 	char *flink_metrics;
+	/* the errors, one slot per source (status_error_set); error is the first one set, kept so by
+	 * status_error_set (status_parse reads both as the document has them) */
+	struct status_error errors[STATUS_ERR_MAX];
 	char *error;
 };
 
@@ -110,6 +146,9 @@ void snapshot_ref_free(struct snapshot_ref *r);
  * oldest is freed and the rest move down one. Returns the (empty) slot at the end, *n counts it. */
 struct snapshot_ref *snapshot_history_push(struct snapshot_ref *history, int *n, int max);
 void status_set_string(char **field, const char *value);
+/* Sets the error of source src to message (NULL: clears it) at now_ms (its since, unless the same message stood
+ * already), and error to the first source's message set. */
+void status_error_set(struct status *st, enum status_error_source src, const char *message, int64_t now_ms);
 /* No recommendation, no settings, nothing running tuned, not suspended. */
 void status_memtuning_clear(struct status_memtuning *m);
 

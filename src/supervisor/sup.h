@@ -22,10 +22,7 @@
 #include "sup_stop.h"
 #include "sup_sweep.h"
 
-/* supervisor.c: the table's driver */
-/* Feeds one event to the lifecycle table (registered as the core's dispatcher, which sup_raise calls). Raised
- * while an action runs, it waits until that transition is complete (actions never re-enter the dispatch). */
-void sup_dispatch(struct supervisor *s, enum sup_event ev);
+/* supervisor.c: the table's driver (and sup_raise, declared in sup_core.h) */
 /* What must hold in every state (a JVM, a timer or a fetch pending...): NULL, or what does not. */
 const char *sup_invariant_violation(const struct supervisor *s);
 /* Frees everything a supervisor holds (also one only partly set up). */

@@ -68,6 +68,21 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	schedule_flush(s);
 }
 
+void sup_error_set(struct supervisor *s, enum status_error_source src, const char *message)
+{
+	status_error_set(&s->status, src, message, (int64_t)(now_realtime() / USEC_PER_MSEC));
+}
+
+void sup_error_clear(struct supervisor *s, enum status_error_source src)
+{
+	status_error_set(&s->status, src, NULL, 0);
+}
+
+const char *sup_error(const struct supervisor *s, enum status_error_source src)
+{
+	return (unsigned)src < STATUS_ERR_MAX ? s->status.errors[src].message : NULL;
+}
+
 void sup_volume_write(struct supervisor *s, const char *file, int r)
 {
 	if (r < 0) {
@@ -85,7 +100,7 @@ void sup_volume_write(struct supervisor *s, const char *file, int r)
 			                "FLINKLET_EVENT=VolumeWriteFailed", "FLINKLET_JOB_ID=%s", s->job_id, NULL);
 		else
 			log_error("%s", why);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_VOLUME, why);
 		free(why);
 		return;
 	}
@@ -97,9 +112,8 @@ void sup_volume_write(struct supervisor *s, const char *file, int r)
 	char *what = s->volume_failed_file;
 	s->volume_errno = 0;
 	s->volume_failed_file = NULL;
-	if (s->status.error && str_has_prefix(s->status.error, "unable to write ") &&
-	    strstr(s->status.error, "on the state volume")) {
-		status_set_string(&s->status.error, NULL);
+	if (sup_error(s, STATUS_ERR_VOLUME)) {
+		sup_error_clear(s, STATUS_ERR_VOLUME);
 		/* the copy just written was rendered while the error stood: replaced with the next flush, not left
 		 * saying so until the status next changes */
 		s->status_dirty = true;
@@ -580,24 +594,6 @@ const char *stop_purpose_text(enum stop_purpose p)
 bool sup_follows_job(const struct supervisor *s)
 {
 	return s->state == SUP_STARTING || s->state == SUP_RUNNING || s->state == SUP_STOP_PENDING;
-}
-
-static sup_dispatch_fn dispatcher;
-
-void sup_raise(struct supervisor *s, enum sup_event ev)
-{
-	if (s->dispatching) {
-		/* raised by an action: handled once the transition in progress is complete */
-		if (!event_queue_push(&s->queue, ev))
-			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
-		return;
-	}
-	dispatcher(s, ev);
-}
-
-void sup_set_dispatcher(sup_dispatch_fn fn)
-{
-	dispatcher = fn;
 }
 
 void sup_adopt_spec(struct supervisor *s, struct spec *n)

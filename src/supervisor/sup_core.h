@@ -30,8 +30,9 @@
  *
  * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
  * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
- * an event (sup_raise: the table's driver, supervisor.c, runs the action once the current transition is
- * complete). Every part calls the core (this header); nothing calls the driver. Each part has its own header;
+ * an event (sup_raise, declared here and defined by the table's driver, supervisor.c: it runs the action once the
+ * current transition is complete). Every part calls the core (this header); nothing calls into the driver but
+ * sup_raise. Each part has its own header;
  * a part's .c includes the headers of the parts it may call, and sup.h (every header) is the driver's.
  * tests/e2e/test_layout.py fails on a write into another part's state and on a cycle between the files.
  * Not for use outside the supervisor. */
@@ -155,8 +156,7 @@ struct sup_restore {
 	char *evidence;
 	char *fail_path;
 	unsigned fail_count;
-	char *demoted_note; /* said with the next launch: which point was given up, and why */
-	bool demotion_said; /* status.error holds a demotion: kept once the job runs */
+	char *demoted_note; /* said with the next launch (STATUS_ERR_DEMOTED): which point was given up, and why */
 	bool fatal;         /* the launch must not happen (a rewind the configuration forbids): FAILED */
 };
 
@@ -181,12 +181,11 @@ struct sup_poll {
 	unsigned n_restart_samples;
 	int64_t flink_completed, flink_failed; /* Flink's own counts for the current JVM */
 	/* the job's failures in the current JVM, as Flink's exception history tells them (asked while the job fails):
-	 * the newest one's time and root cause, whether the job's end was said (JobFailed), and the status error a
-	 * failover set (cleared once every task runs again) */
+	 * the newest one's time and root cause, whether the job's end was said (JobFailed); a failover's status error
+	 * (STATUS_ERR_FAILOVER) is cleared once every task runs again */
 	int64_t failure_ts;
 	char *failure;
 	bool failed_said;
-	char *failover_error;
 	/* the job's vertices as Flink last reported them */
 	struct {
 		struct vertex_info {
@@ -478,20 +477,23 @@ void sup_journal_free(struct supervisor *s);
 /* Records the result of a write to the state volume (file: its name there): the first failure of a kind
  * is said once (log, status error, metric), the first success after failures says the volume works again. */
 void sup_volume_write(struct supervisor *s, const char *file, int r);
+/* The status document's error of source src (status.h: each source has one owner part, which alone sets and clears
+ * it; tests/e2e/test_layout.py checks the calls): set to message, or cleared. The document's `error` is the most
+ * important one set, `errors` lists them all. Nothing is written until the status is recorded next. */
+void sup_error_set(struct supervisor *s, enum status_error_source src, const char *message);
+void sup_error_clear(struct supervisor *s, enum status_error_source src);
+/* The message of source src (NULL: none): borrowed, good until it is set or cleared next. */
+const char *sup_error(const struct supervisor *s, enum status_error_source src);
 void sup_set_job_state(struct supervisor *s, const char *state);
 void sup_set_intent(struct supervisor *s, const char *intent);
 void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
 int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
 enum lifecycle_state sup_lifecycle(const struct supervisor *s);
-/* A part asks for a transition: ev goes to the lifecycle table through the dispatcher supervisor.c registered.
- * Raised while an action runs, it waits in the queue until that transition is complete: a part never calls into
- * the table's driver, and actions never re-enter the dispatch. */
+/* The one entry point into the lifecycle table (defined by its driver, supervisor.c): ev is dispatched now, or, raised
+ * while an action runs, waits in the queue until that transition is complete (actions never re-enter the dispatch).
+ * Every part, the driver's own sources and the tests raise events through it alone. */
 void sup_raise(struct supervisor *s, enum sup_event ev);
-/* The table's driver (sup_dispatch, supervisor.c) registers itself when the program is loaded: the core calls it
- * without naming it, so no part's call reaches the driver's file. */
-typedef void (*sup_dispatch_fn)(struct supervisor *s, enum sup_event ev);
-void sup_set_dispatcher(sup_dispatch_fn fn);
 /* Replaces the desired spec (n: taken; or s->launched, to go back to it); the launched one stays alive while the JVM
  * runs it. */
 void sup_adopt_spec(struct supervisor *s, struct spec *n);

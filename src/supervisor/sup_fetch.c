@@ -24,6 +24,11 @@ void sup_fetch_cancel(struct supervisor *s)
 	s->fetch.retry = sup_disarm(s->fetch.retry);
 }
 
+void sup_fetch_running(struct supervisor *s)
+{
+	sup_error_clear(s, STATUS_ERR_FETCH);
+}
+
 static void fetch_failed(struct supervisor *s, const char *why, bool retry)
 {
 	int64_t retries = spec_int(s->spec, "flinklet.artifacts.retries");
@@ -40,7 +45,7 @@ static void fetch_failed(struct supervisor *s, const char *why, bool retry)
 	char *shown = redact_uri(s->spec->job.jar_uri);
 	char *err = xasprintf("unable to fetch the job's jar %s: %s", shown, why);
 	free(shown);
-	status_set_string(&s->status.error, err);
+	sup_error_set(s, STATUS_ERR_FETCH, err);
 	sup_alert(s, "ArtifactFetchFailed", "%s", err);
 	free(err);
 	sup_raise(s, EV_LAUNCH_FAILED);

@@ -11,5 +11,7 @@
 int sup_fetch_jar(struct supervisor *s, int (*ready)(struct supervisor *s));
 /* Calls off a download or a check in flight: its end is ignored. */
 void sup_fetch_cancel(struct supervisor *s);
+/* The job runs: a download that failed before is no longer the news (its status error is cleared). */
+void sup_fetch_running(struct supervisor *s);
 
 #endif

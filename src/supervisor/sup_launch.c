@@ -311,7 +311,7 @@ static bool jar_unusable(struct supervisor *s)
 		char *err = xasprintf("the job cannot start: %s; no JVM is started until the jar or the configuration "
 		                      "changes (looked at every %llu s)",
 		                      why, (unsigned long long)(JAR_WAIT_USEC / USEC_PER_SEC));
-		status_set_string(&s->status.error, err);
+		sup_error_set(s, STATUS_ERR_JAR, err);
 		sup_alert(s, "JarUnusable", "%s", err);
 		free(err);
 		free(s->launch.jar_problem);
@@ -595,6 +595,9 @@ void sup_launch_running(struct supervisor *s)
 {
 	sup_launch_startup_over(s);
 	s->launch.first_start = false;
+	/* what kept the jar from a launch, or its download, is over */
+	sup_error_clear(s, STATUS_ERR_JAR);
+	sup_fetch_running(s);
 }
 
 bool sup_launch_take_timed_out(struct supervisor *s)

@@ -63,7 +63,7 @@ static void health_unhealthy(struct supervisor *s, const char *why)
 	if (s->state != SUP_RUNNING)
 		return;
 	sup_alert(s, "JobUnhealthy", "restarting unhealthy job: %s", why);
-	status_set_string(&s->status.error, why);
+	sup_error_set(s, STATUS_ERR_JOB, why);
 	sup_raise(s, EV_UNHEALTHY);
 }
 
@@ -96,15 +96,15 @@ static void say_failed(struct supervisor *s, const char *cause)
 		return;
 	s->poll.failed_said = true;
 	char *err = xasprintf("job %s FAILED: %s", s->job_id, cause ? cause : "Flink and the JVM named no cause");
-	status_set_string(&s->status.error, err);
+	sup_error_set(s, STATUS_ERR_JOB, err);
 	sup_alert(s, "JobFailed", "%s", err);
 	free(err);
 	sup_write_status(s);
 }
 
 /* What Flink's exception history said: a failure not seen before is said (JobFailover while Flink restarts the job,
- * JobFailed once it gave up). A failover's error does not hide another one the status holds (the volume's, a demoted
- * restore point's). */
+ * JobFailed once it gave up). A failover's error is the least important of all (STATUS_ERR_FAILOVER): it does not
+ * hide another one the status holds (the volume's, a demoted restore point's). */
 static void note_failure(struct supervisor *s, const struct job_failure *f)
 {
 	bool fresh = !s->poll.failure || f->timestamp > s->poll.failure_ts;
@@ -121,24 +121,18 @@ static void note_failure(struct supervisor *s, const struct job_failure *f)
 		return;
 	char *err = xasprintf("job %s failed, Flink restarts it: %s", s->job_id, f->cause);
 	sup_warning(s, "JobFailover", "%s", err);
-	if (!s->status.error || (s->poll.failover_error && !strcmp(s->status.error, s->poll.failover_error))) {
-		status_set_string(&s->status.error, err);
-		status_set_string(&s->poll.failover_error, err);
-		sup_write_status(s);
-	}
+	sup_error_set(s, STATUS_ERR_FAILOVER, err);
+	sup_write_status(s);
 	free(err);
 }
 
 /* Every task runs again: a failover's error is over (a JobFailover event stays in the log). */
 static void failover_over(struct supervisor *s)
 {
-	if (!s->poll.failover_error)
+	if (!sup_error(s, STATUS_ERR_FAILOVER))
 		return;
-	if (s->status.error && !strcmp(s->status.error, s->poll.failover_error)) {
-		status_set_string(&s->status.error, NULL);
-		sup_write_status(s);
-	}
-	status_set_string(&s->poll.failover_error, NULL);
+	sup_error_clear(s, STATUS_ERR_FAILOVER);
+	sup_write_status(s);
 }
 
 static void on_checkpoints(void *userdata, long code, cJSON *body, const char *error);
@@ -636,6 +630,12 @@ void sup_poll_now(struct supervisor *s)
 	poll_at(s, now_monotonic());
 }
 
+void sup_poll_running(struct supervisor *s)
+{
+	sup_error_clear(s, STATUS_ERR_JOB);
+	sup_error_clear(s, STATUS_ERR_FAILOVER);
+}
+
 void sup_poll_launched(struct supervisor *s)
 {
 	poll_chains_new_launch(&s->poll.chains);
@@ -669,6 +669,5 @@ void sup_poll_free(struct supervisor *s)
 	free(s->poll.last_rest_problem);
 	s->poll.last_rest_problem = NULL;
 	status_set_string(&s->poll.failure, NULL);
-	status_set_string(&s->poll.failover_error, NULL);
 	s->poll.timer = sup_disarm(s->poll.timer);
 }

@@ -16,6 +16,8 @@ usec_t sup_poll_interval(const struct supervisor *s);
  * the CLI's failure code (1) while it ran, or after Flink said it failed, is said FAILED with its root cause (Flink's
  * exception history, else the JVM's last stack trace) in a JobFailed event and the status error. */
 void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal);
+/* The job runs (every task): its failure and a failover are over (the status errors of the job and a failover). */
+void sup_poll_running(struct supervisor *s);
 /* The poll timer, first due a second from now. */
 int sup_poll_setup(struct supervisor *s);
 void sup_poll_free(struct supervisor *s);

@@ -163,7 +163,7 @@ void sup_reload(struct supervisor *s, const char *why)
 		for (size_t i = 0; i < d.msgs.n; i++)
 			sup_alert(s, "ConfigRejected", "%s: the running job is untouched", d.msgs.v[i]);
 		char *err = xasprintf("configuration rejected: %s", d.msgs.n ? d.msgs.v[0] : "invalid");
-		status_set_string(&s->status.error, err);
+		sup_error_set(s, STATUS_ERR_CONFIG, err);
 		free(err);
 		sup_write_status(s);
 		diags_free(&d);
@@ -177,8 +177,7 @@ void sup_reload(struct supervisor *s, const char *why)
 		log_warn("%s", d.msgs.v[i]);
 	diags_free(&d);
 	sup_reload_apply_state_override(s, n);
-	if (s->status.error && str_has_prefix(s->status.error, "configuration rejected"))
-		status_set_string(&s->status.error, NULL);
+	sup_error_clear(s, STATUS_ERR_CONFIG);
 
 	char *fp = sup_launch_fingerprint(s, n);
 	bool restart = s->launch.fingerprint && strcmp(fp, s->launch.fingerprint) != 0;
@@ -376,6 +375,8 @@ void sup_reload_upgrade_aborted(struct supervisor *s)
 
 void sup_reload_running(struct supervisor *s)
 {
+	/* a rejected configuration is said until the job next comes up (or a good one is read) */
+	sup_error_clear(s, STATUS_ERR_CONFIG);
 	sup_reload_upgrade_over(s);
 }
 

@@ -51,7 +51,7 @@ void sup_restore_put_aside(struct supervisor *s, enum restore_kind kind, const c
  * then: that is the furthest rewind of all). The status says why; the supervisor goes FAILED. */
 static int refuse_launch(struct supervisor *s, char *why)
 {
-	status_set_string(&s->status.error, why);
+	sup_error_set(s, STATUS_ERR_RESTORE, why);
 	sup_alert(s, "RestoreFailed", "%s", why);
 	free(why);
 	s->restore.fatal = true;
@@ -287,22 +287,19 @@ void sup_restore_line(struct supervisor *s, const char *line)
 void sup_restore_say_demotion(struct supervisor *s, const char *uri)
 {
 	if (!s->restore.demoted_note) {
-		if (s->restore.demotion_said) {
-			s->restore.demotion_said = false;
-			status_set_string(&s->status.error, NULL);
-		}
+		/* a demotion is said while the launch it came with runs, not after */
+		sup_error_clear(s, STATUS_ERR_DEMOTED);
 		return;
 	}
 	char *msg = uri ? xasprintf("%s; restoring job %s from %s %s instead: output committed after it may be "
 	                            "repeated",
 	                            s->restore.demoted_note, s->job_id, restore_kind_to_string(s->restore.kind), uri)
 	                : xasprintf("%s; no other restore point is left", s->restore.demoted_note);
-	status_set_string(&s->status.error, msg);
+	sup_error_set(s, STATUS_ERR_DEMOTED, msg);
 	sup_alert(s, "RestorePointDemoted", "%s", msg);
 	free(msg);
 	free(s->restore.demoted_note);
 	s->restore.demoted_note = NULL;
-	s->restore.demotion_said = true;
 }
 
 void sup_restore_forget_failures(struct supervisor *s)
@@ -392,7 +389,7 @@ bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 		    xasprintf("%s %s cannot be restored (%s); flinklet.restore.fallback is never: not rewinding "
 		              "job %s to an older restore point",
 		              kind, point, why, s->job_id);
-		status_set_string(&s->status.error, err);
+		sup_error_set(s, STATUS_ERR_RESTORE, err);
 		sup_set_job_state(s, "FAILED");
 		sup_alert(s, "RestoreFailed", "%s", err);
 		free(err);

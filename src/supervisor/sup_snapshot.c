@@ -107,7 +107,7 @@ static int on_stop_retry(sd_event_source *src, uint64_t usec, void *userdata)
 	if (s->state != SUP_SAVEPOINTING || s->snapshot.savepoint_recorded)
 		return 0;
 	if (sup_snapshot_stop_with_savepoint(s, s->snapshot.stop_until) < 0) {
-		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+		sup_error_set(s, STATUS_ERR_STOP_SAVEPOINT, "unable to send the stop-with-savepoint request");
 		sup_raise(s, EV_SAVEPOINT_FAILED);
 	}
 	return 0;
@@ -181,7 +181,7 @@ static void stop_savepoint_reported(struct supervisor *s, const char *location)
 	              "its checkpoints; the newest checkpoint stays the restore point",
 	              location, why, s->job_id);
 	s->snapshot.savepoint_failures++;
-	status_set_string(&s->status.error, msg);
+	sup_error_set(s, STATUS_ERR_STOP_SAVEPOINT, msg);
 	sup_alert(s, "SavepointFailed", "%s", msg);
 	free(msg);
 	free(why);
@@ -209,7 +209,7 @@ static void on_stop_status(void *userdata, long code, cJSON *body, const char *e
 			free(why);
 			return;
 		}
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_STOP_SAVEPOINT, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(first);
 		free(why);
@@ -240,7 +240,7 @@ static void on_stop_triggered(void *userdata, long code, cJSON *body, const char
 		free(why);
 		return;
 	}
-	status_set_string(&s->status.error, why);
+	sup_error_set(s, STATUS_ERR_STOP_SAVEPOINT, why);
 	sup_alert(s, "SavepointFailed", "%s", why);
 	free(why);
 	sup_raise(s, EV_SAVEPOINT_FAILED);
@@ -261,7 +261,7 @@ static int on_stop_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 		return 0;
 	}
 	const char *why = "the savepoint on shutdown did not complete within the shutdown budget";
-	status_set_string(&s->status.error, why);
+	sup_error_set(s, STATUS_ERR_STOP_SAVEPOINT, why);
 	sup_alert(s, "SavepointFailed", "%s", why);
 	sup_raise(s, EV_SAVEPOINT_FAILED);
 	return 0;
@@ -287,8 +287,9 @@ static void on_stop_intent_durable(struct supervisor *s, uintptr_t gen)
 	free(uri);
 	cJSON_Delete(body);
 	if (r < 0) {
-		status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
-		sup_alert(s, "SavepointFailed", "%s", s->status.error);
+		const char *why = "unable to send the stop-with-savepoint request";
+		sup_error_set(s, STATUS_ERR_STOP_SAVEPOINT, why);
+		sup_alert(s, "SavepointFailed", "%s", why);
 		sup_raise(s, EV_SAVEPOINT_FAILED);
 	}
 }
@@ -338,7 +339,7 @@ static void op_failed(struct supervisor *s, const char *why)
 	else
 		s->snapshot.checkpoint_failures++;
 	char *msg = xasprintf("%s %s failed: %s", s->snapshot.op.trigger, what, why);
-	status_set_string(&s->status.error, msg);
+	sup_error_set(s, STATUS_ERR_SNAPSHOT, msg);
 	sup_alert(s, s->snapshot.op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
 	free(msg);
 	sup_write_status(s);
@@ -744,31 +745,28 @@ void sup_snapshot_check_volume(struct supervisor *s)
 	if (min <= 0 || statvfs(s->state_dir, &v) < 0 || v.f_blocks == 0)
 		return;
 	double free_pct = 100.0 * (double)v.f_bavail / (double)v.f_blocks;
-	if (free_pct < (double)min && s->snapshot.volume_low && !s->status.error) {
-		/* still low: the error stays in the status even after something else cleared it */
-		char *why =
-		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%)",
-		              s->state_dir, free_pct, (long long)min);
-		status_set_string(&s->status.error, why);
-		free(why);
-		sup_write_status(s);
-	} else if (free_pct < (double)min && !s->snapshot.volume_low) {
+	if (free_pct < (double)min && !s->snapshot.volume_low) {
 		s->snapshot.volume_low = true;
 		char *why =
 		    xasprintf("the state volume %s has %.1f%% free, below flinklet.volume.min-free-percent (%lld%%): "
 		              "checkpoints and savepoints will soon fail",
 		              s->state_dir, free_pct, (long long)min);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_VOLUME_SPACE, why);
 		sup_alert(s, "VolumeLow", "%s", why);
 		free(why);
 		sup_write_status(s);
 	} else if (free_pct >= (double)min + 1 && s->snapshot.volume_low) {
 		s->snapshot.volume_low = false;
-		if (s->status.error && strstr(s->status.error, "flinklet.volume.min-free-percent"))
-			status_set_string(&s->status.error, NULL);
+		sup_error_clear(s, STATUS_ERR_VOLUME_SPACE);
 		sup_event(s, "VolumeOk", "the state volume has %.1f%% free again", free_pct);
 		sup_write_status(s);
 	}
+}
+
+void sup_snapshot_running(struct supervisor *s)
+{
+	sup_error_clear(s, STATUS_ERR_STOP_SAVEPOINT);
+	sup_error_clear(s, STATUS_ERR_SNAPSHOT);
 }
 
 void sup_snapshot_new_jvm(struct supervisor *s)

@@ -25,6 +25,9 @@ bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r);
 void sup_snapshot_check_volume(struct supervisor *s);
 void sup_snapshot_check_nonces(struct supervisor *s);
 
+/* The job runs (a launch came up): a savepoint or checkpoint that failed before is no longer the news (the status
+ * errors of the stop's savepoint and of the snapshots asked for). */
+void sup_snapshot_running(struct supervisor *s);
 /* A new JVM: no stop-with-savepoint went to it yet. */
 void sup_snapshot_new_jvm(struct supervisor *s);
 /* The stop's savepoint: its timers off (the stop is over or abandoned), its timeout off (it completed), or

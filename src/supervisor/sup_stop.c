@@ -41,7 +41,7 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 		char *why = xasprintf("the shutdown budget of %s ran out before job %s had a savepoint or a checkpoint "
 		                      "to stop on; the newest checkpoint stays the restore point",
 		                      sup_shutdown_budget_text(s), s->job_id);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(why);
 	} else {
@@ -94,7 +94,7 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
 		    xasprintf("job %s did not become RUNNING after the stop request (%s, after waiting up to %.1f "
 		              "s): stopping without a savepoint; the newest checkpoint stays the restore point",
 		              s->job_id, reason, (double)stop_wait_share(s) / USEC_PER_SEC);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointSkipped", "%s", why);
 		free(why);
 	}
@@ -212,7 +212,7 @@ static int on_checkpoint_share_over(sd_event_source *src, uint64_t usec, void *u
 	                      "without one; the newest checkpoint before the stop stays the restore point",
 	                      s->job_id, (double)(now_monotonic() - s->stop.requested_at) / USEC_PER_SEC, refused);
 	free(refused);
-	status_set_string(&s->status.error, why);
+	sup_error_set(s, STATUS_ERR_STOP, why);
 	sup_alert(s, "SavepointSkipped", "%s", why);
 	free(why);
 	sup_raise(s, EV_SAVEPOINT_FAILED);
@@ -255,14 +255,14 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 		              "or a checkpoint: stopping job %s without one; the newest checkpoint stays the restore "
 		              "point",
 		              sup_shutdown_budget_text(s), s->job_id);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointSkipped", "%s", why);
 		free(why);
 		return sup_stop_terminate(s);
 	}
 	if (fit.savepoint || s->stop.purpose != STOP_EXIT) {
 		if (sup_snapshot_stop_with_savepoint(s, savepoint_until(s)) < 0) {
-			status_set_string(&s->status.error, "unable to send the stop-with-savepoint request");
+			sup_error_set(s, STATUS_ERR_STOP, "unable to send the stop-with-savepoint request");
 			return sup_stop_terminate(s);
 		}
 		return SUP_SAVEPOINTING;
@@ -376,11 +376,13 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	if (s->stop.had_jvm && s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT && !s->snapshot.savepoint_recorded &&
 	    !s->stop.checkpoint_done) {
 		code = SUP_EXIT_NO_SAVEPOINT;
-		if (!s->status.error)
-			status_set_string(&s->status.error,
-			                  "the stop took no savepoint; the newest checkpoint stays the "
-			                  "restore point");
-		log_error("exiting with code %d: %s", code, s->status.error);
+		/* said already when the stop or its savepoint said why */
+		if (!sup_error(s, STATUS_ERR_STOP) && !sup_error(s, STATUS_ERR_STOP_SAVEPOINT))
+			sup_error_set(s, STATUS_ERR_STOP,
+			              "the stop took no savepoint; the newest checkpoint stays the restore point");
+		log_error("exiting with code %d: %s", code,
+		          sup_error(s, STATUS_ERR_STOP) ? sup_error(s, STATUS_ERR_STOP)
+		                                        : sup_error(s, STATUS_ERR_STOP_SAVEPOINT));
 	} else if (s->stop.force_killed) {
 		code = SUP_EXIT_KILLED;
 		log_error("exiting with code %d: the JVM had to be killed", code);
@@ -443,9 +445,10 @@ enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
 {
 	/* the REST server went away with the finished job: the savepoint is on disk */
 	if (!sup_snapshot_recover_stop_savepoint(s)) {
-		status_set_string(&s->status.error, "the JVM ended before the stop-with-savepoint completed; "
-		                                    "the newest checkpoint stays the restore point");
-		sup_alert(s, "SavepointFailed", "%s", s->status.error);
+		const char *why = "the JVM ended before the stop-with-savepoint completed; the newest checkpoint stays "
+		                  "the restore point";
+		sup_error_set(s, STATUS_ERR_STOP, why);
+		sup_alert(s, "SavepointFailed", "%s", why);
 	}
 	return sup_stop_done(s);
 }
@@ -490,6 +493,11 @@ void sup_stop_signal(struct supervisor *s, int signo)
 	s->stop.signal = signo;
 	sup_event(s, "StopRequested", "%s received", name);
 	sup_raise(s, EV_STOP);
+}
+
+void sup_stop_running(struct supervisor *s)
+{
+	sup_error_clear(s, STATUS_ERR_STOP);
 }
 
 void sup_stop_free(struct supervisor *s)

@@ -32,6 +32,8 @@ void sup_stop_signal(struct supervisor *s, int signo);
 void sup_stop_arm_deadline(struct supervisor *s);
 /* The JVM is gone: no SIGKILL is due. */
 void sup_stop_jvm_gone(struct supervisor *s);
+/* The job runs again (after a suspend or an upgrade): what an earlier stop said of its savepoint is over. */
+void sup_stop_running(struct supervisor *s);
 void sup_stop_free(struct supervisor *s);
 
 #endif

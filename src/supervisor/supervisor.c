@@ -28,7 +28,7 @@ static int on_backoff_done(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->backoff_timer = sup_disarm(s->backoff_timer);
-	sup_dispatch(s, EV_BACKOFF_DONE);
+	sup_raise(s, EV_BACKOFF_DONE);
 	return 0;
 }
 
@@ -64,7 +64,7 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		char *why = xasprintf("crash loop: %u consecutive failed starts, %u of them restarts "
 		                      "(flinklet.restart.max-attempts is %lld)",
 		                      s->consecutive_failures, s->consecutive_failures - 1, (long long)max);
-		status_set_string(&s->status.error, why);
+		sup_error_set(s, STATUS_ERR_CRASH_LOOP, why);
 		sup_set_job_state(s, "FAILED");
 		sup_alert(s, "CrashLoop", "%s; giving up", why);
 		free(why);
@@ -127,7 +127,7 @@ static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 		return next;
 	if (initial) {
 		/* the first launch cannot execute the JVM (no java): the environment is unusable, exit 3 */
-		status_set_string(&s->status.error, "unable to start the JVM");
+		sup_error_set(s, STATUS_ERR_LAUNCH, "unable to start the JVM");
 		sup_exit(s, 3);
 		return SUP_FAILED;
 	}
@@ -142,9 +142,12 @@ static void mark_running(struct supervisor *s)
 	s->stable_since = now_monotonic();
 	/* the restore point came up: its failures so far were not its fault */
 	sup_restore_running(s);
-	/* a full volume is still a problem once the job runs, and a demoted restore point stays said */
-	if (!s->snapshot.volume_low && !s->volume_errno && !s->restore.demotion_said)
-		status_set_string(&s->status.error, NULL);
+	/* what kept the job from running is over: each part clears its own errors (the volume's, its space and a
+	 * demoted restore point stay: they still hold) */
+	sup_error_clear(s, STATUS_ERR_LAUNCH);
+	sup_poll_running(s);
+	sup_stop_running(s);
+	sup_snapshot_running(s);
 	status_set_string(&s->status.intent, NULL);
 	sup_cds_running(s);
 	if (s->status.tasks_finished)
@@ -153,6 +156,37 @@ static void mark_running(struct supervisor *s)
 	else
 		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running", s->job_id,
 		          s->status.tasks_total);
+}
+
+/* EV_START: the first state. A job that FINISHED earlier is never run again by a restart of the supervisor; a
+ * suspended one (the file, or the API's override) is not started; otherwise the first launch, which FAILED when it
+ * must not happen (sup_restore said why: exit 1) or cannot (no java: exit 3). */
+static enum sup_state act_start(struct supervisor *s, enum sup_state next)
+{
+	if (s->status.job_state && !strcmp(s->status.job_state, "FINISHED")) {
+		sup_event(s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s->job_id);
+		if (s->opts->exit_on_finish)
+			sup_exit(s, 0);
+		return SUP_FINISHED;
+	}
+	sup_reload_apply_state_override(s, s->spec);
+	if (s->spec->job.state == JOB_STATE_SUSPENDED) {
+		sup_set_job_state(s, "SUSPENDED");
+		sup_event(s, "Suspended", "job.state is suspended: job %s is not started", s->job_id);
+		return SUP_SUSPENDED;
+	}
+	s->status.lifecycle = LIFECYCLE_DEPLOYED; /* the launch's intent is recorded with it */
+	int r = sup_launch_initial(s);
+	if (r < 0 && s->restore.fatal) {
+		sup_set_job_state(s, "FAILED");
+		return SUP_FAILED;
+	}
+	if (r < 0) {
+		sup_error_set(s, STATUS_ERR_LAUNCH, "unable to start the JVM");
+		sup_exit(s, 3);
+		return SUP_FAILED;
+	}
+	return next;
 }
 
 static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum sup_state next)
@@ -191,6 +225,8 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return do_launch(s, next);
 	case ACT_SPAWN:
 		return act_spawn(s, next);
+	case ACT_START:
+		return act_start(s, next);
 	case ACT_STOP:
 		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:
@@ -225,6 +261,16 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	return next;
 }
 
+/* Something the table or the invariants rule out happened: said loudly; test builds (FLINKLET_STRICT=1) abort. */
+static void internal_error(const char *what, enum sup_event ev, const struct supervisor *s)
+{
+	log_error("internal error after %s: %s (state %s, JVM pid %d)", sup_event_name(ev), what,
+	          sup_state_name(s->state), (int)s->launch.jvm_pid);
+	const char *strict = getenv("FLINKLET_STRICT");
+	if (strict && !strcmp(strict, "1"))
+		abort(); /* test builds: fail loudly */
+}
+
 static void dispatch_one(struct supervisor *s, enum sup_event ev)
 {
 	const struct transition *t = &lifecycle_table[s->state][ev];
@@ -239,6 +285,16 @@ static void dispatch_one(struct supervisor *s, enum sup_event ev)
 	enum sup_state next = run_action(s, t->action, t->next);
 	if (next == SUP_SAME)
 		next = before;
+	/* the table is the whole truth: an action ends only in a state its cell lists (a shutdown's narrower set once
+	 * EV_STOP came) */
+	if ((unsigned)next >= SUP_STATE_MAX ||
+	    !(lifecycle_outcomes(before, ev, s->stop.requested_at != 0) & SUP_STATE_BIT(next))) {
+		char what[128];
+		snprintf(what, sizeof(what), "%s + %s ended in %s, which the lifecycle table does not list",
+		         sup_state_name(before), sup_action_name(t->action), sup_state_name(next));
+		s->state = next;
+		internal_error(what, ev, s);
+	}
 	s->state = next;
 	/* a finished job stays STABLE/FINISHED in the record after the supervisor stops */
 	if (!(next == SUP_STOPPED && before == SUP_FINISHED))
@@ -280,34 +336,28 @@ const char *sup_invariant_violation(const struct supervisor *s)
 static void check_invariants(struct supervisor *s, enum sup_event ev)
 {
 	const char *bad = sup_invariant_violation(s);
-	if (!bad)
-		return;
-	log_error("internal error after %s: %s (state %s, JVM pid %d)", sup_event_name(ev), bad,
-	          sup_state_name(s->state), (int)s->launch.jvm_pid);
-	const char *strict = getenv("FLINKLET_STRICT");
-	if (strict && !strcmp(strict, "1"))
-		abort(); /* test builds: fail loudly */
+	if (bad)
+		internal_error(bad, ev, s);
 }
 
-/* The core's sup_raise reaches the driver through this registration, made when the program is loaded (before any
- * supervisor exists, also one a test builds by hand). */
-__attribute__((constructor)) static void register_dispatcher(void)
-{
-	sup_set_dispatcher(sup_dispatch);
-}
-
-void sup_dispatch(struct supervisor *s, enum sup_event ev)
+void sup_raise(struct supervisor *s, enum sup_event ev)
 {
 	if (s->dispatching) {
-		sup_raise(s, ev); /* raised by an action: queued */
+		/* raised by an action: handled once the transition in progress is complete */
+		if (!event_queue_push(&s->queue, ev))
+			log_error("internal error: event queue full, %s dropped", sup_event_name(ev));
 		return;
 	}
 	s->dispatching = true;
 	for (;;) {
 		dispatch_one(s, ev);
-		check_invariants(s, ev);
-		if (!event_queue_pop(&s->queue, &ev))
+		/* the invariants hold once the events the actions raised are dispatched too (a launch that failed at
+		 * once leaves STARTING with nothing pending until its queued LAUNCH_FAILED backs off) */
+		enum sup_event last = ev;
+		if (!event_queue_pop(&s->queue, &ev)) {
+			check_invariants(s, last);
 			break;
+		}
 	}
 	s->dispatching = false;
 }
@@ -339,15 +389,15 @@ static void on_child(const struct reaped *r, void *userdata)
 	if (s->launch.start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
 		char *err = xasprintf("the JVM exited with code %d before the job was RUNNING: %s", r->exit_code,
 		                      s->launch.start_cause);
-		status_set_string(&s->status.error, err);
+		sup_error_set(s, STATUS_ERR_LAUNCH, err);
 		free(err);
 	}
 	/* no task runs any more; a job that failed says why (Flink's root exception) */
 	sup_poll_jvm_exited(s, r->exit_code, r->exit_signal);
 	if (r->exit_signal >= 0)
-		sup_dispatch(s, EV_JVM_KILLED);
+		sup_raise(s, EV_JVM_KILLED);
 	else
-		sup_dispatch(s, r->exit_code == 0 ? EV_JVM_EXITED_OK : EV_JVM_EXITED_ERROR);
+		sup_raise(s, r->exit_code == 0 ? EV_JVM_EXITED_OK : EV_JVM_EXITED_ERROR);
 }
 
 static int on_sigchld(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata)
@@ -462,6 +512,8 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 	s->status.memory_tuning.run_heap = s->status.memory_tuning.run_managed = -1;
 	s->status.memory_tuning.run_metaspace = -1;
 	old->memory_tuning.reason = old->memory_tuning.suspended = NULL;
+	/* not the errors (error, errors): they were the earlier flinklet's news; each source here says again what still
+	 * holds (the volume, a rejected configuration, ...) */
 }
 
 static int open_state_dir(struct supervisor *s)
@@ -655,12 +707,8 @@ void sup_free(struct supervisor *s)
 
 int supervisor_run(struct spec *spec, const struct run_options *opts)
 {
-	struct supervisor s = {.spec = spec,
-	                       .launched = spec,
-	                       .opts = opts,
-	                       .lock_fd = -1,
-	                       .reload.inotify_fd = -1,
-	                       .state = SUP_STARTING};
+	struct supervisor s = {
+	    .spec = spec, .launched = spec, .opts = opts, .lock_fd = -1, .reload.inotify_fd = -1, .state = SUP_INITIAL};
 	status_init(&s.status);
 	const char *level = spec_get(spec, "flinklet.log.level");
 	if (level && !strcmp(level, "debug"))
@@ -704,46 +752,9 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	sup_snapshot_clean_leftovers(&s);
 	sup_snapshot_retention(&s);
 
-	if (s.status.job_state && !strcmp(s.status.job_state, "FINISHED")) {
-		/* a finished job is never run again by a restart of the supervisor */
-		s.state = SUP_FINISHED;
-		s.status.lifecycle = LIFECYCLE_STABLE;
-		sup_event(&s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s.job_id);
-		sup_write_status(&s);
-		sup_notify_state(&s); /* READY: nothing to start is what the spec says */
-		if (opts->exit_on_finish) {
-			sup_free(&s);
-			return 0;
-		}
-	} else if (sup_reload_apply_state_override(&s, spec), spec->job.state == JOB_STATE_SUSPENDED) {
-		s.state = SUP_SUSPENDED;
-		s.status.lifecycle = LIFECYCLE_SUSPENDED;
-		sup_set_job_state(&s, "SUSPENDED");
-		status_set_string(&s.status.error, NULL);
-		sup_event(&s, "Suspended", "job.state is suspended: job %s is not started", s.job_id);
-		sup_write_status(&s);
-		sup_notify_state(&s); /* READY: a suspended job is started as the spec says */
-	} else {
-		s.status.lifecycle = LIFECYCLE_DEPLOYED;
-		status_set_string(&s.status.error, NULL);
-		r = sup_launch_initial(&s);
-		if (r < 0 && s.restore.fatal) {
-			/* a launch that must not happen (the status says why): the job FAILED, as from a later launch
-			 */
-			sup_set_job_state(&s, "FAILED");
-			s.status.lifecycle = LIFECYCLE_FAILED;
-			sup_write_status(&s);
-			sup_free(&s);
-			return 1;
-		}
-		if (r < 0) {
-			status_set_string(&s.status.error, "unable to start the JVM");
-			s.status.lifecycle = LIFECYCLE_FAILED;
-			sup_write_status(&s);
-			sup_free(&s);
-			return 3;
-		}
-	}
+	/* the first state is the table's too (SUP_INITIAL + EV_START); a FAILED start, or a finished job with
+	 * --exit-on-finish, has asked the loop to exit, which it does at once */
+	sup_raise(&s, EV_START);
 	r = sd_event_loop(s.event);
 	if (r < 0)
 		log_error("event loop failed: %s", strerror(-r));

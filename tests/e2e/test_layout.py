@@ -123,9 +123,26 @@ def test_each_part_has_its_own_header_and_only_the_driver_sees_them_all():
 
 def test_no_cycle_between_the_files_of_the_supervisor():
     graph = _part_graph()
-    # the driver calls every part; nothing calls the driver (a part raises an event through sup_core's sup_raise)
+    # the driver calls every part; nothing calls into the driver but sup_raise (declared in sup_core.h, defined by
+    # the driver: the table's one entry point)
     assert not [p for p, deps in graph.items() if p != "supervisor" and deps & {"sup", "supervisor"}]
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_the_table_has_one_entry_point_called_directly():
+    """sup_raise is the one way into the lifecycle table: declared in the core's header, defined by the driver, called
+    directly (no dispatcher registered through a function pointer or a constructor)."""
+    defs = {}
+    for f in sorted(os.listdir(SUP)):
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            text = fh.read()
+        assert "__attribute__((constructor))" not in text, f"src/supervisor/{f} has a constructor"
+        assert not re.search(r"\bsup_dispatch\w*|\bsup_set_dispatcher\b", text), f"src/supervisor/{f} names a second entry point"
+        if re.search(r"^void sup_raise\(struct supervisor \*s, enum sup_event ev\)\n\{", text, re.M):
+            defs[f] = True
+    assert list(defs) == ["supervisor.c"], defs
+    with open(os.path.join(SUP, "sup_core.h")) as fh:
+        assert "void sup_raise(struct supervisor *s, enum sup_event ev);" in fh.read()
 
 
 def test_no_part_declares_another_parts_function_itself():
@@ -159,9 +176,29 @@ OWNER = {
     "flinkmetrics": "sup_flinkmetrics.c",
 }
 # the core's fields are written by the table's driver and the records; the status document is the one record every
-# part fills in (its own fields of it)
+# part fills in (its own fields of it), except its errors: those are one slot per source, each with one owner
+# (ERROR_OWNER), written through sup_error_set/sup_error_clear only
 CORE_WRITERS = {"supervisor.c", "sup_core.c"}
 CORE_SHARED = {"status"}
+STATUS_OWNED = {"error", "errors"}
+
+# the source of an error of the status document -> the one file that sets and clears it (src/supervisor/status.h)
+ERROR_OWNER = {
+    "STATUS_ERR_VOLUME": "sup_core.c",
+    "STATUS_ERR_RESTORE": "sup_restore.c",
+    "STATUS_ERR_CRASH_LOOP": "supervisor.c",
+    "STATUS_ERR_STOP": "sup_stop.c",
+    "STATUS_ERR_STOP_SAVEPOINT": "sup_snapshot.c",
+    "STATUS_ERR_DEMOTED": "sup_restore.c",
+    "STATUS_ERR_LAUNCH": "supervisor.c",
+    "STATUS_ERR_JAR": "sup_launch.c",
+    "STATUS_ERR_FETCH": "sup_fetch.c",
+    "STATUS_ERR_JOB": "sup_poll.c",
+    "STATUS_ERR_CONFIG": "sup_reload.c",
+    "STATUS_ERR_SNAPSHOT": "sup_snapshot.c",
+    "STATUS_ERR_VOLUME_SPACE": "sup_snapshot.c",
+    "STATUS_ERR_FAILOVER": "sup_poll.c",
+}
 
 _PATH = r"\b(?:s|sup)->(\w+)((?:\.\w+|\[[^\]]*\])*)"
 _WRITES = [
@@ -202,6 +239,68 @@ def test_each_part_alone_writes_its_state():
                 elif f not in CORE_WRITERS and field not in CORE_SHARED:
                     bad.append(f"src/supervisor/{f}:{n} writes the core's s->{field}")
     assert not bad, "\n".join(bad)
+
+
+def _status_error_writes(text):
+    """(line, what) for each write of the status document's errors other than through sup_error_set/clear."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for rx in _WRITES:
+            out += [(n, m.group(0)) for m in rx.finditer(line)
+                    if m.group(1) == "status" and re.match(r"\.(\w+)", m.group(2) or "")
+                    and re.match(r"\.(\w+)", m.group(2)).group(1) in STATUS_OWNED]
+        # the supervisor as a value (supervisor_run's s.status.error)
+        out += [(n, m.group(0)) for m in re.finditer(
+            r"(?:&\s*\bs\.status\.errors?\b|\bs\.status\.errors?\b(?:\[[^\]]*\])?(?:\.\w+)?\s*=(?!=))", line)]
+        out += [(n, m.group(0)) for m in re.finditer(r"\bstatus_error_set\(", line)]
+    return out
+
+
+_ERROR_CALL = re.compile(r"\bsup_error_(?:set|clear)\(\s*&?\w+\s*,\s*([^,)]*)")
+
+
+def test_the_error_finders_see_writes():
+    found = _status_error_writes("status_set_string(&s->status.error, x); s->status.errors[i].message = y;\n"
+                                 "status_error_set(&s->status, STATUS_ERR_JOB, m, 0); status_set_string(&s.status.error, 0);")
+    assert [n for n, _ in found] == [1, 1, 2, 2], found
+    assert not _status_error_writes("if (s->status.error) f(s->status.errors[1].message); s->status.intent = x;")
+    got = [m.group(1) for m in _ERROR_CALL.finditer("sup_error_set(s, STATUS_ERR_JOB, why); "
+                                                    "sup_error_clear(&s, STATUS_ERR_FAILOVER); sup_error(s, X)")]
+    assert got == ["STATUS_ERR_JOB", "STATUS_ERR_FAILOVER"], got
+
+
+def test_each_error_of_the_status_has_one_owner():
+    """The status document's errors are one slot per source (src/supervisor/status.h); a slot is set and cleared only
+    by its owner, through sup_error_set/sup_error_clear (sup_core.c), never by writing the fields or by matching the
+    text another part put there."""
+    with open(os.path.join(SUP, "status.h")) as fh:
+        body = fh.read()
+    body = body[body.index("enum status_error_source {"):]
+    sources = re.findall(r"^\t(STATUS_ERR_\w+)", body[: body.index("};")], re.M)
+    sources = [x for x in sources if x != "STATUS_ERR_MAX"]
+    assert set(sources) == set(ERROR_OWNER), set(sources) ^ set(ERROR_OWNER)
+    bad, sets = [], {}
+    for f in sorted(os.listdir(SUP)):
+        if not f.endswith(".c") or f == "status.c":
+            continue
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            text = fh.read()
+        for n, what in _status_error_writes(text):
+            if not (f == "sup_core.c" and what.startswith("status_error_set")):
+                bad.append(f"src/supervisor/{f}:{n} writes the status errors directly: {what}")
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in _ERROR_CALL.finditer(line):
+                src = m.group(1).strip()
+                if f == "sup_core.c" and src == "src":
+                    continue  # the functions themselves
+                if src not in ERROR_OWNER:
+                    bad.append(f"src/supervisor/{f}:{n} sets an error of no named source: {src}")
+                elif ERROR_OWNER[src] != f:
+                    bad.append(f"src/supervisor/{f}:{n} sets or clears {src} ({ERROR_OWNER[src]}'s)")
+                elif "sup_error_set" in m.group(0):
+                    sets[src] = True
+    assert not bad, "\n".join(bad)
+    assert set(sets) == set(ERROR_OWNER), f"sources no owner ever sets: {set(ERROR_OWNER) - set(sets)}"
 
 
 def test_every_part_of_the_context_has_an_owner():

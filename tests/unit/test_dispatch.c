@@ -1,7 +1,7 @@
 /* test_dispatch: the supervisor's dispatch beyond the table (test_lifecycle.c has every cell): the queue of events
  * raised while a transition runs (in order, bounded, nothing lost below its bound), and the invariants checked
  * after every dispatch (sup_invariant_violation): for each state, what must be pending (a JVM, a pending launch, a
- * fetch, which timer) and what must not, with real sd-event timers armed and disarmed; and the dispatcher itself on a
+ * fetch, which timer) and what must not, with real sd-event timers armed and disarmed; and the dispatch itself on a
  * real supervisor that launches nothing (built by tests/support/sup_fixture.c, as tests/fuzz/fuzz_http.c's): an event
  * raised by an action (a jar download that cannot begin) is queued and dispatched after the transition in progress is
  * complete, so the state ends where the table's two rows say, and every invariant holds. */
@@ -242,7 +242,7 @@ static void test_event_raised_by_an_action_waits_its_turn(void **state)
 	s->status.lifecycle = sup_lifecycle(s);
 	/* taken at once, LAUNCH_FAILED would meet SUSPENDED (ignored there) and LAUNCH's STARTING would follow with
 	 * nothing pending; queued, STARTING + LAUNCH_FAILED -> RESTART -> BACKOFF follows the transition */
-	sup_dispatch(s, EV_RESUME);
+	sup_raise(s, EV_RESUME);
 	assert_int_equal(s->state, SUP_BACKOFF);
 	assert_null(sup_invariant_violation(s));
 	assert_false(s->dispatching);
@@ -250,12 +250,12 @@ static void test_event_raised_by_an_action_waits_its_turn(void **state)
 	assert_int_equal(s->consecutive_failures, 1);
 	assert_int_equal(s->launch.jvm_pid, 0);
 	/* the backoff is over: the same again, one failure more */
-	sup_dispatch(s, EV_BACKOFF_DONE);
+	sup_raise(s, EV_BACKOFF_DONE);
 	assert_int_equal(s->state, SUP_BACKOFF);
 	assert_null(sup_invariant_violation(s));
 	assert_int_equal(s->consecutive_failures, 2);
 	/* a suspend during the backoff: no JVM, nothing to stop */
-	sup_dispatch(s, EV_SUSPEND);
+	sup_raise(s, EV_SUSPEND);
 	assert_int_equal(s->state, SUP_SUSPENDED);
 	assert_null(sup_invariant_violation(s));
 	/* the event log: the two failed fetches, each followed by its restart */
@@ -279,18 +279,18 @@ static void test_launch_refused_backs_off(void **state)
 	log_set_level(LOG_LEVEL_FATAL);
 	struct supervisor *s = supervisor_at_rest("test-no-launch:job.jar");
 	s->state = SUP_SUSPENDED;
-	sup_dispatch(s, EV_RESUME);
+	sup_raise(s, EV_RESUME);
 	assert_int_equal(s->state, SUP_BACKOFF);
 	assert_null(sup_invariant_violation(s));
-	sup_dispatch(s, EV_STOP);
+	sup_raise(s, EV_STOP);
 	assert_int_equal(s->state, SUP_STOPPED);
 	assert_null(sup_invariant_violation(s));
 	supervisor_done(s);
 }
 
 /* A part asks for a transition with sup_raise, outside any action (a timer's callback, a REST reply, the API): it
- * reaches the table through the dispatcher the driver registered, also on a supervisor built by hand that was never
- * dispatched to before. */
+ * reaches the table at once (sup_raise is the driver's one entry point), also on a supervisor built by hand that was
+ * never dispatched to before. */
 static void test_a_part_raises_an_event_outside_a_transition(void **state)
 {
 	(void)state;
@@ -319,7 +319,7 @@ static void test_a_stop_that_ends_in_a_launch_goes_through_the_driver(void **sta
 	s->stop.purpose = STOP_SUSPEND;
 	s->spec->job.state = JOB_STATE_RUNNING;
 	int starts = s->status.jvm_starts;
-	sup_dispatch(s, EV_JVM_EXITED_OK);
+	sup_raise(s, EV_JVM_EXITED_OK);
 	assert_int_equal(s->state, SUP_BACKOFF);
 	assert_int_equal(s->consecutive_failures, 1); /* the driver's launch ran, and was refused */
 	/* refused before its intent (the jar cannot be planned): no JVM start is counted */
@@ -329,15 +329,99 @@ static void test_a_stop_that_ends_in_a_launch_goes_through_the_driver(void **sta
 	s->backoff_timer = sup_disarm(s->backoff_timer);
 	s->state = SUP_STOPPING;
 	s->spec->job.state = JOB_STATE_SUSPENDED;
-	sup_dispatch(s, EV_JVM_EXITED_OK);
+	sup_raise(s, EV_JVM_EXITED_OK);
 	assert_int_equal(s->state, SUP_SUSPENDED);
 	assert_int_equal(s->status.jvm_starts, starts);
 	assert_null(sup_invariant_violation(s));
 	supervisor_done(s);
 }
 
+/* The status errors on a real supervisor: a part's own slot (a jar download that fails), a more important one (the
+ * volume) shown over it, and the job coming up clears what kept it from running (each part its own) while the
+ * volume's error and a demoted restore point's stay. */
+static void test_errors_by_source_and_the_job_running(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	struct supervisor *s = supervisor_at_rest("https://flinklet.invalid/job.jar");
+	free(write_text(s->state_dir, "artifacts", "not a directory"));
+	s->state = SUP_SUSPENDED;
+	sup_raise(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_contains(s->status.error, "unable to fetch the job's jar");
+	assert_non_null(sup_error(s, STATUS_ERR_FETCH));
+	sup_error_set(s, STATUS_ERR_VOLUME, "unable to write status.json on the state volume");
+	assert_string_equal(s->status.error, "unable to write status.json on the state volume");
+	sup_error_set(s, STATUS_ERR_FAILOVER, "job failed, Flink restarts it");
+	sup_error_set(s, STATUS_ERR_DEMOTED, "chk-3 was given up");
+	sup_error_set(s, STATUS_ERR_JOB, "job FAILED: boom");
+	sup_error_set(s, STATUS_ERR_SNAPSHOT, "MANUAL savepoint failed");
+	sup_error_set(s, STATUS_ERR_LAUNCH, "the JVM exited with code 1 before the job was RUNNING");
+	/* the job runs (a JVM of the current launch: a pid no process has) */
+	s->backoff_timer = sup_disarm(s->backoff_timer);
+	s->state = SUP_STARTING;
+	s->launch.jvm_pid = 0x3ffffff0;
+	sup_raise(s, EV_JOB_RUNNING);
+	assert_int_equal(s->state, SUP_RUNNING);
+	assert_null(sup_error(s, STATUS_ERR_FETCH));
+	assert_null(sup_error(s, STATUS_ERR_FAILOVER));
+	assert_null(sup_error(s, STATUS_ERR_JOB));
+	assert_null(sup_error(s, STATUS_ERR_SNAPSHOT));
+	assert_null(sup_error(s, STATUS_ERR_LAUNCH));
+	assert_non_null(sup_error(s, STATUS_ERR_DEMOTED));
+	assert_string_equal(s->status.error, "unable to write status.json on the state volume");
+	/* the volume takes writes again: the demotion shows, as long as that launch runs */
+	s->volume_errno = EIO;
+	sup_volume_write(s, "status.json", 0);
+	assert_null(sup_error(s, STATUS_ERR_VOLUME));
+	assert_string_equal(s->status.error, "chk-3 was given up");
+	s->launch.jvm_pid = 0;
+	s->state = SUP_STOPPED;
+	supervisor_done(s);
+}
+
+/* The first state is the table's: SUP_INITIAL + EV_START, the action choosing among what the cell lists (the driver
+ * checks it; FLINKLET_STRICT=1 makes a transition the table does not list abort this test). */
+static void test_the_start_is_an_event(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	/* a job that FINISHED earlier stays so */
+	struct supervisor *s = supervisor_at_rest("test-no-launch:job.jar");
+	s->state = SUP_INITIAL;
+	sup_set_job_state(s, "FINISHED");
+	sup_raise(s, EV_START);
+	assert_int_equal(s->state, SUP_FINISHED);
+	assert_int_equal(s->status.lifecycle, LIFECYCLE_STABLE);
+	assert_null(sup_invariant_violation(s));
+	supervisor_done(s);
+	/* job.state suspended: not started */
+	s = supervisor_at_rest("test-no-launch:job.jar");
+	s->state = SUP_INITIAL;
+	s->spec->job.state = JOB_STATE_SUSPENDED;
+	sup_raise(s, EV_START);
+	assert_int_equal(s->state, SUP_SUSPENDED);
+	assert_int_equal(s->status.lifecycle, LIFECYCLE_SUSPENDED);
+	assert_string_equal(s->status.job_state, "SUSPENDED");
+	supervisor_done(s);
+	/* the first launch cannot happen (the jar cannot be planned): FAILED, exit 3, said in the status */
+	s = supervisor_at_rest("test-no-launch:job.jar");
+	s->state = SUP_INITIAL;
+	sup_raise(s, EV_START);
+	assert_int_equal(s->state, SUP_FAILED);
+	assert_int_equal(s->exit_code, 3);
+	assert_int_equal(s->status.lifecycle, LIFECYCLE_FAILED);
+	assert_string_equal(s->status.error, "unable to start the JVM");
+	assert_non_null(sup_error(s, STATUS_ERR_LAUNCH));
+	/* and the start is said only once: INITIAL is left for good */
+	assert_int_equal(lifecycle_outcomes(SUP_FAILED, EV_START, false), SUP_STATE_BIT(SUP_FAILED));
+	supervisor_done(s);
+}
+
 int main(void)
 {
+	/* a transition the lifecycle table does not list, or a broken invariant, aborts (as in the e2e suites) */
+	setenv("FLINKLET_STRICT", "1", 1);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_queue_in_order),
 	    cmocka_unit_test(test_queue_bounded),
@@ -349,6 +433,8 @@ int main(void)
 	    cmocka_unit_test(test_launch_refused_backs_off),
 	    cmocka_unit_test(test_a_part_raises_an_event_outside_a_transition),
 	    cmocka_unit_test(test_a_stop_that_ends_in_a_launch_goes_through_the_driver),
+	    cmocka_unit_test(test_errors_by_source_and_the_job_running),
+	    cmocka_unit_test(test_the_start_is_an_event),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }

@@ -761,7 +761,7 @@ static void fill_status(struct status *st)
 	status_set_string(&st->flink_version, "2.2.1");
 	st->rest_port = 8081;
 	status_set_string(&st->intent, "savepoint-and-stop");
-	status_set_string(&st->error, "the \"last\" error\nwith a newline");
+	status_error_set(st, STATUS_ERR_JOB, "the \"last\" error\nwith a newline", 1700000000000);
 }
 
 static void assert_snapshot_equal(const struct snapshot_ref *a, const struct snapshot_ref *b)
@@ -786,6 +786,94 @@ static void assert_snapshot_equal(const struct snapshot_ref *a, const struct sna
 	} else {
 		assert_string_equal(a->format_type, b->format_type);
 	}
+}
+
+/* The status document's errors: one slot per source; `error` is the most important one set (the order of enum
+ * status_error_source), whatever the order they were set in; clearing one shows the next; a message set again keeps
+ * its since; `errors` lists them all, most important first, redacted, and reads back. */
+static void test_status_errors_by_source(void **state)
+{
+	(void)state;
+	struct status st, back;
+	status_init(&st);
+	status_error_set(&st, STATUS_ERR_FAILOVER, "job x failed, Flink restarts it: boom", 1000);
+	assert_string_equal(st.error, "job x failed, Flink restarts it: boom");
+	/* a more important one set later shows; a less important one set later does not hide it */
+	status_error_set(&st, STATUS_ERR_VOLUME, "unable to write status.json on the state volume /v: ENOSPC", 2000);
+	assert_string_equal(st.error, "unable to write status.json on the state volume /v: ENOSPC");
+	status_error_set(&st, STATUS_ERR_CONFIG, "configuration rejected: https://u:pw@h/j.jar?sig=1", 3000);
+	assert_string_equal(st.error, "unable to write status.json on the state volume /v: ENOSPC");
+	status_error_set(&st, STATUS_ERR_DEMOTED, "chk-7 was given up", 4000);
+	/* the same message again keeps its since; another one starts a new one */
+	status_error_set(&st, STATUS_ERR_DEMOTED, "chk-7 was given up", 5000);
+	assert_int_equal(st.errors[STATUS_ERR_DEMOTED].since_ms, 4000);
+	status_error_set(&st, STATUS_ERR_CONFIG, "configuration rejected: again", 6000);
+	assert_int_equal(st.errors[STATUS_ERR_CONFIG].since_ms, 6000);
+
+	char *text = status_render(&st);
+	cJSON *doc = cJSON_Parse(text);
+	const cJSON *errors = cJSON_GetObjectItem(doc, "errors");
+	assert_int_equal(cJSON_GetArraySize(errors), 4);
+	static const char *const order[] = {"volume", "restorePointDemoted", "configuration", "failover"};
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(errors, i), "source")),
+		                    order[i]);
+	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(errors, 1), "since")) == 4000);
+	cJSON_Delete(doc);
+	assert_int_equal(status_parse(text, &back), 0);
+	assert_string_equal(back.error, st.error);
+	for (int i = 0; i < STATUS_ERR_MAX; i++) {
+		if (!st.errors[i].message) {
+			assert_null(back.errors[i].message);
+			continue;
+		}
+		assert_string_equal(back.errors[i].message, st.errors[i].message);
+		assert_int_equal(back.errors[i].since_ms, st.errors[i].since_ms);
+	}
+	status_free(&back);
+	free(text);
+
+	/* clearing the shown one shows the next; clearing one that is not shown changes nothing shown */
+	status_error_set(&st, STATUS_ERR_VOLUME, NULL, 7000);
+	assert_string_equal(st.error, "chk-7 was given up");
+	status_error_set(&st, STATUS_ERR_CONFIG, NULL, 7000);
+	assert_string_equal(st.error, "chk-7 was given up");
+	status_error_set(&st, STATUS_ERR_DEMOTED, NULL, 7000);
+	assert_string_equal(st.error, "job x failed, Flink restarts it: boom");
+	status_error_set(&st, STATUS_ERR_FAILOVER, NULL, 7000);
+	assert_null(st.error);
+	assert_int_equal(st.errors[STATUS_ERR_FAILOVER].since_ms, 0);
+	text = status_render(&st);
+	assert_contains(text, "\"errors\":\t[]");
+	free(text);
+
+	/* a URI's secrets never reach the list either */
+	status_error_set(&st, STATUS_ERR_FETCH,
+	                 "unable to fetch the job's jar https://u:s3cr3t@h/j.jar?X-Amz-Signature=1", 1);
+	text = status_render(&st);
+	assert_null(strstr(text, "s3cr3t"));
+	assert_null(strstr(text, "X-Amz-Signature"));
+	free(text);
+	status_free(&st);
+
+	/* every source has its own name, and the names read back */
+	for (int i = 0; i < STATUS_ERR_MAX; i++) {
+		enum status_error_source src;
+		assert_int_equal(
+		    status_error_source_from_string(status_error_source_name((enum status_error_source)i), &src), 0);
+		assert_int_equal(src, i);
+	}
+	assert_string_equal(status_error_source_name(STATUS_ERR_MAX), "?");
+	enum status_error_source src;
+	assert_int_equal(status_error_source_from_string("nope", &src), -EINVAL);
+
+	/* a document of an earlier flinklet (no errors) or with a source this one does not know: error as written */
+	assert_int_equal(
+	    status_parse("{\"error\": \"old\", \"errors\": [{\"source\": \"later\", \"message\": \"m\"}]}", &back), 0);
+	assert_string_equal(back.error, "old");
+	for (int i = 0; i < STATUS_ERR_MAX; i++)
+		assert_null(back.errors[i].message);
+	status_free(&back);
 }
 
 static void test_status_roundtrip(void **state)
@@ -995,6 +1083,7 @@ int main(void)
 	    cmocka_unit_test(test_events_append_on_a_full_volume),
 	    cmocka_unit_test(test_clean_temps_and_write_if_changed),
 	    cmocka_unit_test(test_status_roundtrip),
+	    cmocka_unit_test(test_status_errors_by_source),
 	    cmocka_unit_test(test_status_roundtrip_tasks),
 	    cmocka_unit_test(test_status_jvm_starts),
 	    cmocka_unit_test(test_status_empty_and_bad),
