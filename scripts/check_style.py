@@ -4,7 +4,8 @@
 - every C file under src/ and tests/support/ opens with a comment that names the module ("/* name: what it is
   for ..."), the name being the file's own;
 - every commit since STYLE_FROM (the first commit made under the style) has a subject of at most 72 characters and
-  a body (a blank line, then text). Skipped where there is no git history (a source tarball)."""
+  a body (a blank line, then text), but for a merge, whose branch's commits say what and why. Skipped where there
+  is no git history (a source tarball)."""
 import os
 import re
 import subprocess
@@ -35,7 +36,7 @@ def commits():
     try:
         subprocess.run(["git", "-C", ROOT, "cat-file", "-e", STYLE_FROM + "^{commit}"], check=True,
                        capture_output=True)
-        log = subprocess.run(["git", "-C", ROOT, "log", "--format=%h%x00%B%x01", f"{STYLE_FROM}^..HEAD"],
+        log = subprocess.run(["git", "-C", ROOT, "log", "--format=%h%x00%P%x00%B%x01", f"{STYLE_FROM}^..HEAD"],
                              check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return []  # no history here (a tarball, a shallow clone without it)
@@ -44,11 +45,12 @@ def commits():
         entry = entry.strip("\n")
         if not entry:
             continue
-        sha, msg = entry.split("\x00", 1)
+        sha, parents, msg = entry.split("\x00", 2)
+        merge = len(parents.split()) > 1
         lines = msg.rstrip("\n").split("\n")
         if len(lines[0]) > SUBJECT_MAX:
             bad.append(f"commit {sha}: subject of {len(lines[0])} characters (at most {SUBJECT_MAX})")
-        if len(lines) < 3 or lines[1] != "" or not any(x.strip() for x in lines[2:]):
+        if not merge and (len(lines) < 3 or lines[1] != "" or not any(x.strip() for x in lines[2:])):
             bad.append(f"commit {sha}: no body (a blank line after the subject, then what and why)")
     return bad
 
