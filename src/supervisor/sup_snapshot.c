@@ -582,8 +582,10 @@ static char *newest_restore_point(struct supervisor *s)
 	return best;
 }
 
-/* ---- disposal: a savepoint retention gives up is renamed <savepoint>.disposing on the worker thread (one rename:
- * no scan takes it for a restore point any more, src/flink/snapshots.c), then removed by a child process (a RocksDB
+/* ---- disposal: a savepoint retention gives up is renamed <savepoint>.disposing on the worker thread once the
+ * status document without it in the history is on the volume (so that no crash leaves a history that names a
+ * savepoint gone from the disk), by one rename (no scan takes it for a restore point any more,
+ * src/flink/snapshots.c), then removed by a child process (a RocksDB
  * savepoint can be thousands of files, each unlink a round trip on a network volume). The loop waits for neither;
  * the events say the outcome when the child is reaped. A crash meanwhile leaves a *.disposing directory, which the
  * next start removes (sup_snapshot_clean_leftovers). */
@@ -608,6 +610,7 @@ static void disposal_free(struct supervisor *s, struct disposal *d)
 		}
 	free(d->location);
 	free(d->aside);
+	free(d->from);
 	free(d);
 }
 
@@ -651,12 +654,22 @@ static void disposal_renamed(struct supervisor *s, int r, void *arg)
 	}
 }
 
+/* The history without the savepoint is on the volume (or could not get there: the rename is as safe then, as a
+ * start reads the savepoints from the disk): it is renamed aside. */
+static void dispose_after_sync(struct supervisor *s, uintptr_t arg)
+{
+	struct disposal *d = (struct disposal *)arg;
+	d->renaming = true;
+	sup_volume_rename(s, d->from, d->aside, disposal_renamed, d);
+}
+
 static void dispose(struct supervisor *s, const char *location, const char *path, const char *why)
 {
 	char *aside = xasprintf("%s" SAVEPOINT_DISPOSING_SUFFIX, path);
 	struct disposal *d = disposal_new(s, location, aside, why);
 	free(aside);
-	sup_volume_rename(s, path, d->aside, disposal_renamed, d);
+	d->from = xstrdup(path);
+	sup_after_sync(s, dispose_after_sync, (uintptr_t)d);
 }
 
 bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r)
@@ -812,10 +825,11 @@ void sup_snapshot_free(struct supervisor *s)
 	s->snapshot.periodic_checkpoint_timer = sup_disarm(s->snapshot.periodic_checkpoint_timer);
 	strv_free(&s->snapshot.savepoints_before);
 	/* a removal still running dies with flinklet (its parent-death signal): the next start finishes it; a rename
-	 * still on the worker frees its own when the worker is drained (disposal_renamed) */
+	 * still on the worker frees its own when the worker is drained (disposal_renamed); one that waited for the
+	 * history on the volume is not made (the savepoint stays, outside the history) */
 	for (struct disposal *d = s->snapshot.disposals, *next; d; d = next) {
 		next = d->next;
-		if (d->pid > 0)
+		if (d->pid > 0 || !d->renaming)
 			disposal_free(s, d);
 	}
 	free(s->snapshot.savepoint_request);

@@ -171,3 +171,29 @@ def test_a_demotion_on_a_held_volume_restores_the_next_older_point(server, super
     demoted_at = types.index("RestoreFailed")
     after = [e["message"] for e in sup.events()[demoted_at:] if e["type"] == "Restoring"]
     assert after and all(os.path.basename(newer) not in m for m in after), restoring
+
+
+def test_the_history_without_a_disposed_savepoint_is_on_the_volume_before_it_moves(server, supervisors, tmp_path):
+    """Retention's order (docs/operations.md: nothing left in the history is deleted underneath it): the status
+    document whose history no longer names the disposed savepoint is on the volume before the savepoint is renamed
+    aside, so that a crash between the two never leaves a history that names a savepoint gone from the disk. The
+    volume's calls on the first savepoint are held when the second completes (max.count 1): by then status.json on
+    the volume must list only the second."""
+    sup, st, block = held_run(supervisors, server, tmp_path, RETENTION, match="-m1m1m1m1m1m1")
+    job_id = st["jobStatus"]["jobId"]
+    first = os.path.join(sup.state, "savepoints", f"savepoint-{job_id[:6]}-m1m1m1m1m1m1")
+    os.rename(make_savepoint(sup.state, job_id), first)
+    savepoint_over_http(sup, server, st, first)
+    open(block, "w").close()
+    second = make_savepoint(sup.state, job_id)
+    server.savepoint_location = "file:" + second
+    post(st, "savepoint")
+    wait_for(lambda: os.path.exists(block + ".held"), 30, "the first savepoint's rename held")
+    with open(os.path.join(sup.state, "status.json")) as f:
+        listed = [h["location"] for h in json.load(f)["jobStatus"]["savepointInfo"]["savepointHistory"]]
+    assert [os.path.basename(x.rstrip("/")) for x in listed] == [os.path.basename(second)], listed
+    os.unlink(block)
+    wait_for(lambda: not os.path.exists(first) and not os.path.exists(first + ".disposing"), 30, "the first removed")
+    server.savepoint_location = None
+    sup.proc.send_signal(signal.SIGKILL)
+    sup.proc.wait(10)
