@@ -155,6 +155,8 @@ static bool names_exception(const char *line)
 		return true;
 	if (str_has_prefix(p, "Terminating due to ")) /* HotSpot's -XX:+ExitOnOutOfMemoryError */
 		return names_exception(p + strlen("Terminating due to "));
+	if (str_has_prefix(p, "Aborting due to ")) /* HotSpot's -XX:+CrashOnOutOfMemoryError (then SIGABRT) */
+		return names_exception(p + strlen("Aborting due to "));
 	if (!colon || colon <= p)
 		return false;
 	for (const char *q = p; q < colon; q++)

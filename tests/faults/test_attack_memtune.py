@@ -645,10 +645,8 @@ OOMS = {
     "heap-exit": ("Terminating due to java.lang.OutOfMemoryError: Java heap space", 3),
     "gc-overhead": ("Terminating due to java.lang.OutOfMemoryError: GC overhead limit exceeded", 3),
     "metaspace-main": ('Exception in thread "main" java.lang.OutOfMemoryError: Metaspace', 1),
-    "crash-on-oom": pytest.param(("Aborting due to java.lang.OutOfMemoryError: Java heap space", "abort"),
-                                 marks=pytest.mark.xfail(strict=True, reason="HotSpot's 'Aborting due to java.lang."
-                                                         "OutOfMemoryError' (-XX:+CrashOnOutOfMemoryError, SIGABRT) is "
-                                                         "not taken as dying of memory")),
+    # HotSpot's -XX:+CrashOnOutOfMemoryError: the line, then SIGABRT
+    "crash-on-oom": ("Aborting due to java.lang.OutOfMemoryError: Java heap space", "abort"),
     "direct": ('Exception in thread "main" java.lang.OutOfMemoryError: Direct buffer memory', 1),
 }
 

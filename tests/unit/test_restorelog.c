@@ -191,6 +191,12 @@ static void test_cause_is_the_root_cause(void **state)
 	c = jvmout_cause_of(oom, 2, 400);
 	assert_string_equal(c, "Terminating due to java.lang.OutOfMemoryError: Java heap space");
 	free(c);
+	/* -XX:+CrashOnOutOfMemoryError's (the JVM then aborts) */
+	static const char *const crash[] = {"Aborting due to java.lang.OutOfMemoryError: Metaspace",
+	                                    "# A fatal error has been detected by the Java Runtime Environment:"};
+	c = jvmout_cause_of(crash, 2, 400);
+	assert_string_equal(c, "Aborting due to java.lang.OutOfMemoryError: Metaspace");
+	free(c);
 	static const char *const none[] = {"2026-12-01 INFO all well", "2026-12-01 WARN No tokens obtained"};
 	assert_null(jvmout_cause_of(none, 2, 400));
 }
