@@ -227,7 +227,7 @@ struct sup_snapshot {
 		struct disposal *next;
 		char *location; /* as the history had it (or the leftover's path) */
 		char *aside;    /* <savepoint>.disposing */
-		char *from;     /* the savepoint's path, renamed to aside once the history without it is on the volume */
+		char *from; /* the savepoint's path, renamed to aside once the history without it is on the volume */
 		const char *why;
 		bool renaming; /* the rename is on the worker (it frees the disposal when the loop is over) */
 		pid_t pid;     /* the child that removes it; 0 while the rename is on its way */
