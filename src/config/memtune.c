@@ -11,12 +11,14 @@ static bool measured(double v)
 	return isfinite(v) && v >= 0;
 }
 
-/* v bytes in whole MiB, rounded up. */
+/* v bytes in whole MiB, rounded up; at most MEMTUNE_MAX_NEED (figures past it, up to infinity, saturate there). */
 static uint64_t mib_up(double v)
 {
 	if (!(v > 0))
 		return 0;
-	uint64_t b = v >= 9e18 ? (uint64_t)9e18 : (uint64_t)ceil(v);
+	if (v >= (double)MEMTUNE_MAX_NEED)
+		return MEMTUNE_MAX_NEED;
+	uint64_t b = (uint64_t)ceil(v);
 	return (b + MB_MIB - 1) / MB_MIB * MB_MIB;
 }
 
@@ -73,6 +75,11 @@ void memtune_compute(const struct spec *s, const struct memtune_in *in, struct m
 	struct membudget m;
 	membudget_compute_tuned(s, &as_runs, &m);
 	out->min_memory = m.min_budget;
+	if (!out->min_memory)
+		out->min_memory = MB_MAX_BUDGET; /* none up to the largest budget holds it: at least that */
+	/* saturated: the smallest budget is a lower bound of what figures this large would need */
+	bool beyond = out->heap_need >= MEMTUNE_MAX_NEED || out->metaspace_need >= MEMTUNE_MAX_NEED ||
+	              out->min_memory >= MB_MAX_BUDGET;
 
 	struct membudget_tuning t = {out->metaspace_need, 0, out->heap_need};
 	if (native && in->maximize_managed) {
@@ -89,10 +96,14 @@ void memtune_compute(const struct spec *s, const struct memtune_in *in, struct m
 	if (membudget_compute_tuned(s, &t, &out->after) < 0) {
 		char *h = membudget_mib(out->heap_need), *ms = membudget_mib(out->metaspace_need),
 		     *b = membudget_mib(s->memory), *w = membudget_mib(out->min_memory);
-		snprintf(out->why, sizeof(out->why),
-		         "the job needs a heap of %s and a metaspace of %s (what it used, with the margin): more than "
-		         "spec.resources.memory %s holds; it needs at least %s",
-		         h, ms, b, w);
+		snprintf(
+		    out->why, sizeof(out->why),
+		    "the job needs a heap of %s and a metaspace of %s (what it used, with the margin): more than "
+		    "spec.resources.memory %s holds; it needs at least %s%s",
+		    h, ms, b, w,
+		    beyond ? " (its figures are beyond any budget flinklet sizes: the measurement is wrong, or the job "
+		             "cannot run in any pod)"
+		           : "");
 		free(h), free(ms), free(b), free(w);
 		memset(&out->after, 0, sizeof(out->after));
 		return;

@@ -116,12 +116,7 @@ def test_plan_weird_numbers_stay_inside_the_budget_and_floors(tmp_path, figures)
 # "A job that needs more than the budget holds is not tuned; the recommendation says the budget it needs."
 @pytest.mark.parametrize("figures", [
     (2e9, 6e7), (1e8, 9e8),
-    pytest.param((1e20, 6e7), marks=pytest.mark.xfail(
-        strict=True, reason="plan: heap 1e20 bytes gives minMemory null and 'it needs at least 0m' (overflow)")),
-    pytest.param((1e8, 1e19), marks=pytest.mark.xfail(
-        strict=True, reason="plan: metaspace 1e19 bytes gives minMemory null and 'it needs at least 0m' (overflow)")),
-    pytest.param((1e308, 6e7), marks=pytest.mark.xfail(
-        strict=True, reason="plan: heap 1e308 bytes gives minMemory null and 'it needs at least 0m'")),
+    (1e20, 6e7), (1e8, 1e19), (1e308, 6e7),
 ], ids=["heap-2e9", "metaspace-9e8", "heap-1e20", "metaspace-1e19", "heap-1e308"])
 def test_plan_a_job_bigger_than_the_budget_says_the_budget_it_needs(tmp_path, figures):
     r = plan(tmp_path, used(*figures))
