@@ -174,9 +174,7 @@ def test_plan_rejects_a_bad_tuning_option_in_the_inputs_config(tmp_path, key, va
 # to pick a pod size by". A pod sized by it holds the job: plan at that budget does not say it needs more.
 @pytest.mark.parametrize("backend,heap,metaspace", [
     ("hashmap", 100 * MIB, 60 * MIB), ("hashmap", 400 * MIB, 150 * MIB),
-    pytest.param("rocksdb", 400 * MIB, 150 * MIB, marks=pytest.mark.xfail(strict=True, reason=(
-        "RocksDB: minMemory 1218m at 1g, but plan at 1218m says the job needs at least 1283m (then 1303m, 1314m, ...): "
-        "managed memory grows with the budget"))),
+    ("rocksdb", 400 * MIB, 150 * MIB),
 ], ids=["hashmap-small", "hashmap-big", "rocksdb-big"])
 def test_plan_a_pod_sized_by_min_memory_holds_the_job(tmp_path, backend, heap, metaspace):
     r = plan(tmp_path, used(heap, metaspace), flink_conf={"state.backend.type": backend})

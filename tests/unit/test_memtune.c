@@ -236,6 +236,34 @@ static void test_huge_figures_saturate(void **state)
 	spec_free(&s);
 }
 
+/* RocksDB without maximize-managed-memory: a launch keeps the untuned managed memory of its own budget, which grows
+ * with it; the smallest budget is the fixed point: it holds the job, one MiB less does not. */
+static void test_min_memory_holds_the_job_with_managed_memory_growing(void **state)
+{
+	(void)state;
+	struct spec s;
+	spec_of(&s, "rocksdb", "1g", "");
+	struct memtune m;
+	struct memtune_in in = {.heap_used = 400.0 * MIB, .metaspace_used = 150.0 * MIB, .overhead = 0.2};
+	memtune_compute(&s, &in, &m);
+	assert_false(m.ok);
+	uint64_t min = m.min_memory;
+	assert_true(min > 1024 * MIB);
+	char *mem = membudget_mib(min), *less = membudget_mib(min - MIB);
+	struct spec at, below;
+	spec_of(&at, "rocksdb", mem, "");
+	spec_of(&below, "rocksdb", less, "");
+	memtune_compute(&at, &in, &m);
+	if (!m.ok)
+		fail_msg("at minMemory %s: %s", mem, m.why);
+	assert_int_equal(m.min_memory, min);
+	memtune_compute(&below, &in, &m);
+	assert_false(m.ok);
+	assert_int_equal(m.min_memory, min);
+	free(mem), free(less);
+	spec_free(&at), spec_free(&below), spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(test_nothing_measured_or_no_budget),
 	    cmocka_unit_test(test_the_users_own_keys_win),
 	    cmocka_unit_test(test_huge_figures_saturate),
+	    cmocka_unit_test(test_min_memory_holds_the_job_with_managed_memory_growing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
