@@ -54,8 +54,10 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	memtune_compute(s->spec, &in, &m);
 	mt->enabled = o->memory_tuning;
 	mt->min_memory = m.min_memory ? (int64_t)m.min_memory : -1;
-	bool said = m.ok ? moved(mt->rec_heap, m.after.heap) || moved(mt->rec_managed, m.after.managed) ||
-	                       moved(mt->rec_metaspace, m.after.metaspace)
+	/* said: a recommendation that moves a pool by MEMTUNE_MIN_CHANGE (not said again until it moves as much from
+	 * the last one), or why there is none when that changed; status.json has it all the same */
+	bool said = m.ok ? m.changed && (moved(mt->rec_heap, m.after.heap) || moved(mt->rec_managed, m.after.managed) ||
+	                                 moved(mt->rec_metaspace, m.after.metaspace))
 	                 : !mt->reason || strcmp(mt->reason, m.why);
 	status_set_string(&mt->reason, m.why);
 	mt->rec_heap = m.ok ? (int64_t)m.after.heap : -1;
@@ -82,7 +84,6 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 			    m.why, in.heap_used / MB_MIB, in.metaspace_used / MB_MIB, min,
 			    !o->memory_tuning ? "; automatic tuning is disabled (job.autoscaler.memory.tuning.enabled)"
 			    : mt->suspended   ? "; not applied: tuning is undone for this budget"
-			    : !m.changed      ? "; nothing moves enough to change"
 			                      : "; applied at the next launch");
 		free(min);
 	}

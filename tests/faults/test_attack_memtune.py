@@ -440,8 +440,6 @@ def test_a_recommendation_that_moves_nothing_is_not_said_nor_relaunched(server, 
     assert rig.sup.stop() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="a MemoryTuning event is sent for a recommendation that moves no pool at all "
-                                       "('644m -> 644m ... nothing moves enough to change')")
 def test_a_recommendation_that_moves_nothing_sends_no_memory_tuning_event(server, supervisors):
     rig = Rig(server, supervisors, conf={"taskmanager.memory.jvm-metaspace.size": "128m"}).start()
     rig.stable(1)
