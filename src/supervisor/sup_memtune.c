@@ -71,7 +71,9 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	if (parse_memory(spec_get(s->spec, "flinklet.memory-tuning.relaunch-above"), &above) < 0)
 		above = 0;
 	uint64_t gain = m.after.heap > running ? m.after.heap - running : running - m.after.heap;
-	bool relaunch = apply && above > 0 && gain >= above && s->state == SUP_RUNNING;
+	uint64_t held = s->memtune.held_heap,
+	         from_held = m.after.heap > held ? m.after.heap - held : held - m.after.heap;
+	bool relaunch = apply && above > 0 && gain >= above && s->state == SUP_RUNNING && (!held || from_held >= above);
 	if (said && s->spec->memory) { /* without a budget there is nothing to say more than once: status only */
 		char *min = m.min_memory ? membudget_mib(m.min_memory) : xstrdup("unknown");
 		if (!m.ok)
@@ -96,6 +98,8 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 		    "relaunching job %s through a savepoint to apply it",
 		    g, a, s->job_id);
 		free(g), free(a);
+		s->memtune.relaunching = true;
+		s->memtune.held_heap = 0;
 		sup_raise(s, EV_UPGRADE);
 	}
 	sup_write_status(s);
@@ -106,6 +110,7 @@ bool sup_memtune_for_launch(struct supervisor *s, struct membudget_tuning *t)
 	struct status_memtuning *mt = &s->status.memory_tuning;
 	resume_if_budget_changed(s);
 	mt->run_heap = mt->run_managed = mt->run_metaspace = -1;
+	s->memtune.relaunching = false;
 	struct as_options o;
 	as_options_from_spec(s->spec, &o);
 	bool enabled = o.memory_tuning;
@@ -130,6 +135,29 @@ bool sup_memtune_for_launch(struct supervisor *s, struct membudget_tuning *t)
 	          h, mg, ms, ph, pm, pms);
 	free(h), free(mg), free(ms), free(ph), free(pm), free(pms);
 	return true;
+}
+
+void sup_memtune_upgrade_aborted(struct supervisor *s)
+{
+	struct status_memtuning *mt = &s->status.memory_tuning;
+	if (!s->memtune.relaunching)
+		return;
+	s->memtune.relaunching = false;
+	if (mt->rec_heap <= 0)
+		return;
+	s->memtune.held_heap = (uint64_t)mt->rec_heap;
+	char *h = membudget_mib(s->memtune.held_heap);
+	sup_event(s, "MemoryTuningRelaunchHeld",
+	          "the relaunch to apply memory tuning (heap %s) was aborted: no relaunch for it again until a "
+	          "recommendation moves the heap by flinklet.memory-tuning.relaunch-above from it, or the file changes "
+	          "or SIGHUP; the next launch flinklet makes anyway still uses it",
+	          h);
+	free(h);
+}
+
+void sup_memtune_reloaded(struct supervisor *s)
+{
+	s->memtune.held_heap = 0;
 }
 
 static void undo(struct supervisor *s, const char *why)
