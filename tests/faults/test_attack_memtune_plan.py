@@ -133,9 +133,8 @@ def test_plan_a_job_bigger_than_the_budget_says_the_budget_it_needs(tmp_path, fi
 @pytest.mark.parametrize("config,check", [
     ({"taskmanager.memory.jvm-metaspace.size": "200m"}, lambda rec: rec["metaspace"] == 200 * MIB),
     ({"state.backend.type": "hashmap"}, lambda rec: rec["managed"] == 0),
-], ids=["metaspace-key", "backend"])
-@pytest.mark.xfail(strict=True, reason="plan's memoryTuning ignores the Flink memory keys of the input's config "
-                                       "(only -c's count)")
+    ({"taskmanager.memory.managed.size": "300m"}, lambda rec: rec["managed"] == 300 * MIB),
+], ids=["metaspace-key", "backend", "managed-key"])
 def test_plan_memory_keys_in_the_inputs_config_count(tmp_path, config, check):
     r = plan(tmp_path, used(1e8, 6e7), config=config, flink_conf={"state.backend.type": "rocksdb"})
     assert r.returncode == 0, r.stderr
@@ -164,7 +163,8 @@ def test_plan_memory_tuning_needs_a_budget_and_applies_only_when_enabled(tmp_pat
 # A bad option in the input's config is rejected naming its JSON path.
 @pytest.mark.parametrize("key,value", [("job.autoscaler.memory.tuning.overhead", 5),
                                        ("job.autoscaler.memory.tuning.overhead", "lots"),
-                                       ("job.autoscaler.memory.tuning.enabled", "maybe")])
+                                       ("job.autoscaler.memory.tuning.enabled", "maybe"),
+                                       ("taskmanager.memory.managed.size", "lots")])
 def test_plan_rejects_a_bad_tuning_option_in_the_inputs_config(tmp_path, key, value):
     r = plan(tmp_path, used(1e8, 6e7), config={key: value})
     assert r.returncode == 2 and f"config.{key}: " in r.stderr, r.stderr
