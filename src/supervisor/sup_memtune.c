@@ -95,8 +95,11 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 		sup_event(
 		    s, "MemoryTuningRelaunch",
 		    "memory tuning moves %s into or out of the heap (flinklet.memory-tuning.relaunch-above is %s): "
-		    "relaunching job %s through a savepoint to apply it",
-		    g, a, s->job_id);
+		    "relaunching job %s to apply it, as an upgrade does with upgradeMode %s (%s)",
+		    g, a, s->job_id, upgrade_mode_to_string(s->spec->job.upgrade_mode),
+		    s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT    ? "through a savepoint"
+		    : s->spec->job.upgrade_mode == UPGRADE_LAST_STATE ? "from the newest checkpoint"
+		                                                      : "empty: no state is kept");
 		free(g), free(a);
 		s->memtune.relaunching = true;
 		s->memtune.held_heap = 0;
