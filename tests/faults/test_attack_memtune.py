@@ -605,6 +605,23 @@ def test_a_tuning_relaunch_whose_savepoint_fails_is_not_retried_every_cycle(serv
     assert rig.sup.stop() in (0, 4, 5)
 
 
+# autoscaler.md: a held relaunch is tried again "until ... the file changes or SIGHUP".
+def test_a_held_tuning_relaunch_is_tried_again_after_sighup(server, supervisors):
+    rig = Rig(server, supervisors, upgrade_mode="savepoint",
+              conf={"flinklet.memory-tuning.relaunch-above": "1m",
+                    "kubernetes.operator.job.upgrade.last-state-fallback.enabled": "false"})
+    server.real_savepoints = True
+    server.stop_failures = 1000
+    rig.start()
+    rig.stable(1)
+    wait_for(lambda: rig.events("MemoryTuningRelaunchHeld"), 30, "MemoryTuningRelaunchHeld")
+    n = len(relaunches(rig))
+    rig.sup.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: len(relaunches(rig)) > n, 30, "a relaunch after SIGHUP")
+    server.stop_failures = 0
+    assert rig.sup.stop() in (0, 4, 5)
+
+
 # "tuning stays off (`suspended` says why) until `spec.resources.memory` changes": no relaunch either.
 def test_no_tuning_relaunch_while_suspended(server, supervisors):
     rig = Rig(server, supervisors, conf={"flinklet.memory-tuning.relaunch-above": "1m"}, upgrade_mode="savepoint")
