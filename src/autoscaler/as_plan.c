@@ -31,7 +31,8 @@ struct plan {
 	uint64_t tm_memory;
 	uint64_t tuned_heap; /* taskManager.tunedHeap: the running JVM's heap as memory tuning set it; 0: untuned */
 	int slots;
-	const struct spec *spec; /* -c's, or NULL */
+	const struct spec *spec; /* -c's (with the input's config over it: own), or NULL */
+	struct spec *own;        /* a copy of -c's spec whose conf entries are its own, with config's keys over them */
 	cJSON *events;
 	struct strv *errors;
 };
@@ -327,6 +328,52 @@ static void check_samples(struct plan *pl)
 	free(hint);
 }
 
+/* The Flink keys memory tuning's budget reads that are memory sizes (src/config/membudget.c), as Flink spells
+ * them and as it spelled them before. */
+static bool is_memory_key(const char *key)
+{
+	static const char *const keys[] = {
+	    "taskmanager.memory.managed.size",       "taskmanager.memory.size",
+	    "taskmanager.memory.network.min",        "taskmanager.network.memory.min",
+	    "taskmanager.memory.network.max",        "taskmanager.network.memory.max",
+	    "taskmanager.memory.task.off-heap.size", "taskmanager.memory.framework.off-heap.size",
+	    "taskmanager.memory.jvm-metaspace.size"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+/* The input's config is Flink keys to values over the spec's (docs/autoscaler.md, "The plan command"): memory
+ * tuning reads the spec of -c with them set over its own (its memory keys, the state backend, the slots). */
+static void config_over_spec(struct plan *pl, const cJSON *config, const struct spec *spec)
+{
+	if (!spec || !cJSON_IsObject(config) || !config->child)
+		return;
+	struct spec *o = xcalloc(1, sizeof(*o));
+	*o = *spec; /* the rest is -c's, only read; the conf entries are the copy's own */
+	o->conf = xcalloc(spec->nconf + 1, sizeof(*o->conf));
+	for (size_t i = 0; i < spec->nconf; i++) {
+		o->conf[i] = spec->conf[i];
+		o->conf[i].key = xstrdup(spec->conf[i].key);
+		o->conf[i].value = xstrdup(spec->conf[i].value);
+	}
+	for (const cJSON *c = config->child; c; c = c->next) {
+		char *v = cJSON_IsString(c)   ? xstrdup(c->valuestring)
+		          : cJSON_IsBool(c)   ? xstrdup(cJSON_IsTrue(c) ? "true" : "false")
+		          : cJSON_IsNumber(c) ? xasprintf("%.17g", c->valuedouble)
+		                              : NULL;
+		uint64_t bytes;
+		if (v && is_memory_key(c->string) && parse_memory(v, &bytes) < 0)
+			err(pl, "config.%s: must be a memory size such as 64m or 1g (got \"%s\")", c->string, v);
+		else if (v)
+			spec_set(o, c->string, v, ORIGIN_OVERRIDE, NULL);
+		free(v);
+	}
+	pl->own = o;
+	pl->spec = o;
+}
+
 static int parse_input(struct plan *pl, const cJSON *root, const struct spec *spec)
 {
 	static const char *const known[] = {"config",           "now",    "vertices",          "samples",
@@ -337,6 +384,7 @@ static int parse_input(struct plan *pl, const cJSON *root, const struct spec *sp
 	}
 	check_keys(pl, root, "", known, sizeof(known) / sizeof(known[0]));
 	as_options_from_json(spec, cJSON_GetObjectItemCaseSensitive(root, "config"), "config", &pl->o, pl->errors);
+	config_over_spec(pl, cJSON_GetObjectItemCaseSensitive(root, "config"), spec);
 	const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
 	pl->now = (int64_t)(now_realtime() / USEC_PER_MSEC);
 	if (now)
@@ -563,6 +611,12 @@ static void plan_free(struct plan *pl)
 	as_samples_free(&pl->samples);
 	as_delayed_free(&pl->delayed);
 	cJSON_Delete(pl->events);
+	if (pl->own) {
+		for (size_t i = 0; i < pl->own->nconf; i++)
+			free(pl->own->conf[i].key), free(pl->own->conf[i].value);
+		free(pl->own->conf);
+		free(pl->own);
+	}
 }
 
 /* The input document: its samples read from the text (as_jsonin.c) and the rest, with "[]" in their place, by

@@ -32,6 +32,12 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* a + b, at most UINT64_MAX (a user's key may be any size) */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static uint64_t mib_down(uint64_t v)
 {
 	return v / MB_MIB * MB_MIB;
@@ -87,11 +93,12 @@ static bool split(uint64_t b, const struct inputs *in, struct membudget *mb)
 	mb->framework_offheap =
 	    is_set(in, U_FW_OFFHEAP) ? value_of(in, U_FW_OFFHEAP) : clamp(mib_down(b / 16), 16 * MB_MIB, 128 * MB_MIB);
 	mb->task_offheap = is_set(in, U_TASK_OFFHEAP) ? value_of(in, U_TASK_OFFHEAP) : 0;
-	mb->direct = mb->network + mb->framework_offheap + mb->task_offheap;
+	mb->direct = sat_add(sat_add(mb->network, mb->framework_offheap), mb->task_offheap);
 	mb->jvm_native = 40 * MB_MIB + slots * MB_MIB + mib_down(b / 32);
 	mb->state_native = in->native_state ? 24 * MB_MIB : 0;
 
-	uint64_t fixed = mb->flinklet + mb->metaspace + mb->code_cache + mb->direct + mb->jvm_native + mb->state_native;
+	uint64_t fixed = sat_add(sat_add(sat_add(mb->flinklet, mb->metaspace), sat_add(mb->code_cache, mb->direct)),
+	                         sat_add(mb->jvm_native, mb->state_native));
 	if (fixed >= b)
 		return false;
 	uint64_t rest = b - fixed;
@@ -108,11 +115,11 @@ static bool split(uint64_t b, const struct inputs *in, struct membudget *mb)
 	return ok && mb->heap >= MB_MIN_HEAP && mb->heap >= in->heap_floor;
 }
 
-/* The smallest budget in whole MiB that fits, 0 when none up to 1 TiB does. */
+/* The smallest budget in whole MiB that fits, 0 when none up to MB_MAX_BUDGET does. */
 static uint64_t min_budget(const struct inputs *in)
 {
 	struct membudget t;
-	uint64_t lo = 1, hi = 1ULL << 20; /* MiB */
+	uint64_t lo = 1, hi = MB_MAX_BUDGET / MB_MIB; /* MiB */
 	if (!split(hi * MB_MIB, in, &t))
 		return 0;
 	while (lo < hi) {

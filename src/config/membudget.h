@@ -20,6 +20,8 @@
 /* Budgets below this run C1 only and a small code cache; below MB_G1_FROM the serial collector. */
 #define MB_C1_BELOW (512 * MB_MIB)
 #define MB_G1_FROM (1024 * MB_MIB)
+/* The largest budget the split is computed for (4 EiB): a smallest budget beyond it is reported as this. */
+#define MB_MAX_BUDGET (1ULL << 62)
 
 struct membudget {
 	uint64_t budget;            /* spec.resources.memory; 0: not set, nothing below is derived */

@@ -20,6 +20,9 @@
  * sharing archive too (the archive keeps its classes out of the metaspace use measured with it) */
 #define MEMTUNE_MIN_METASPACE (80 * MB_MIB)
 #define MEMTUNE_METASPACE_SLACK (16 * MB_MIB)
+/* The most a pool's need is taken to be (1 EiB): larger figures (up to infinity) saturate here, and a job needing it
+ * says it needs at least MB_MAX_BUDGET. */
+#define MEMTUNE_MAX_NEED (1ULL << 60)
 /* A tuning that moves no pool by at least this much changes nothing. */
 #define MEMTUNE_MIN_CHANGE (8 * MB_MIB)
 

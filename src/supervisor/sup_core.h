@@ -140,6 +140,10 @@ struct sup_fetch {
 /* memtune (sup_memtune.c): memory tuning's own count (its settings and what runs are in the status document) */
 struct sup_memtune {
 	int tuned_failures; /* tuned JVMs in a row that ended on their own before the next evaluation */
+	bool relaunching;   /* a MemoryTuningRelaunch's upgrade is under way (until the next launch) */
+	/* the recommended heap whose relaunch was aborted (UpgradeAborted): no relaunch again until a recommendation
+	 * moves the heap by relaunch-above from it, or the file is reloaded (0: none) */
+	uint64_t held_heap;
 };
 
 /* restore (sup_restore.c): the restore points: those given up on evidence (demoted), what this launch restores,

@@ -54,8 +54,10 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	memtune_compute(s->spec, &in, &m);
 	mt->enabled = o->memory_tuning;
 	mt->min_memory = m.min_memory ? (int64_t)m.min_memory : -1;
-	bool said = m.ok ? moved(mt->rec_heap, m.after.heap) || moved(mt->rec_managed, m.after.managed) ||
-	                       moved(mt->rec_metaspace, m.after.metaspace)
+	/* said: a recommendation that moves a pool by MEMTUNE_MIN_CHANGE (not said again until it moves as much from
+	 * the last one), or why there is none when that changed; status.json has it all the same */
+	bool said = m.ok ? m.changed && (moved(mt->rec_heap, m.after.heap) || moved(mt->rec_managed, m.after.managed) ||
+	                                 moved(mt->rec_metaspace, m.after.metaspace))
 	                 : !mt->reason || strcmp(mt->reason, m.why);
 	status_set_string(&mt->reason, m.why);
 	mt->rec_heap = m.ok ? (int64_t)m.after.heap : -1;
@@ -69,7 +71,9 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 	if (parse_memory(spec_get(s->spec, "flinklet.memory-tuning.relaunch-above"), &above) < 0)
 		above = 0;
 	uint64_t gain = m.after.heap > running ? m.after.heap - running : running - m.after.heap;
-	bool relaunch = apply && above > 0 && gain >= above && s->state == SUP_RUNNING;
+	uint64_t held = s->memtune.held_heap,
+	         from_held = m.after.heap > held ? m.after.heap - held : held - m.after.heap;
+	bool relaunch = apply && above > 0 && gain >= above && s->state == SUP_RUNNING && (!held || from_held >= above);
 	if (said && s->spec->memory) { /* without a budget there is nothing to say more than once: status only */
 		char *min = m.min_memory ? membudget_mib(m.min_memory) : xstrdup("unknown");
 		if (!m.ok)
@@ -82,7 +86,6 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 			    m.why, in.heap_used / MB_MIB, in.metaspace_used / MB_MIB, min,
 			    !o->memory_tuning ? "; automatic tuning is disabled (job.autoscaler.memory.tuning.enabled)"
 			    : mt->suspended   ? "; not applied: tuning is undone for this budget"
-			    : !m.changed      ? "; nothing moves enough to change"
 			                      : "; applied at the next launch");
 		free(min);
 	}
@@ -92,9 +95,14 @@ void sup_memtune_evaluated(struct supervisor *s, const struct as_evaluation *ev,
 		sup_event(
 		    s, "MemoryTuningRelaunch",
 		    "memory tuning moves %s into or out of the heap (flinklet.memory-tuning.relaunch-above is %s): "
-		    "relaunching job %s through a savepoint to apply it",
-		    g, a, s->job_id);
+		    "relaunching job %s to apply it, as an upgrade does with upgradeMode %s (%s)",
+		    g, a, s->job_id, upgrade_mode_to_string(s->spec->job.upgrade_mode),
+		    s->spec->job.upgrade_mode == UPGRADE_SAVEPOINT    ? "through a savepoint"
+		    : s->spec->job.upgrade_mode == UPGRADE_LAST_STATE ? "from the newest checkpoint"
+		                                                      : "empty: no state is kept");
 		free(g), free(a);
+		s->memtune.relaunching = true;
+		s->memtune.held_heap = 0;
 		sup_raise(s, EV_UPGRADE);
 	}
 	sup_write_status(s);
@@ -105,6 +113,7 @@ bool sup_memtune_for_launch(struct supervisor *s, struct membudget_tuning *t)
 	struct status_memtuning *mt = &s->status.memory_tuning;
 	resume_if_budget_changed(s);
 	mt->run_heap = mt->run_managed = mt->run_metaspace = -1;
+	s->memtune.relaunching = false;
 	struct as_options o;
 	as_options_from_spec(s->spec, &o);
 	bool enabled = o.memory_tuning;
@@ -129,6 +138,29 @@ bool sup_memtune_for_launch(struct supervisor *s, struct membudget_tuning *t)
 	          h, mg, ms, ph, pm, pms);
 	free(h), free(mg), free(ms), free(ph), free(pm), free(pms);
 	return true;
+}
+
+void sup_memtune_upgrade_aborted(struct supervisor *s)
+{
+	struct status_memtuning *mt = &s->status.memory_tuning;
+	if (!s->memtune.relaunching)
+		return;
+	s->memtune.relaunching = false;
+	if (mt->rec_heap <= 0)
+		return;
+	s->memtune.held_heap = (uint64_t)mt->rec_heap;
+	char *h = membudget_mib(s->memtune.held_heap);
+	sup_event(s, "MemoryTuningRelaunchHeld",
+	          "the relaunch to apply memory tuning (heap %s) was aborted: no relaunch for it again until a "
+	          "recommendation moves the heap by flinklet.memory-tuning.relaunch-above from it, or the file changes "
+	          "or SIGHUP; the next launch flinklet makes anyway still uses it",
+	          h);
+	free(h);
+}
+
+void sup_memtune_reloaded(struct supervisor *s)
+{
+	s->memtune.held_heap = 0;
 }
 
 static void undo(struct supervisor *s, const char *why)

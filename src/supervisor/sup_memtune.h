@@ -14,5 +14,10 @@ bool sup_memtune_for_launch(struct supervisor *s, struct membudget_tuning *t);
 /* The JVM ended: a tuned one that ran out of memory, or failed twice in a row, undoes the tuning. cause: what it
  * printed last (NULL: nothing); stopped: flinklet asked it to end. */
 void sup_memtune_jvm_ended(struct supervisor *s, const char *cause, bool stopped);
+/* An upgrade was aborted (its savepoint failed, UpgradeAborted): when it was tuning's relaunch, that recommendation
+ * is not relaunched for again (said once). */
+void sup_memtune_upgrade_aborted(struct supervisor *s);
+/* The configuration file was reloaded (changed, or SIGHUP): a held relaunch may be tried again. */
+void sup_memtune_reloaded(struct supervisor *s);
 
 #endif

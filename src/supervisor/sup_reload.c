@@ -17,6 +17,7 @@
 
 #include "store.h"
 #include "sup_launch.h"
+#include "sup_memtune.h"
 #include "sup_reload.h"
 #include "sup_restore.h"
 #include "sup_snapshot.h"
@@ -198,6 +199,7 @@ void sup_reload(struct supervisor *s, const char *why)
 			sup_event(s, "ConfigPending", "%s changes at the next start of flinklet", at_next_start[i]);
 	bool was_suspended = s->spec->job.state == JOB_STATE_SUSPENDED;
 	sup_adopt_spec(s, n);
+	sup_memtune_reloaded(s); /* a relaunch held after an aborted one may be tried again */
 	sup_event(s, "ConfigChanged", "%s: configuration reloaded (%s)", why,
 	          restart ? "the job must be restarted for it" : "applied in place");
 	sup_snapshot_arm_periodic(s);

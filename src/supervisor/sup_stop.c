@@ -11,6 +11,7 @@
 
 #include "jvm.h"
 #include "sup_launch.h"
+#include "sup_memtune.h"
 #include "sup_poll.h"
 #include "sup_reload.h"
 #include "sup_snapshot.h"
@@ -405,6 +406,7 @@ enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 		          s->job_id);
 		sup_adopt_spec(s, s->launched);
 		sup_reload_upgrade_aborted(s);
+		sup_memtune_upgrade_aborted(s);
 		status_set_string(&s->status.intent, NULL);
 		return SUP_RUNNING;
 	}

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from attack_kit import write_checkpoint
 from conftest import wait_for
 from fakeflink import end_soon
 from memtune_kit import (MIB, Rig, assert_undone, assert_within_budget, gauge, kill9, metrics_text, relaunches,
@@ -259,8 +260,8 @@ def test_no_relaunch(server, supervisors, conf):
     assert rig.sup.stop() in (0, 4)
 
 
-# "a recommendation that moves at least that much into or out of the heap relaunches the job through a savepoint
-# (`MemoryTuningRelaunch`, then the stop and launch of an upgrade)": at exactly the gain (48m) it relaunches, once.
+# "a recommendation that moves at least that much into or out of the heap relaunches the job ... through a savepoint
+# with `savepoint` (`MemoryTuningRelaunch`, then the stop and launch of an upgrade)": at exactly the gain (48m) it relaunches, once.
 @pytest.mark.parametrize("threshold", ["48m", "1m"])
 def test_relaunch_at_the_threshold_once(server, supervisors, threshold):
     rig = Rig(server, supervisors, conf={"flinklet.memory-tuning.relaunch-above": threshold},
@@ -365,8 +366,7 @@ def test_hostile_figures_never_launch_outside_the_budget_or_floors(server, super
 @pytest.mark.parametrize("figures", [
     {"Status.JVM.Memory.Heap.Used": 2 << 30},
     {"Status.JVM.Memory.Metaspace.Used": 900 * MIB},
-    pytest.param({"Status.JVM.Memory.Heap.Used": 1e20}, marks=pytest.mark.xfail(
-        strict=True, reason="a heap use of 1e20 bytes: minMemory null, 'it needs at least 0m' (overflow)")),
+    {"Status.JVM.Memory.Heap.Used": 1e20},
 ], ids=["heap-2g", "metaspace-900m", "heap-1e20"])
 def test_a_job_bigger_than_the_budget_is_not_tuned_and_told_the_budget_it_needs(server, supervisors, figures):
     rig = Rig(server, supervisors)
@@ -441,8 +441,6 @@ def test_a_recommendation_that_moves_nothing_is_not_said_nor_relaunched(server, 
     assert rig.sup.stop() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="a MemoryTuning event is sent for a recommendation that moves no pool at all "
-                                       "('644m -> 644m ... nothing moves enough to change')")
 def test_a_recommendation_that_moves_nothing_sends_no_memory_tuning_event(server, supervisors):
     rig = Rig(server, supervisors, conf={"taskmanager.memory.jvm-metaspace.size": "128m"}).start()
     rig.stable(1)
@@ -551,37 +549,43 @@ def test_a_smaller_budget_after_tuning_is_never_exceeded(server, supervisors, ne
     assert rig.sup.stop() == 0
 
 
-# configuration.md: relaunch-above "relaunches the job through a savepoint at once"; autoscaler.md: "relaunches the
-# job through a savepoint (`MemoryTuningRelaunch`, then the stop and launch of an upgrade)". Whatever the upgrade mode,
-# the relaunch flinklet decides on its own is to go through a savepoint (the event says so too).
-@pytest.mark.parametrize("mode", [
-    "savepoint",
-    pytest.param("last-state", marks=pytest.mark.xfail(strict=True, reason="upgradeMode last-state: the tuning "
-                 "relaunch takes no savepoint (a plain stop; the event still says 'through a savepoint')")),
-    pytest.param("stateless", marks=pytest.mark.xfail(strict=True, reason="upgradeMode stateless: the tuning relaunch "
-                 "takes no savepoint and starts the job empty under a new job id")),
-])
-def test_the_tuning_relaunch_goes_through_a_savepoint(server, supervisors, mode):
+# configuration.md: relaunch-above relaunches the job "as an upgrade does, by the job's upgradeMode"; autoscaler.md:
+# "through a savepoint with `savepoint`, from the newest checkpoint with `last-state`, empty with `stateless`"
+# (`MemoryTuningRelaunch`, then the stop and launch of an upgrade), and the event says which.
+@pytest.mark.parametrize("mode", ["savepoint", "last-state", "stateless"])
+def test_the_tuning_relaunch_follows_the_upgrade_mode(server, supervisors, mode):
     rig = Rig(server, supervisors, conf={"flinklet.memory-tuning.relaunch-above": "1m"}, upgrade_mode=mode)
     server.real_savepoints = True
     server.on_stop = lambda: end_soon(rig.sup.stop_file)
     rig.start()
+    job_id = wait_for(lambda: os.path.exists(os.path.join(rig.sup.state, "job-id")) and
+                      open(os.path.join(rig.sup.state, "job-id")).read().strip(), 30, "the job id")
+    chk = write_checkpoint(rig.sup.state, job_id, 3)  # Flink completes checkpoint 3, then its REST API says so
+    server.checkpoint = {"id": 3, "external_path": f"file:{chk}"}
     first = rig.stable(1)
     wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch")
-    assert "savepoint" in relaunches(rig)[0]["message"]
+    said = relaunches(rig)[0]["message"]
     second = rig.stable(2)
     assert second.heap != first.heap
-    assert any(m == "POST" and (p.endswith("/stop") or p.endswith("/savepoints")) for _, m, p in server.requests), \
-        "no savepoint was asked for"
-    assert " -s " in f" {second.argv} " and "savepoint-" in second.argv, "the relaunch did not restore a savepoint"
+    asked = any(m == "POST" and (p.endswith("/stop") or p.endswith("/savepoints")) for _, m, p in server.requests)
+    if mode == "savepoint":
+        assert "through a savepoint" in said, said
+        assert asked, "no savepoint was asked for"
+        assert " -s " in f" {second.argv} " and "savepoint-" in second.argv, "the relaunch did not restore a savepoint"
+    elif mode == "last-state":
+        assert "from the newest checkpoint" in said and "savepoint" not in said, said
+        assert not asked, "a savepoint was asked for"
+        assert " -s " in f" {second.argv} " and "chk-3" in second.argv, "the relaunch did not restore the checkpoint"
+    else:
+        assert "empty" in said and "savepoint" not in said, said
+        assert not asked, "a savepoint was asked for"
+        assert " -s " not in f" {second.argv} ", "a stateless relaunch restored state"
     assert rig.sup.stop() in (0, 4)
 
 
 # operations.md: when an upgrade's savepoint fails with last-state-fallback off, "an `UpgradeAborted` event says the
 # job keeps running on its current spec ... (change the file or send SIGHUP to try again)"; reliability.md: the
-# relaunch goes through a savepoint "once". A tuning relaunch whose savepoint keeps failing is not retried every cycle.
-@pytest.mark.xfail(strict=True, reason="a failed tuning relaunch savepoint is retried at every control-loop cycle "
-                                       "(a stop-with-savepoint and a MemoryTuningRelaunch each ~1.3 s here)")
+# relaunch with `savepoint` goes through a savepoint "once". A tuning relaunch whose savepoint keeps failing is not retried every cycle.
 def test_a_tuning_relaunch_whose_savepoint_fails_is_not_retried_every_cycle(server, supervisors):
     rig = Rig(server, supervisors, upgrade_mode="savepoint",
               conf={"flinklet.memory-tuning.relaunch-above": "1m",
@@ -595,6 +599,25 @@ def test_a_tuning_relaunch_whose_savepoint_fails_is_not_retried_every_cycle(serv
     stops = [p for _, m, p in server.requests if m == "POST" and p.endswith("/stop")]
     assert len(stops) <= 2 and len(relaunches(rig)) <= 2, (len(stops), len(relaunches(rig)))
     assert len(rig.launches()) == 1
+    # autoscaler.md: "a `MemoryTuningRelaunchHeld` event says so once"
+    assert len(rig.events("MemoryTuningRelaunchHeld")) == 1, [e["message"] for e in rig.events("MemoryTuning")]
+    server.stop_failures = 0
+    assert rig.sup.stop() in (0, 4, 5)
+
+
+# autoscaler.md: a held relaunch is tried again "until ... the file changes or SIGHUP".
+def test_a_held_tuning_relaunch_is_tried_again_after_sighup(server, supervisors):
+    rig = Rig(server, supervisors, upgrade_mode="savepoint",
+              conf={"flinklet.memory-tuning.relaunch-above": "1m",
+                    "kubernetes.operator.job.upgrade.last-state-fallback.enabled": "false"})
+    server.real_savepoints = True
+    server.stop_failures = 1000
+    rig.start()
+    rig.stable(1)
+    wait_for(lambda: rig.events("MemoryTuningRelaunchHeld"), 30, "MemoryTuningRelaunchHeld")
+    n = len(relaunches(rig))
+    rig.sup.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: len(relaunches(rig)) > n, 30, "a relaunch after SIGHUP")
     server.stop_failures = 0
     assert rig.sup.stop() in (0, 4, 5)
 

@@ -116,12 +116,7 @@ def test_plan_weird_numbers_stay_inside_the_budget_and_floors(tmp_path, figures)
 # "A job that needs more than the budget holds is not tuned; the recommendation says the budget it needs."
 @pytest.mark.parametrize("figures", [
     (2e9, 6e7), (1e8, 9e8),
-    pytest.param((1e20, 6e7), marks=pytest.mark.xfail(
-        strict=True, reason="plan: heap 1e20 bytes gives minMemory null and 'it needs at least 0m' (overflow)")),
-    pytest.param((1e8, 1e19), marks=pytest.mark.xfail(
-        strict=True, reason="plan: metaspace 1e19 bytes gives minMemory null and 'it needs at least 0m' (overflow)")),
-    pytest.param((1e308, 6e7), marks=pytest.mark.xfail(
-        strict=True, reason="plan: heap 1e308 bytes gives minMemory null and 'it needs at least 0m'")),
+    (1e20, 6e7), (1e8, 1e19), (1e308, 6e7),
 ], ids=["heap-2e9", "metaspace-9e8", "heap-1e20", "metaspace-1e19", "heap-1e308"])
 def test_plan_a_job_bigger_than_the_budget_says_the_budget_it_needs(tmp_path, figures):
     r = plan(tmp_path, used(*figures))
@@ -138,9 +133,8 @@ def test_plan_a_job_bigger_than_the_budget_says_the_budget_it_needs(tmp_path, fi
 @pytest.mark.parametrize("config,check", [
     ({"taskmanager.memory.jvm-metaspace.size": "200m"}, lambda rec: rec["metaspace"] == 200 * MIB),
     ({"state.backend.type": "hashmap"}, lambda rec: rec["managed"] == 0),
-], ids=["metaspace-key", "backend"])
-@pytest.mark.xfail(strict=True, reason="plan's memoryTuning ignores the Flink memory keys of the input's config "
-                                       "(only -c's count)")
+    ({"taskmanager.memory.managed.size": "300m"}, lambda rec: rec["managed"] == 300 * MIB),
+], ids=["metaspace-key", "backend", "managed-key"])
 def test_plan_memory_keys_in_the_inputs_config_count(tmp_path, config, check):
     r = plan(tmp_path, used(1e8, 6e7), config=config, flink_conf={"state.backend.type": "rocksdb"})
     assert r.returncode == 0, r.stderr
@@ -169,7 +163,8 @@ def test_plan_memory_tuning_needs_a_budget_and_applies_only_when_enabled(tmp_pat
 # A bad option in the input's config is rejected naming its JSON path.
 @pytest.mark.parametrize("key,value", [("job.autoscaler.memory.tuning.overhead", 5),
                                        ("job.autoscaler.memory.tuning.overhead", "lots"),
-                                       ("job.autoscaler.memory.tuning.enabled", "maybe")])
+                                       ("job.autoscaler.memory.tuning.enabled", "maybe"),
+                                       ("taskmanager.memory.managed.size", "lots")])
 def test_plan_rejects_a_bad_tuning_option_in_the_inputs_config(tmp_path, key, value):
     r = plan(tmp_path, used(1e8, 6e7), config={key: value})
     assert r.returncode == 2 and f"config.{key}: " in r.stderr, r.stderr
@@ -179,9 +174,7 @@ def test_plan_rejects_a_bad_tuning_option_in_the_inputs_config(tmp_path, key, va
 # to pick a pod size by". A pod sized by it holds the job: plan at that budget does not say it needs more.
 @pytest.mark.parametrize("backend,heap,metaspace", [
     ("hashmap", 100 * MIB, 60 * MIB), ("hashmap", 400 * MIB, 150 * MIB),
-    pytest.param("rocksdb", 400 * MIB, 150 * MIB, marks=pytest.mark.xfail(strict=True, reason=(
-        "RocksDB: minMemory 1218m at 1g, but plan at 1218m says the job needs at least 1283m (then 1303m, 1314m, ...): "
-        "managed memory grows with the budget"))),
+    ("rocksdb", 400 * MIB, 150 * MIB),
 ], ids=["hashmap-small", "hashmap-big", "rocksdb-big"])
 def test_plan_a_pod_sized_by_min_memory_holds_the_job(tmp_path, backend, heap, metaspace):
     r = plan(tmp_path, used(heap, metaspace), flink_conf={"state.backend.type": backend})

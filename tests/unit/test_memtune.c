@@ -210,6 +210,60 @@ static void test_the_users_own_keys_win(void **state)
 	spec_free(&s);
 }
 
+/* Figures past any budget (a heap of 1e20 bytes, a metaspace of 1e19) saturate: no wrap to a small need, and the
+ * budget it needs is a lower bound past 1 TiB, said as beyond any budget. */
+static void test_huge_figures_saturate(void **state)
+{
+	(void)state;
+	struct spec s;
+	spec_of(&s, "hashmap", "1g", "");
+	const double figures[][2] = {{1e20, 6e7}, {1e8, 1e19}, {1e308, 6e7}, {1.8e19, 1.8e19}};
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		struct memtune m;
+		struct memtune_in in = {.heap_used = figures[i][0], .metaspace_used = figures[i][1], .overhead = 0.2};
+		memtune_compute(&s, &in, &m);
+		assert_false(m.ok);
+		assert_true(m.heap_need >= 48 * MIB && m.metaspace_need >= 80 * MIB);
+		assert_true(m.heap_need >= MEMTUNE_MAX_NEED || m.metaspace_need >= MEMTUNE_MAX_NEED);
+		assert_true(m.min_memory > (1ULL << 40));
+		assert_true(m.min_memory <= MB_MAX_BUDGET);
+		char *want = xasprintf("it needs at least %llum (its figures are beyond any budget",
+		                       (unsigned long long)(m.min_memory / MIB));
+		if (!strstr(m.why, want))
+			fail_msg("%s\nnot in: %s", want, m.why);
+		free(want);
+	}
+	spec_free(&s);
+}
+
+/* RocksDB without maximize-managed-memory: a launch keeps the untuned managed memory of its own budget, which grows
+ * with it; the smallest budget is the fixed point: it holds the job, one MiB less does not. */
+static void test_min_memory_holds_the_job_with_managed_memory_growing(void **state)
+{
+	(void)state;
+	struct spec s;
+	spec_of(&s, "rocksdb", "1g", "");
+	struct memtune m;
+	struct memtune_in in = {.heap_used = 400.0 * MIB, .metaspace_used = 150.0 * MIB, .overhead = 0.2};
+	memtune_compute(&s, &in, &m);
+	assert_false(m.ok);
+	uint64_t min = m.min_memory;
+	assert_true(min > 1024 * MIB);
+	char *mem = membudget_mib(min), *less = membudget_mib(min - MIB);
+	struct spec at, below;
+	spec_of(&at, "rocksdb", mem, "");
+	spec_of(&below, "rocksdb", less, "");
+	memtune_compute(&at, &in, &m);
+	if (!m.ok)
+		fail_msg("at minMemory %s: %s", mem, m.why);
+	assert_int_equal(m.min_memory, min);
+	memtune_compute(&below, &in, &m);
+	assert_false(m.ok);
+	assert_int_equal(m.min_memory, min);
+	free(mem), free(less);
+	spec_free(&at), spec_free(&below), spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +273,8 @@ int main(void)
 	    cmocka_unit_test(test_a_job_bigger_than_the_budget_is_not_tuned),
 	    cmocka_unit_test(test_nothing_measured_or_no_budget),
 	    cmocka_unit_test(test_the_users_own_keys_win),
+	    cmocka_unit_test(test_huge_figures_saturate),
+	    cmocka_unit_test(test_min_memory_holds_the_job_with_managed_memory_growing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
