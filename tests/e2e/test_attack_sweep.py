@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import pid_alive, wait_for
 
 
 ROCKS = {"state.backend.type": "rocksdb", "execution.checkpointing.incremental": "true",
@@ -37,8 +37,23 @@ def named_files(metadata):
 
 
 def kill_all(f):
+    """kill -9 of flinklet's process group, and the wait for its JVM too: the JVM, in a group of its own, dies of
+    its parent-death signal a moment later, and a checkpoint it completed meanwhile must count as on the volume."""
+    st = f.status() or {}
+    jvm = (st.get("jvm") or {}).get("pid", 0)
     os.killpg(f.proc.pid, signal.SIGKILL)
     f.proc.wait()
+    try:
+        with open(f"/proc/{jvm}/cmdline", "rb") as fh:
+            java = b"java" in fh.read()
+    except OSError:
+        java = False
+    if jvm > 0 and java:
+        try:
+            os.kill(jvm, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        wait_for(lambda: not pid_alive(jvm), 30, f"the JVM {jvm} gone")
 
 
 @pytest.mark.asan_elsewhere
