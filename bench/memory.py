@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import Flinklet, StandaloneCluster, log, mib, proc_cpu_seconds, proc_rss, row  # noqa: E402
-from testkit import MemoryLimit  # noqa: E402
+from testkit import RECOMMENDING_AUTOSCALER, MemoryLimit  # noqa: E402
 
 SECONDS = int(os.environ.get("BENCH_MEMORY_SECONDS", "600"))
 BUDGET = os.environ.get("BENCH_MEMORY_BUDGET", "256m")
@@ -32,14 +32,8 @@ PAIR_WARMUP_S = int(os.environ.get("BENCH_FOOTPRINT_WARMUP", "20"))
 PAIR_SAMPLE_S = int(os.environ.get("BENCH_MEMORY_PAIR_SECONDS", "60"))  # 0: no pair
 TUNING_BUDGET = os.environ.get("BENCH_MEMORY_TUNING_BUDGET", "1g")
 TUNING_SECONDS = int(os.environ.get("BENCH_MEMORY_TUNING_SECONDS", "300"))  # 0: no tuned run
-AUTOSCALER_EVAL = {  # the autoscaler evaluates (and never rescales) often enough to recommend within minutes
-    "job.autoscaler.enabled": "true",
-    "job.autoscaler.scaling.enabled": "false",
-    "job.autoscaler.metrics.window": "20 s",
-    "job.autoscaler.stabilization.interval": "5 s",
-    "autoscaler.standalone.control-loop.interval": "3 s",
-    "metrics.fetcher.update-interval": "2000",
-}
+# the autoscaler evaluates (and never rescales) often enough to recommend within minutes
+AUTOSCALER_EVAL = RECOMMENDING_AUTOSCALER
 TUNED = {
     "job.autoscaler.memory.tuning.enabled": "true",
     "job.autoscaler.memory.tuning.maximize-managed-memory": "true",

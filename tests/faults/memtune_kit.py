@@ -186,6 +186,15 @@ exit 0
         """The running JVM ends on its own (exit 0): a launch flinklet makes anyway follows."""
         open(self.sup.stop_file, "w").close()
 
+    def tuned_by_a_crash(self):
+        """The first JVM RUNNING, a recommendation, a crash: the next JVM runs tuned. Returns both launches."""
+        first = self.stable(1)
+        self.recommended()
+        self.crash_jvm()
+        tuned = self.stable(2)
+        assert tuned.heap != first.heap
+        return first, tuned
+
     def crash_jvm(self):
         pid = self.sup.jvm_pid()
         os.kill(pid, signal.SIGKILL)

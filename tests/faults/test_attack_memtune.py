@@ -110,11 +110,7 @@ def test_a_tuned_jvm_that_fails_twice_in_a_row_is_undone(server, supervisors):
 
 def test_one_tuned_failure_then_an_evaluation_is_not_undone(server, supervisors):
     rig = Rig(server, supervisors).start()
-    first = rig.stable(1)
-    rig.recommended()
-    rig.crash_jvm()
-    tuned = rig.stable(2)
-    assert tuned.heap != first.heap
+    _, tuned = rig.tuned_by_a_crash()
     rig.wait_evaluations(3)
     rig.crash_jvm()  # one failure after an evaluation in a tuned JVM
     rig.wait_evaluations(3)
@@ -454,11 +450,7 @@ def test_a_recommendation_that_moves_nothing_sends_no_memory_tuning_event(server
 # option) has not failed twice in a row.
 def test_tuned_jvms_flinklet_stops_never_count(server, supervisors):
     rig = Rig(server, supervisors).start()
-    first = rig.stable(1)
-    rig.recommended()
-    rig.crash_jvm()
-    tuned = rig.stable(2)
-    assert tuned.heap != first.heap
+    _, tuned = rig.tuned_by_a_crash()
     for n, value in ((3, "2 s"), (4, "3 s")):
         set_option(rig.sup, "execution.checkpointing.interval", value)
         rig.sup.proc.send_signal(signal.SIGHUP)

@@ -51,11 +51,11 @@ def savepoint_over_http(sup, server, st, path):
         (sup.status() or {}).get("jobStatus", {}).get("savepointInfo", {})), 30, "the savepoint recorded")
 
 
-def dispose_first_while_held(sup, server, st, block):
-    """Two savepoints, the history keeps one: retention disposes of the first (a large one) while the metadata calls
-    of the volume are held. Returns (the disposed one, the kept one)."""
+def dispose_first_while_held(sup, server, st, block, first=None):
+    """Two savepoints, the history keeps one: retention disposes of the first (a large one, or the one at `first`)
+    while the metadata calls of the volume are held. Returns (the disposed one, the kept one)."""
     job_id = st["jobStatus"]["jobId"]
-    first = big_savepoint(sup.state, job_id)
+    first = first or big_savepoint(sup.state, job_id)
     savepoint_over_http(sup, server, st, first)
     open(block, "w").close()
     second = make_savepoint(sup.state, job_id)
@@ -183,12 +183,7 @@ def test_the_history_without_a_disposed_savepoint_is_on_the_volume_before_it_mov
     job_id = st["jobStatus"]["jobId"]
     first = os.path.join(sup.state, "savepoints", f"savepoint-{job_id[:6]}-m1m1m1m1m1m1")
     os.rename(make_savepoint(sup.state, job_id), first)
-    savepoint_over_http(sup, server, st, first)
-    open(block, "w").close()
-    second = make_savepoint(sup.state, job_id)
-    server.savepoint_location = "file:" + second
-    post(st, "savepoint")
-    wait_for(lambda: os.path.exists(block + ".held"), 30, "the first savepoint's rename held")
+    _, second = dispose_first_while_held(sup, server, st, block, first)
     with open(os.path.join(sup.state, "status.json")) as f:
         listed = [h["location"] for h in json.load(f)["jobStatus"]["savepointInfo"]["savepointHistory"]]
     assert [os.path.basename(x.rstrip("/")) for x in listed] == [os.path.basename(second)], listed
