@@ -71,6 +71,7 @@ class Flinklet:
         self.extra_args = list(extra_args)
         self.proc = None
         self.pidns = False  # pids in status.json are of another pid namespace
+        self.starts0 = 0
 
     def write_config(self, conf=None, job=None, raw=None):
         """(Re)writes the configuration file the way editors and Kubernetes do: a new file renamed over it."""
@@ -115,6 +116,10 @@ class Flinklet:
         """preexec_fn runs in the child before flinklet (test_memory_budget.py: into a memory cgroup)."""
         self.log = open(self.log_path, "ab")
         self.pidns = "unshare" in " ".join(wrapper)
+        # the JVM starts an earlier supervisor counted: a status.json it left says STABLE too, and its JVM's pid may
+        # be alive again as another process (pid_max 32768 wraps in minutes with JVMs' threads)
+        st = self.status() or {}
+        self.starts0 = (st.get("jvm") or {}).get("starts", 0)
         # TMPDIR: flinklet.scratch.dir's default (the JVM's io.tmp.dirs) inside the test's own directory, which is
         # removed with it (the default is /tmp/flinklet-<name>-<hash>)
         tmpdir = os.path.join(os.path.dirname(self.state), "scratch")
@@ -168,7 +173,8 @@ class Flinklet:
             st = self.status()
             # a status.json left by an earlier supervisor says STABLE too: the JVM must be alive
             return (st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING"
-                    and st["jvm"]["pid"] > 0 and (self.pidns or pid_alive(st["jvm"]["pid"])) else None)
+                    and st["jvm"]["pid"] > 0 and st["jvm"].get("starts", 0) > self.starts0
+                    and (self.pidns or pid_alive(st["jvm"]["pid"])) else None)
         return wait_for(stable, timeout, "lifecycle STABLE with the job RUNNING")
 
     def wait_checkpoint(self, min_id, timeout=60):
