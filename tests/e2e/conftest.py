@@ -71,7 +71,10 @@ class Flinklet:
         self.extra_args = list(extra_args)
         self.proc = None
         self.pidns = False  # pids in status.json are of another pid namespace
+        # what an earlier flinklet left on the state directory when start() ran (see own_status, new_events)
         self.starts0 = 0
+        self.status0 = None  # status.json's (inode, mtime) then
+        self.events0 = 0  # the bytes of events.jsonl's whole lines then
 
     def write_config(self, conf=None, job=None, raw=None):
         """(Re)writes the configuration file the way editors and Kubernetes do: a new file renamed over it."""
@@ -118,8 +121,13 @@ class Flinklet:
         self.pidns = "unshare" in " ".join(wrapper)
         # the JVM starts an earlier supervisor counted: a status.json it left says STABLE too, and its JVM's pid may
         # be alive again as another process (pid_max 32768 wraps in minutes with JVMs' threads)
-        st = self.status() or {}
+        self.status0 = file_id(os.path.join(self.state, "status.json"))
+        try:
+            st = self.status() or {}
+        except (ValueError, OSError):  # a status.json a test spoilt on purpose: flinklet starts a new one
+            st = {}
         self.starts0 = (st.get("jvm") or {}).get("starts", 0)
+        self.events0 = events_whole_bytes(self.state)
         # TMPDIR: flinklet.scratch.dir's default (the JVM's io.tmp.dirs) inside the test's own directory, which is
         # removed with it (the default is /tmp/flinklet-<name>-<hash>)
         tmpdir = os.path.join(os.path.dirname(self.state), "scratch")
@@ -129,12 +137,30 @@ class Flinklet:
                                      preexec_fn=preexec_fn)
         return self
 
-    def status(self):
+    def _read_status(self):
+        """(status.json, its file's (inode, mtime)), (None, None) when there is none."""
         try:
             with open(os.path.join(self.state, "status.json")) as f:
-                return json.load(f)
+                s = os.fstat(f.fileno())
+                return json.load(f), (s.st_ino, s.st_mtime_ns)
         except FileNotFoundError:
+            return None, None
+
+    def status(self):
+        return self._read_status()[0]
+
+    def own_status(self):
+        """status.json as written by the flinklet of the last start(), None until it wrote one: what an earlier
+        flinklet left on the state directory (STABLE, RUNNING, a JVM pid alive again as another process, its
+        restore, its error) is not this run's. Every write is a new file renamed over the old one, so a document
+        read from another file than the one start() saw is this run's (the earlier flinklet is gone); its
+        supervisor.pid says so too, outside a pid namespace and a wrapper that may fork."""
+        st, ident = self._read_status()
+        if st is None or self.proc is None or ident == self.status0:
             return None
+        if not self.pidns and not WRAPPER and (st.get("supervisor") or {}).get("pid") != self.proc.pid:
+            return None
+        return st
 
     def events(self):
         path = os.path.join(self.state, "events.jsonl")
@@ -142,6 +168,17 @@ class Flinklet:
             return []
         with open(path) as f:
             return [json.loads(line) for line in f if line.strip()]
+
+    def new_events(self):
+        """The events since the last start(): not those of earlier flinklets on the same state directory (a torn
+        last line one left is cut off by the next, so whole lines count)."""
+        try:
+            with open(os.path.join(self.state, "events.jsonl"), "rb") as f:
+                f.seek(self.events0)
+                text = f.read().decode()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def logs(self):
         with open(self.log_path, "rb") as f:
@@ -170,7 +207,7 @@ class Flinklet:
         def stable():
             if self.proc and self.proc.poll() is not None:
                 raise AssertionError(f"flinklet exited {self.proc.returncode}:\n{self.logs()[-4000:]}")
-            st = self.status()
+            st = self.own_status()
             # a status.json left by an earlier supervisor says STABLE too: the JVM must be alive
             return (st if st and st["lifecycleState"] == "STABLE" and st["jobStatus"]["state"] == "RUNNING"
                     and st["jvm"]["pid"] > 0 and st["jvm"].get("starts", 0) > self.starts0
@@ -178,8 +215,10 @@ class Flinklet:
         return wait_for(stable, timeout, "lifecycle STABLE with the job RUNNING")
 
     def wait_checkpoint(self, min_id, timeout=60):
+        """This flinklet's status.json once its lastCheckpoint is min_id or later. A restarted flinklet's first
+        status.json carries the volume's lastCheckpoint over: after a restart, ask for one beyond it."""
         def ckpt():
-            st = self.status()
+            st = self.own_status()
             lc = st and st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]
             return st if lc and lc["id"] >= min_id else None
         return wait_for(ckpt, timeout, f"checkpoint {min_id}")
@@ -203,6 +242,25 @@ class Flinklet:
                 self.proc.wait()
         if getattr(self, "log", None):
             self.log.close()
+
+
+def file_id(path):
+    """(inode, mtime) of path, None when there is none."""
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return s.st_ino, s.st_mtime_ns
+
+
+def events_whole_bytes(state):
+    """The length of events.jsonl up to the end of its last whole line (0 without one)."""
+    try:
+        with open(os.path.join(state, "events.jsonl"), "rb") as f:
+            data = f.read()
+    except OSError:  # none, or not a file (a test's attack): flinklet says so itself
+        return 0
+    return data.rfind(b"\n") + 1
 
 
 def pid_alive(pid):
@@ -403,7 +461,7 @@ def wait_restarted(f, old_pid, timeout=120):
     """The job RUNNING, lifecycle STABLE, in a new JVM that is alive (after old_pid's end); fails at once if
     flinklet exits."""
     def again():
-        st = f.status()
+        st = f.own_status()
         if f.proc.poll() is not None:
             raise AssertionError(f"flinklet exited {f.proc.returncode}:\n{f.logs()[-4000:]}")
         ok = (st and st["jvm"]["pid"] not in (0, old_pid) and st["lifecycleState"] == "STABLE"

@@ -70,9 +70,11 @@ def test_suspend_and_resume_continue_the_state(flinklets):
     assert f.wait_exit(30) == 0
     g = flinklets(state_dir=f.state, job={"state": "suspended", "args": ["--rate", "200", "--keys", "4", "--output",
                                                                           f.output]}).start()
-    wait_for(lambda: "Suspended" in [e["type"] for e in g.events()[-3:]], 30, "the restarted flinklet to stay suspended")
+    # (f's stop left Suspended among the last events and a status.json saying SUSPENDED: g's own are waited for)
+    wait_for(lambda: "Suspended" in [e["type"] for e in g.new_events()], 30, "the restarted flinklet to stay suspended")
     time.sleep(2)
-    assert g.status()["lifecycleState"] == "SUSPENDED" and g.status()["jvm"]["pid"] == 0
+    st = wait_for(g.own_status, 10, "the restarted flinklet's status.json")
+    assert st["lifecycleState"] == "SUSPENDED" and st["jvm"]["pid"] == 0
 
     t1 = now_ms()
     g.write_config(job={"state": "running"})

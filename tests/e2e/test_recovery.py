@@ -118,7 +118,7 @@ def test_corrupt_newest_checkpoint_falls_back_to_previous(flinklets):
     r = restored(g, job_id)
     assert r["is_savepoint"] is False
     assert r["id"] == previous
-    events = g.events()
+    events = g.new_events()
     failed = [e for e in events if e["type"] == "RestoreFailed"]
     assert failed and f"chk-{newest}" in failed[-1]["message"]
     assert any(e["type"] == "Restoring" and e["message"].rstrip(" (claim mode)").endswith(f"chk-{previous}")

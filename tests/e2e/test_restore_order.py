@@ -76,8 +76,8 @@ def assert_restored_from_highest_id(g, job_id, state, top, sp_id, out):
     assert st["restoredFrom"]["id"] == top
     assert (os.path.realpath(norm(st["restoredFrom"]["location"]))
             == os.path.realpath(os.path.join(state, "checkpoints", job_id, f"chk-{top}")))
-    restoring = [e["message"] for e in g.events() if e["type"] == "Restoring"]
-    assert f"to checkpoint id {top} from checkpoint " in restoring[-1], restoring
+    restoring = [e["message"] for e in g.new_events() if e["type"] == "Restoring"]
+    assert restoring and f"to checkpoint id {top} from checkpoint " in restoring[-1], restoring
     # the state carried on: run on to a later checkpoint, stop, and the committed output is exactly once
     last = st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]
     g.wait_checkpoint(max(top, last["id"] if last else 0) + 2, timeout=90)

@@ -189,6 +189,7 @@ class AsUid(Supervisor):
         self.tmpdir = str(base / "tmp")
 
     def start(self):
+        self.note_leftovers()
         self.log = open(self.log_path, "ab")
         prefix = []
         if self.uid is not None:

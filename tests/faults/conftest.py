@@ -66,8 +66,17 @@ class Supervisor:
         self.config.write_text("\n".join(lines) + "\n")
         self.proc = None
         self.start_env = {}  # more environment for flinklet (the volume fault shim)
+        # what an earlier flinklet left on the state directory when start() ran (see own_status, new_events)
+        self.status0 = None  # status.json's (inode, mtime) then
+        self.events0 = 0  # the bytes of events.jsonl's whole lines then
+
+    def note_leftovers(self):
+        """What start() does first: notes the status.json and the events an earlier flinklet left."""
+        self.status0 = file_id(os.path.join(self.state, "status.json"))  # (a test may have spoilt it on purpose)
+        self.events0 = events_whole_bytes(self.state)
 
     def start(self):
+        self.note_leftovers()
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([BIN, "run", "-c", str(self.config), "--state-dir", self.state,
                                       "--flink-home", str(self.flink_home)],
@@ -78,15 +87,30 @@ class Supervisor:
     def alive(self):
         return self.proc.poll() is None
 
-    def status(self):
-        """status.json, which must always parse (None only before the first write)."""
+    def _read_status(self):
+        """(status.json, its file's (inode, mtime)); (None, None) before the first write. It must always parse."""
         path = os.path.join(self.state, "status.json")
         try:
             with open(path) as f:
+                s = os.fstat(f.fileno())
                 text = f.read()
         except FileNotFoundError:
+            return None, None
+        return json.loads(text), (s.st_ino, s.st_mtime_ns)
+
+    def status(self):
+        """status.json, which must always parse (None only before the first write)."""
+        return self._read_status()[0]
+
+    def own_status(self):
+        """status.json as written by the flinklet of the last start(), None until it wrote one: what an earlier
+        flinklet left on the state directory (STABLE with a fake java still alive, SUSPENDED, its error) is not
+        this run's. Every write is a new file renamed over the old one, so a document read from another file
+        than the one start() saw is this run's; its supervisor.pid says so too."""
+        st, ident = self._read_status()
+        if st is None or self.proc is None or ident == self.status0:
             return None
-        return json.loads(text)
+        return st if (st.get("supervisor") or {}).get("pid") == self.proc.pid else None
 
     def events(self):
         path = os.path.join(self.state, "events.jsonl")
@@ -94,6 +118,17 @@ class Supervisor:
             return []
         with open(path) as f:
             return [json.loads(line) for line in f if line.strip()]
+
+    def new_events(self):
+        """The events since the last start(): not those of earlier flinklets on the same state directory (a torn
+        last line one left is cut off by the next, so whole lines count)."""
+        try:
+            with open(os.path.join(self.state, "events.jsonl"), "rb") as f:
+                f.seek(self.events0)
+                text = f.read().decode()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def logs(self):
         with open(self.log_path, "rb") as f:
@@ -134,6 +169,25 @@ class Supervisor:
                 pass
         if getattr(self, "log", None):
             self.log.close()
+
+
+def file_id(path):
+    """(inode, mtime) of path, None when there is none."""
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return s.st_ino, s.st_mtime_ns
+
+
+def events_whole_bytes(state):
+    """The length of events.jsonl up to the end of its last whole line (0 without one)."""
+    try:
+        with open(os.path.join(state, "events.jsonl"), "rb") as f:
+            data = f.read()
+    except OSError:  # none, or not a file (a test's attack): flinklet says so itself
+        return 0
+    return data.rfind(b"\n") + 1
 
 
 @pytest.fixture

@@ -142,7 +142,8 @@ def point_of(argv):
 def stable(sup):
     def up():
         assert sup.alive(), f"flinklet exited {sup.proc.returncode}:\n{sup.logs()[-3000:]}"
-        return (sup.status() or {}).get("lifecycleState") == "STABLE" and sup.jvm_pid() > 0
+        st = sup.own_status() or {}  # not what an earlier flinklet on the volume left
+        return st.get("lifecycleState") == "STABLE" and st["jvm"]["pid"] > 0
     wait_for(up, TIMEOUT, "STABLE")
 
 

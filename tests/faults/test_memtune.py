@@ -60,7 +60,8 @@ def named(sup, kind):
 
 
 def stable(sup):
-    wait_for(lambda: sup.alive() and (sup.status() or {}).get("lifecycleState") == "STABLE" and sup.jvm_pid() > 0,
+    wait_for(lambda: sup.alive() and (st := sup.own_status() or {}).get("lifecycleState") == "STABLE"
+             and st["jvm"]["pid"] > 0,
              30, f"STABLE\n{sup.logs()[-3000:]}")
 
 
