@@ -30,6 +30,16 @@ def stable(sup):
     return wait_for(ok, 30, "STABLE with a JVM")
 
 
+def gone(pid):
+    """The process has exited (a zombie counts): /proc/<pid>/stat may vanish between the look and the read
+    (FileNotFoundError, or ESRCH: ProcessLookupError)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 def prepared(server, supervisors, tmp_path, ckpt=7, **kw):
     """A volume that ran once (job id, token) and holds a complete checkpoint `ckpt` of the job."""
     first = supervisors(server, **{k: v for k, v in kw.items() if k != "upgrade_mode"})
@@ -402,8 +412,7 @@ def test_kill9_while_the_stop_with_savepoint_intent_is_held(server, supervisors,
     wait_for(hold.held, 30, "a held sync")
     os.kill(s.proc.pid, signal.SIGKILL)
     s.proc.wait(10)
-    wait_for(lambda: not os.path.exists(f"/proc/{jvm}") or open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0]
-             == "Z", 10, "the JVM gone with flinklet")
+    wait_for(lambda: gone(jvm), 10, "the JVM gone with flinklet")
     hold.release()
     assert not [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]
     s2, _ = next_sup(server, supervisors, upgrade_mode="savepoint")
@@ -474,7 +483,7 @@ def test_a_volume_that_never_answers_does_not_outlast_the_shutdown_budget(server
         rc = s.proc.wait(24)
     except Exception:  # noqa: BLE001
         rc = None
-    jvm_gone = not os.path.exists(f"/proc/{jvm}") or open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0] == "Z"
+    jvm_gone = gone(jvm)
     hold.release()
     assert jvm_gone, "the JVM still runs four shutdown budgets after SIGTERM"
     assert rc is not None, "flinklet was still waiting for the volume four shutdown budgets after SIGTERM " \
@@ -501,11 +510,8 @@ def test_a_second_sigterm_kills_the_jvm_while_the_stop_intent_is_held(server, su
     wait_for(hold.held, 30, "a held sync")
     s.proc.send_signal(signal.SIGTERM)
 
-    def jvm_gone():
-        return not os.path.exists(f"/proc/{jvm}") or \
-            open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0] == "Z"
     try:
-        wait_for(jvm_gone, 20, "the JVM killed by the second SIGTERM while the volume is held")
+        wait_for(lambda: gone(jvm), 20, "the JVM killed by the second SIGTERM while the volume is held")
     finally:
         hold.release()
     rc = s.proc.wait(30)
