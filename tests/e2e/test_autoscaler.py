@@ -267,7 +267,10 @@ def test_restart_restores_at_the_overrides_without_a_rescale(tmp_path, flinklets
             if honoured:
                 ticks(f, 3)
             else:
-                wait_for(lambda: watch.running_parallelisms()[-1:] == [2], 120, "the overrides applied in place")
+                # the killed JVM ran at 2 too, and the watch saw it: the new JVM's rescale is the one asked for
+                wait_for(lambda: watch.running_parallelisms()[-1:] == [2] and
+                         [e for e in f.events() if e["type"] == "ScalingApplied" and e["timeMs"] >= restarted],
+                         120, "the overrides applied in place in the new JVM")
         rescaled = [e for e in f.events() if e["type"] == "ScalingApplied" and e["timeMs"] >= restarted]
         seen = watch.running_parallelisms()
         if honoured:
