@@ -77,10 +77,13 @@ def watch_while(f, seconds):
 
 def recover_and_stop(f, before):
     """The volume takes writes again: VolumeWritable, a newer checkpoint, a savepoint at the stop, exactly-once."""
+    # status.json may still be the one written before the fault (nothing replaced it since), whose lastCheckpoint is
+    # past `before` when one completed while the volume was being filled: a newer one is past what it says
+    frozen = readable(f)["jobStatus"]["checkpointInfo"]["lastCheckpoint"]
     wait_for(lambda: metric(f, "flinklet_volume_writable") == 1, 120, "flinklet_volume_writable 1 again")
     wait_for(lambda: any(e["type"] == "VolumeWritable" for e in f.events()), 60, "a VolumeWritable event")
     st = f.wait_stable(180)
-    f.wait_checkpoint(before + 1, timeout=120)
+    f.wait_checkpoint(max(before, frozen["id"] if frozen else 0) + 1, timeout=120)
     # the event goes to events.jsonl just before the status without the error is renamed into place (one flush);
     # the error must then be gone from status.json at once, not with the status's next change
     wait_for(lambda: (readable(f)["error"] is None), 10, "status.json without the volume's error")
