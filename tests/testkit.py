@@ -3,6 +3,7 @@ waiting for a condition, what a Flink JVM started by hand needs (Java 17 flags, 
 cgroup that holds a process tree to a hard limit, and the status page in headless Chromium (its DOM read back)."""
 import html.parser
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -42,10 +43,39 @@ RECOMMENDING_AUTOSCALER = {
 }
 
 
+def _below_ephemeral():
+    """[low, high) of the ports the kernel never gives a connection's local end (those below its ephemeral range)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            first = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        first = 32768
+    return (10000, first) if first > 11000 else (first // 2, first)
+
+
+_next_port = None
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of 127.0.0.1 that nothing holds now, for a server the test starts later. Not the kernel's bind(0)
+    choice: that is in the ephemeral range, where any process's next outgoing connection (thousands a minute
+    here: REST polls, scrapes) may take it before the server binds it (CI saw flinklet's HTTP port so taken).
+    Below that range only servers bind; each process walks the range from a random start, so that parallel
+    test processes rarely meet, and skips what is held."""
+    global _next_port
+    low, high = _below_ephemeral()
+    if _next_port is None or not low <= _next_port < high:
+        _next_port = random.Random(os.getpid() ^ time.time_ns()).randrange(low, high)
+    for _ in range(high - low):
+        port = _next_port
+        _next_port = low + (port - low + 1) % (high - low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {low}-{high - 1}")
 
 
 def wait_for(pred, timeout, what, interval=0.5, error=AssertionError):
