@@ -267,10 +267,15 @@ def test_restart_restores_at_the_overrides_without_a_rescale(tmp_path, flinklets
             if honoured:
                 ticks(f, 3)
             else:
-                # the killed JVM ran at 2 too, and the watch saw it: the new JVM's rescale is the one asked for
-                wait_for(lambda: watch.running_parallelisms()[-1:] == [2] and
-                         [e for e in f.events() if e["type"] == "ScalingApplied" and e["timeMs"] >= restarted],
+                # the killed JVM ran at 2 too, and the watch saw it: what counts is the new JVM's rescale (its
+                # ScalingApplied), then the job RUNNING at 2 after it (Flink rescales after the PUT's answer, and
+                # shows no vertices while it does)
+                wait_for(lambda: [e for e in f.events() if e["type"] == "ScalingApplied" and e["timeMs"] >= restarted],
                          120, "the overrides applied in place in the new JVM")
+                mark = len(watch.seen)
+                wait_for(lambda: [p for state, status, p in watch.seen[mark:]
+                                  if state == "RUNNING" and status == "RUNNING"][-1:] == [2],
+                         120, "the job RUNNING at 2 after the rescale")
         rescaled = [e for e in f.events() if e["type"] == "ScalingApplied" and e["timeMs"] >= restarted]
         seen = watch.running_parallelisms()
         if honoured:
