@@ -2,6 +2,7 @@
 waiting for a condition, what a Flink JVM started by hand needs (Java 17 flags, console logging), a memory
 cgroup that holds a process tree to a hard limit, and the status page in headless Chromium (its DOM read back)."""
 import html.parser
+import json
 import os
 import random
 import shutil
@@ -76,6 +77,36 @@ def free_port():
                 continue
         return port
     raise RuntimeError(f"no free port in {low}-{high - 1}")
+
+
+def file_id(path):
+    """(inode, mtime) of path, None when there is none."""
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return s.st_ino, s.st_mtime_ns
+
+
+def events_whole_bytes(state):
+    """The length of events.jsonl up to the end of its last whole line (0 without one)."""
+    try:
+        with open(os.path.join(state, "events.jsonl"), "rb") as f:
+            data = f.read()
+    except OSError:  # none, or not a file (a test's attack): flinklet says so itself
+        return 0
+    return data.rfind(b"\n") + 1
+
+
+def events_after(state, offset):
+    """The events of events.jsonl from byte offset on (one of events_whole_bytes)."""
+    try:
+        with open(os.path.join(state, "events.jsonl"), "rb") as f:
+            f.seek(offset)
+            text = f.read().decode()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def wait_for(pred, timeout, what, interval=0.5, error=AssertionError):

@@ -19,6 +19,7 @@ from fakeflink import FakeFlink, write_fake_java
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import testkit  # noqa: E402
 from testkit import free_port  # noqa: E402,F401
+from testkit import events_after, events_whole_bytes, file_id  # noqa: E402
 
 BIN = os.environ.get("FLINKLET_BIN", os.path.abspath("build/flinklet"))
 
@@ -122,13 +123,7 @@ class Supervisor:
     def new_events(self):
         """The events since the last start(): not those of earlier flinklets on the same state directory (a torn
         last line one left is cut off by the next, so whole lines count)."""
-        try:
-            with open(os.path.join(self.state, "events.jsonl"), "rb") as f:
-                f.seek(self.events0)
-                text = f.read().decode()
-        except FileNotFoundError:
-            return []
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return events_after(self.state, self.events0)
 
     def logs(self):
         with open(self.log_path, "rb") as f:
@@ -169,25 +164,6 @@ class Supervisor:
                 pass
         if getattr(self, "log", None):
             self.log.close()
-
-
-def file_id(path):
-    """(inode, mtime) of path, None when there is none."""
-    try:
-        s = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return s.st_ino, s.st_mtime_ns
-
-
-def events_whole_bytes(state):
-    """The length of events.jsonl up to the end of its last whole line (0 without one)."""
-    try:
-        with open(os.path.join(state, "events.jsonl"), "rb") as f:
-            data = f.read()
-    except OSError:  # none, or not a file (a test's attack): flinklet says so itself
-        return 0
-    return data.rfind(b"\n") + 1
 
 
 @pytest.fixture
