@@ -20,7 +20,7 @@ e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
 # files of tests/e2e that start no JVM
 # (no Flink jars needed); nothing is installed. `make check` runs all of them too.
 NO_JVM_FILES = tests/e2e/test_layout.py tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
-               tests/e2e/test_units.py tests/e2e/test_deployment_docs.py
+               tests/e2e/test_units.py tests/e2e/test_deployment_docs.py tests/e2e/test_image_build.py
 .PHONY: check-fast
 check-fast: all unit lint
 	@for f in $(FUZZ_SRCS); do $(CC) $(CFLAGS) -fsyntax-only -Itests/support $$f || exit 1; done

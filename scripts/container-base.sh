@@ -4,7 +4,7 @@
 # from the build machine's JDK (only the modules Flink uses: JAVA_MODULES below), the shared libraries flinklet
 # links against, the user flink (uid/gid 9999, as in the official image), and the Maven-fetched Flink jars
 # (make flink-lib) under /opt/flink/lib less what a MiniCluster never loads (DROP_JARS below, and RocksDB's
-# native libraries for other platforms); imported into podman as
+# and ForSt's native libraries for other platforms); imported into podman as
 #
 #     localhost/flinklet-base:<flink version>-<12 hex of the inputs>
 #
@@ -79,13 +79,14 @@ if [ "$VARIANT" != builder ] && ! ls "$FLINK_LIB"/flink-core-*.jar >/dev/null 2>
 	exit 3
 fi
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
-# RocksDB's jar carries native libraries for every platform; the image keeps this architecture's (glibc)
+# RocksDB's and ForSt's jars carry native libraries for every platform (eleven each); the image keeps this
+# architecture's glibc one (lib<name>-<platform>.so)
 case "$arch" in
-amd64) rocksdb_native=librocksdbjni-linux64.so ;;
-arm64) rocksdb_native=librocksdbjni-linux-aarch64.so ;;
-ppc64el) rocksdb_native=librocksdbjni-linux-ppc64le.so ;;
-s390x) rocksdb_native=librocksdbjni-linux-s390x.so ;;
-*) rocksdb_native= ;;
+amd64) native_platform=linux64 ;;
+arm64) native_platform=linux-aarch64 ;;
+ppc64el) native_platform=linux-ppc64le ;;
+s390x) native_platform=linux-s390x ;;
+*) native_platform= ;;
 esac
 if [ "$VARIANT" = builder ]; then
 	JDK=none
@@ -179,20 +180,26 @@ if [ "$VARIANT" != builder ]; then
 		# shellcheck disable=SC2086 # the pattern is a glob
 		rm -f "$root"/opt/flink/lib/$pattern
 	done
-	for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar; do
-		[ -f "$jar" ] && [ -n "$rocksdb_native" ] || continue
-		python3 - "$jar" "$rocksdb_native" <<'PY'
+	for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar "$root"/opt/flink/lib/forstjni-*.jar; do
+		[ -f "$jar" ] && [ -n "$native_platform" ] || continue
+		case "$(basename "$jar")" in
+		frocksdbjni-*) lib=librocksdbjni ;;
+		*) lib=libforstjni ;;
+		esac
+		python3 - "$jar" "$lib" "$lib-$native_platform.so" <<'PY'
 import os, sys, zipfile
-path, keep = sys.argv[1], sys.argv[2]
+path, prefix, keep = sys.argv[1], sys.argv[2], sys.argv[3]
 tmp = path + ".tmp"
-with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
-    names = src.namelist()
-    assert keep in names, f"{keep} is not in {path}"
-    for info in src.infolist():
-        name = info.filename
-        if "/" not in name and name.startswith("librocksdbjni") and name != keep:
-            continue
-        dst.writestr(info, src.read(name))
+with zipfile.ZipFile(path) as src:
+    if keep not in src.namelist():  # no library for this platform: the jar stays whole
+        print(f"container-base: {keep} is not in {path}, kept whole", file=sys.stderr)
+        sys.exit(0)
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            name = info.filename
+            if "/" not in name and name.startswith(prefix + "-") and name != keep:
+                continue
+            dst.writestr(info, src.read(name))
 os.replace(tmp, path)
 PY
 	done

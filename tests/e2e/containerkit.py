@@ -144,3 +144,16 @@ def volume_status(volume):
 
 def same_location(a, b):
     return re.sub(r"^file:/+", "/", a or "") == re.sub(r"^file:/+", "/", b or "")
+
+
+def assert_no_debian_libcurl(image):
+    """flinklet in image maps no libcurl and none of what Debian's brings along, and the image has none of them."""
+    ldd = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "ldd", image, "/usr/local/bin/flinklet").stdout
+    assert "libgnutls.so.30" in ldd and "libmicrohttpd.so.12" in ldd, ldd  # the dynamic part is there
+    assert "not found" not in ldd, ldd
+    linked = [line.strip() for line in ldd.splitlines() if CURL_BAGGAGE.search(line)]
+    assert not linked, f"flinklet in {image} links Debian's libcurl or its libraries: {linked}"
+    cache = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "ldconfig", image, "-p").stdout
+    assert "libgnutls.so.30" in cache, cache[:2000]
+    shipped = sorted({m.group(0) for m in CURL_BAGGAGE.finditer(cache)})
+    assert not shipped, f"{image} still ships Debian's libcurl or what only it pulls in: {shipped}"

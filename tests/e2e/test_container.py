@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 from conftest import JOBS_JAR, SANITIZER_LOGS, check_output, wait_for
-from containerkit import (CONFIGMAP, CURL_BAGGAGE, JAR_IN_IMAGE, POD_SECURITY, ROOT, RUN_OPTS, SHUTDOWN_BUDGET, STATE,
+from containerkit import (CONFIGMAP, JAR_IN_IMAGE, POD_SECURITY, ROOT, RUN_OPTS, SHUTDOWN_BUDGET, STATE,
                           TOKEN_FILE, build_base, build_full_image, build_image, podman, same_location, say,
                           volume_path, volume_status)
 
@@ -42,19 +42,6 @@ pytestmark = [
     pytest.mark.skipif(bool(SANITIZER_LOGS), reason="flinklet built with ASan/UBSan cannot run in the image "
                        "(no sanitizer runtimes there; make container-test runs this with build/flinklet)"),
 ]
-
-
-def assert_no_debian_libcurl(image):
-    """flinklet in image maps no libcurl and none of what Debian's brings along, and the image has none of them."""
-    ldd = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "ldd", image, "/usr/local/bin/flinklet").stdout
-    assert "libgnutls.so.30" in ldd and "libmicrohttpd.so.12" in ldd, ldd  # the dynamic part is there
-    assert "not found" not in ldd, ldd
-    linked = [line.strip() for line in ldd.splitlines() if CURL_BAGGAGE.search(line)]
-    assert not linked, f"flinklet in {image} links Debian's libcurl or its libraries: {linked}"
-    cache = podman("run", "--rm", *RUN_OPTS, "--entrypoint", "ldconfig", image, "-p").stdout
-    assert "libgnutls.so.30" in cache, cache[:2000]
-    shipped = sorted({m.group(0) for m in CURL_BAGGAGE.finditer(cache)})
-    assert not shipped, f"{image} still ships Debian's libcurl or what only it pulls in: {shipped}"
 
 
 HTTPS_SERVER = r"""
