@@ -280,12 +280,14 @@ pid_t rm_rf_child(const struct strv *paths)
 	_exit(failed);
 }
 
-int store_lock(const char *state_dir, long *ret_owner)
+int store_lock_file(const char *dir, const char *name, const char *who, char **ret_who)
 {
+	if (ret_who)
+		*ret_who = NULL;
 	/* read-only: a file held open for writing would keep the volume from being remounted read-only (by an
 	 * administrator, or by the kernel on I/O errors) */
-	char *path = path_join(state_dir, "lock");
-	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, FSMODE_FILE);
+	char *path = path_join(dir, name);
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, FSMODE_FILE);
 	if (fd < 0) {
 		int r = -errno;
 		free(path);
@@ -293,21 +295,23 @@ int store_lock(const char *state_dir, long *ret_owner)
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		char buf[32] = {0};
-		if (ret_owner) {
+		if (ret_who) {
+			char buf[512] = {0};
 			ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-			*ret_owner = n > 0 ? strtol(buf, NULL, 10) : 0;
+			if (n > 0) {
+				buf[strcspn(buf, "\n")] = 0;
+				*ret_who = xstrdup(buf);
+			}
 		}
 		close(fd);
 		free(path);
 		return r;
 	}
 	/* who holds it, for the message of the next one (written once, closed at once) */
-	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	size_t n = strlen(who);
+	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	free(path);
-	if (w < 0 || write(w, buf, (size_t)n) != n) {
+	if (w < 0 || write(w, who, n) != (ssize_t)n) {
 		int r = w < 0 ? -errno : -EIO;
 		if (w >= 0)
 			close(w);
@@ -315,6 +319,18 @@ int store_lock(const char *state_dir, long *ret_owner)
 		return r;
 	}
 	close(w);
+	return fd;
+}
+
+int store_lock(const char *state_dir, long *ret_owner)
+{
+	char who[32];
+	snprintf(who, sizeof(who), "%ld\n", (long)getpid());
+	char *holder = NULL;
+	int fd = store_lock_file(state_dir, "lock", who, ret_owner ? &holder : NULL);
+	if (ret_owner && fd == -EBUSY)
+		*ret_owner = holder ? strtol(holder, NULL, 10) : 0;
+	free(holder);
 	return fd;
 }
 

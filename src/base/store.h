@@ -35,6 +35,11 @@ int rm_rf(const char *path);
  * has default signals, dies with its parent (what it did not finish is left), and touches nothing but the paths. */
 pid_t rm_rf_child(const struct strv *paths);
 
+/* Takes the exclusive lock of file name in dir (created when missing, never through a link), held while the
+ * returned fd is open (close-on-exec), and writes who into it (one line) for the next one's message. Returns the
+ * fd, -EBUSY when another process holds it (*ret_who, when ret_who is given: the holder's line, malloc'd, NULL when
+ * it wrote none), or another -errno. */
+int store_lock_file(const char *dir, const char *name, const char *who, char **ret_who);
 /* Takes the exclusive lock of a state directory (the file "lock", holding the owner's pid).
  * Returns the lock fd (kept open for the life of the process), -EBUSY with *ret_owner set when another
  * process holds it, or another -errno. */

@@ -214,8 +214,9 @@ static void scan_savepoints(const struct leftovers_scan *in, struct blobs *b, st
 {
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "savepoint-%.6s-", in->job_id);
-	/* a linked savepoint directory is not swept (its partial savepoints stay) */
-	DIR *d = real_dir(in->savepoint_dir) ? opendir(in->savepoint_dir) : NULL;
+	/* the savepoint directory itself may be a link, as the checkpoint directory may (both are the configuration's,
+	 * and locked where they lead: supervisor.c); what is in it is not followed */
+	DIR *d = opendir(in->savepoint_dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, prefix, strlen(prefix)) || str_has_suffix(de->d_name, ".disposing"))

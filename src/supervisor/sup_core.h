@@ -385,6 +385,9 @@ struct supervisor {
 	char *flink_version;
 	char job_id[33];
 	int lock_fd;
+	/* the locks of the directories the sweep removes from (the checkpoint and the savepoint directory, one when
+	 * they are the same), held for the supervisor's life: -1 when not taken */
+	int dir_lock_fd[2];
 	struct rest *rest; /* Flink's REST API (libcurl's multi handle on the loop) */
 
 	/* the state and the dispatch: events raised while an action runs wait in the queue, in order */

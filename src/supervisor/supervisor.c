@@ -516,6 +516,54 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 	 * holds (the volume, a rejected configuration, ...) */
 }
 
+/* The sweep (sup_sweep.c) removes files from the checkpoint and the savepoint directory, which may lie outside the
+ * state directory (execution.checkpointing.dir elsewhere, or checkpoints/ a link to a bigger disk): a copied volume
+ * would give two supervisors one of them, and one's sweep would remove the other JVM's files. Each directory, as it
+ * resolves, gets a lock file of its own (.flinklet-lock; Flink's scans never list it) held for the supervisor's
+ * life; a second supervisor there refuses to start (3), naming the holder. Returns 0 or 3. */
+static int lock_swept_dirs(struct supervisor *s)
+{
+	const char *dirs[2] = {s->ckpt_dir, s->sp_dir};
+	const char *what[2] = {"checkpoint", "savepoint"};
+	char *real[2] = {NULL, NULL};
+	int ret = 0;
+	char *who = xasprintf("%ld %s\n", (long)getpid(), s->state_dir);
+	for (int i = 0; i < 2 && !ret; i++) {
+		int r = mkdir_p(dirs[i]);
+		real[i] = r < 0 ? NULL : realpath(dirs[i], NULL);
+		if (!real[i]) {
+			log_fatal("unable to create the %s directory %s: %s", what[i], dirs[i],
+			          strerror(r < 0 ? -r : errno));
+			ret = 3;
+			break;
+		}
+		if (i == 1 && !strcmp(real[0], real[1]))
+			break; /* one directory for both: one lock */
+		char *holder = NULL;
+		s->dir_lock_fd[i] = store_lock_file(real[i], ".flinklet-lock", who, &holder);
+		if (s->dir_lock_fd[i] == -EBUSY) {
+			char *pid_end = NULL;
+			long pid = holder ? strtol(holder, &pid_end, 10) : 0;
+			log_fatal(
+			    "the %s directory %s%s%s is used by another flinklet (pid %ld, state directory %s): two "
+			    "supervisors must not share a job's %ss (a copied volume?); refusing to start",
+			    what[i], dirs[i], strcmp(dirs[i], real[i]) ? ", that is " : "",
+			    strcmp(dirs[i], real[i]) ? real[i] : "", pid,
+			    pid_end && *pid_end == ' ' ? pid_end + 1 : "unknown", what[i]);
+			ret = 3;
+		} else if (s->dir_lock_fd[i] < 0) {
+			log_fatal("unable to lock the %s directory %s: %s", what[i], real[i],
+			          strerror(-s->dir_lock_fd[i]));
+			ret = 3;
+		}
+		free(holder);
+	}
+	free(real[0]);
+	free(real[1]);
+	free(who);
+	return ret;
+}
+
 static int open_state_dir(struct supervisor *s)
 {
 	s->state_dir = xstrdup(spec_get(s->spec, "flinklet.state.dir"));
@@ -582,6 +630,9 @@ static int open_state_dir(struct supervisor *s)
 		log_fatal("the checkpoint and savepoint directories must be local paths");
 		return 3;
 	}
+	r = lock_swept_dirs(s);
+	if (r)
+		return r;
 
 	/* what the last run knew (savepoints, restart counts, a finished job) carries over */
 	char *path = path_join(s->state_dir, "status.json");
@@ -701,14 +752,22 @@ void sup_free(struct supervisor *s)
 	}
 	spec_free(s->spec);
 	free(s->spec);
+	for (int i = 0; i < 2; i++)
+		if (s->dir_lock_fd[i] >= 0)
+			close(s->dir_lock_fd[i]);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 }
 
 int supervisor_run(struct spec *spec, const struct run_options *opts)
 {
-	struct supervisor s = {
-	    .spec = spec, .launched = spec, .opts = opts, .lock_fd = -1, .reload.inotify_fd = -1, .state = SUP_INITIAL};
+	struct supervisor s = {.spec = spec,
+	                       .launched = spec,
+	                       .opts = opts,
+	                       .lock_fd = -1,
+	                       .dir_lock_fd = {-1, -1},
+	                       .reload.inotify_fd = -1,
+	                       .state = SUP_INITIAL};
 	status_init(&s.status);
 	const char *level = spec_get(spec, "flinklet.log.level");
 	if (level && !strcmp(level, "debug"))

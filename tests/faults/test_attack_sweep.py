@@ -20,7 +20,7 @@ import time
 import pytest
 
 from attack_kit import MAGIC, SHIM, install_fake_java, spawn_count
-from conftest import wait_for
+from conftest import BIN, wait_for
 
 JID = "0123456789abcdef0123456789abcdef"
 OTHER = "fedcba9876543210fedcba9876543210"
@@ -112,10 +112,11 @@ def restored(sup):
 
 
 def tree(root):
-    """Every entry under root (links not followed) with its size: what a test compares before and after."""
+    """Every entry under root (links not followed) with its size: what a test compares before and after. The lock
+    file flinklet holds in each directory it sweeps (.flinklet-lock) is flinklet's, not the job's: not listed."""
     out = {}
     for d, dirs, files in os.walk(root):
-        for n in dirs + files:
+        for n in dirs + [f for f in files if f != ".flinklet-lock"]:
             p = os.path.join(d, n)
             st = os.lstat(p)
             out[os.path.relpath(p, root)] = (stat.S_IFMT(st.st_mode), st.st_size if stat.S_ISREG(st.st_mode) else 0)
@@ -219,7 +220,8 @@ def test_what_goes_goes_and_what_stays_stays(server, supervisors):
     assert not names & {"chk-0", "chk-1", "chk-2", "chk-7", "chk-9.disposing"}, names
     assert set(os.listdir(os.path.join(cdir(st), "shared"))) == {
         "only-3", "only-4", "common", "given-up", "by-savepoint"}
-    assert os.listdir(os.path.join(st, "savepoints")) == [f"savepoint-{JID[:6]}-aaaaaaaaaaaa"]
+    assert [n for n in os.listdir(os.path.join(st, "savepoints")) if n != ".flinklet-lock"] == \
+        [f"savepoint-{JID[:6]}-aaaaaaaaaaaa"]
     assert tree(cdir(st, OTHER)) == other_before
     assert os.path.exists(os.path.join(cdir(st), "taskowned", "t"))
     assert sup.stop() == 0
@@ -323,19 +325,34 @@ def test_a_shared_directory_that_is_a_link_elsewhere_is_not_emptied(server, supe
     assert sup.stop() == 0
 
 
-def test_a_savepoint_directory_that_is_a_link_elsewhere_is_not_emptied(server, supervisors, tmp_path):
-    """Attacks "nothing outside the job's own directories": savepoints/ itself is a symbolic link to a shared
-    savepoint store where a savepoint of the job is still being written (no _metadata yet)."""
+def test_a_savepoint_directory_that_is_a_link_is_swept_like_the_checkpoint_directory(server, supervisors, tmp_path):
+    """savepoints/ itself is a symbolic link to a savepoint store elsewhere, as checkpoints/ may be: both are the
+    configuration's directories, followed alike and locked where they lead (issue 36, item 3). The job's unfinished
+    savepoint there (no _metadata, no JVM of the job running) goes as it would in a real directory; another job's
+    stays; the store gets the lock file, and a second supervisor whose savepoints/ leads there too is refused."""
     out = tmp_path / "store"
     (out / f"savepoint-{JID[:6]}-dddddddddddd").mkdir(parents=True)
     (out / f"savepoint-{JID[:6]}-dddddddddddd" / "part").write_bytes(b"p")
+    (out / "savepoint-0ther0-dddddddddddd").mkdir()
+    (out / "savepoint-0ther0-dddddddddddd" / "part").write_bytes(b"o")
     sup = supervisors(server)
     prepare(sup)
     chk(sup.state, 1)
     os.symlink(out, os.path.join(sup.state, "savepoints"))
     sup.start()
     swept(sup)
-    assert os.path.exists(out / f"savepoint-{JID[:6]}-dddddddddddd" / "part")
+    assert not os.path.exists(out / f"savepoint-{JID[:6]}-dddddddddddd"), os.listdir(out)
+    assert os.path.exists(out / "savepoint-0ther0-dddddddddddd" / "part")
+    other = tmp_path / "state-2"
+    other.mkdir()
+    os.symlink(out, other / "savepoints")
+    r = subprocess.run([BIN, "run", "-c", str(sup.config), "--state-dir", str(other), "--flink-home",
+                        str(sup.flink_home)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 3, r.stderr[-2000:]
+    assert "savepoint directory" in r.stderr and f"pid {sup.proc.pid}, state directory {sup.state}" in r.stderr, \
+        r.stderr[-2000:]
+    assert not os.path.exists(other / "status.json")  # refused before anything was written
+    assert os.path.exists(out / ".flinklet-lock")
     assert sup.stop() == 0
 
 
@@ -1174,3 +1191,61 @@ def test_an_out_of_memory_while_restoring_is_no_evidence(server, supervisors):
     wait_for(lambda: spawn_count(spawns) >= 4 or sup.proc.poll() is not None, TIMEOUT,
              f"4 launches\n{sup.logs()[-2000:]}")
     never_demoted(sup, spawns, 4)
+
+
+# ------------------------------------------------------------------------------------ one supervisor per job's files
+
+@pytest.mark.parametrize("how", ["outside-dir", "linked-checkpoints"])
+def test_a_copied_volume_sharing_a_checkpoint_directory_is_refused(server, supervisors, tmp_path, how):
+    """Attacks "one supervisor per job's files" (issue 36, item 3): a volume copied with its configuration, whose
+    checkpoint directory is the same as the running one's, either named outside the state directory
+    (execution.checkpointing.dir) or through a checkpoints/ that is a link to it. The copy's flinklet exits 3 at
+    once, naming the holder, and sweeps nothing: the running job's unfinished checkpoint (Flink writing chk-9,
+    no _metadata yet) and its shared/ files stay."""
+    outside = tmp_path / "bigger-disk" / "checkpoints"
+    conf = {"execution.checkpointing.dir": f"file://{outside}"} if how == "outside-dir" else None
+    sup = supervisors(server, conf=conf)
+    prepare(sup)
+    if how == "linked-checkpoints":
+        outside.parent.mkdir(parents=True)
+        os.rename(os.path.join(sup.state, "checkpoints"), outside)
+        os.symlink(outside, os.path.join(sup.state, "checkpoints"))
+    jobdir = outside / JID
+    os.makedirs(jobdir / "shared", exist_ok=True)
+    os.makedirs(jobdir / "chk-0", exist_ok=True)  # the canary of swept()
+    for n in (1, 2, 3):
+        d = jobdir / f"chk-{n}"
+        d.mkdir(exist_ok=True)
+        write(str(d / "state-0"))
+        write(str(d / "_metadata"), meta(n, [f"file:{d / 'state-0'}", f"file:{jobdir / 'shared' / 'x3'}"]))
+    write(str(jobdir / "shared" / "x3"))
+    sup.start()
+    swept(sup)
+    running(sup)
+    # what the running JVM writes now: a checkpoint in progress and a shared file no _metadata names yet
+    (jobdir / "chk-9").mkdir()
+    write(str(jobdir / "chk-9" / "in-flight"))
+    write(str(jobdir / "shared" / "x9-in-flight"))
+    copy = tmp_path / "copied-volume"
+    subprocess.run(["cp", "-a", sup.state, str(copy)], check=True)
+    assert os.path.islink(copy / "checkpoints") == (how == "linked-checkpoints")
+    r = subprocess.run([BIN, "run", "-c", str(sup.config), "--state-dir", str(copy), "--flink-home",
+                        str(sup.flink_home)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 3, r.stderr[-2000:]
+    assert "checkpoint directory" in r.stderr and f"pid {sup.proc.pid}, state directory {sup.state}" in r.stderr, \
+        r.stderr[-2000:]
+    assert (jobdir / "chk-9" / "in-flight").exists() and (jobdir / "shared" / "x9-in-flight").exists()
+    assert (jobdir / "chk-3" / "_metadata").exists() and (jobdir / "shared" / "x3").exists()
+    assert sup.alive()
+    assert os.path.exists(outside / ".flinklet-lock")
+    assert sup.stop() == 0
+    # with the first one gone, the copy may run: the lock went with its holder
+    sup2 = subprocess.Popen([BIN, "run", "-c", str(sup.config), "--state-dir", str(copy), "--flink-home",
+                             str(sup.flink_home)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(3)
+        assert sup2.poll() is None, sup2.stderr.read()[-2000:]
+    finally:
+        os.killpg(sup2.pid, signal.SIGKILL)
+        sup2.wait()

@@ -154,8 +154,8 @@ def restart_and_check(supervisors, server, state, job_id, tag):
     leftovers = [n for d in (state, os.path.join(state, "conf"), os.path.join(state, "autoscaler"))
                  if os.path.isdir(d) for n in os.listdir(d) if TEMP.match(n) and not n.endswith(f".tmp.{sup.proc.pid}")]
     assert not leftovers, f"{tag}: temp files left after the restart: {leftovers}"
-    sps = sorted(os.listdir(os.path.join(state, "savepoints"))) if os.path.isdir(
-        os.path.join(state, "savepoints")) else []
+    sps = sorted(n for n in os.listdir(os.path.join(state, "savepoints")) if n.startswith("savepoint-")) \
+        if os.path.isdir(os.path.join(state, "savepoints")) else []
     if sps:
         assert st["restoredFrom"]["kind"] == "savepoint", f"{tag}: savepoints {sps} exist, restored {st['restoredFrom']}"
     os.killpg(sup.proc.pid, signal.SIGKILL)
