@@ -191,12 +191,14 @@ enum restroutes_access restroutes_get_access(const char *path, const char **why)
 		why = &dummy;
 	*why = NULL;
 	const char *end = path + strcspn(path, "?");
-	/* Flink decodes the path twice (Netty's decoder, then its router per segment) and libcurl removes dot
-	 * segments before sending: such a path is not read as written, so it is not classified */
-	if (memchr(path, '%', (size_t)(end - path)) || memchr(path, '\\', (size_t)(end - path))) {
-		*why = "a percent-encoded path or one with a backslash";
-		return RESTROUTES_TOKEN;
-	}
+	/* Flink decodes the path twice (Netty's decoder, then its router per segment), libcurl removes dot
+	 * segments before sending, and servers differ on what ';' and '\\' mean in a path: such a path is not
+	 * surely read as written, so it is not classified */
+	for (const char *c = path; c < end; c++)
+		if (*c == '%' || *c == ';' || *c == '\\') {
+			*why = "a path with '%', ';' or '\\'";
+			return RESTROUTES_TOKEN;
+		}
 	struct segs g;
 	if (!split(path, end, &g)) {
 		*why = "a path of this many segments is no route of Flink's";

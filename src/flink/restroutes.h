@@ -7,8 +7,8 @@
  * profiles), and any path this table does not know. The table lists every GET route Flink 1.20, 2.2 and 2.3
  * register, each with the versions that have it (tests/restroutes checks it against the *Headers classes of the
  * real jars: a route Flink adds fails that test until it is put here). Paths are matched as Flink's router
- * matches them, segment by segment; a path Flink would read otherwise than flinklet (percent-encoded, with a dot
- * segment or a backslash) needs the token. */
+ * matches them, segment by segment; a path Flink might read otherwise than flinklet (percent-encoded, with a dot
+ * segment, a ';' or a backslash) needs the token. */
 #ifndef FLINKLET_RESTROUTES_H
 #define FLINKLET_RESTROUTES_H
 

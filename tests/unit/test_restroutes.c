@@ -121,6 +121,8 @@ static void test_no_spelling_reaches_an_acting_route(void **state)
 	    "/..",
 	    "/.",
 	    "/jobs/0123\\yarn-cancel",
+	    "/jobs/0123/yarn-cancel;.js",
+	    "/index.html;x",
 	    /* Flink's routes are case-sensitive: another case is no route it has, and none known to read */
 	    "/JOBS/0123/YARN-CANCEL",
 	    "/Jobs/overview",
