@@ -34,11 +34,12 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
 # e2e-matrix: the core e2e files (recovery, never-rewind, lifecycle, promotion) on each Flink version of
 # MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION.
 # test_rescale_history runs on the versions that have Flink's rescale history (2.3+) and skips on the others;
+# test_flink_readonly holds the routes open under /flink/ without the token to each version's real REST API;
 # test_flink_metrics holds flinklet's Prometheus reporter (deps/reporter, built against each version's jars) to each
 MATRIX_VERSIONS ?= 1.20.5 2.3.0
 MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
                    tests/e2e/test_promotion.py tests/e2e/test_job_failure.py tests/e2e/test_rescale_history.py \
-                   tests/e2e/test_flink_metrics.py
+                   tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py
 .PHONY: e2e-rest e2e-matrix
 e2e-matrix: $(BUILD)/flinklet
 	@set -e; for v in $(MATRIX_VERSIONS); do \
