@@ -1,7 +1,7 @@
 # mk/tests.mk: the tests and their orchestration, included by the top Makefile (which builds flinklet, fetches
 # Flink's jars and the test jobs, and defines the variables used here): unit tests (plain and under ASan/UBSan),
 # check-fast and check, the end-to-end suites (e2e, e2e-asan, e2e-rest, e2e-matrix, valgrind), fault injection,
-# chaos, fuzzing, parity with the operator's autoscaler and with Quartz, and the benchmarks.
+# chaos, fuzzing, parity with the operator's autoscaler and with Quartz, Flink's REST routes, and the benchmarks.
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -34,11 +34,12 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
 # e2e-matrix: the core e2e files (recovery, never-rewind, lifecycle, promotion) on each Flink version of
 # MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION.
 # test_rescale_history runs on the versions that have Flink's rescale history (2.3+) and skips on the others;
+# test_flink_readonly holds the routes open under /flink/ without the token to each version's real REST API;
 # test_flink_metrics holds flinklet's Prometheus reporter (deps/reporter, built against each version's jars) to each
 MATRIX_VERSIONS ?= 1.20.5 2.3.0
 MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
                    tests/e2e/test_promotion.py tests/e2e/test_job_failure.py tests/e2e/test_rescale_history.py \
-                   tests/e2e/test_flink_metrics.py
+                   tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py
 .PHONY: e2e-rest e2e-matrix
 e2e-matrix: $(BUILD)/flinklet
 	@set -e; for v in $(MATRIX_VERSIONS); do \
@@ -61,11 +62,12 @@ lint:
 # of tests/lanes.json, and says where the time went; its logs are in build/lanes/, and `make check-times` refreshes
 # tests/lanes.json from the last run's build/lanes/times.json.
 CHECK_LANES ?= 2
-CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity
+CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib fuzz-build $(PARITY_JAR) \
-	  parity-116-harness $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
+	  parity-116-harness $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers \
+	  $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 	@set -e; for v in $(MATRIX_VERSIONS); do $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; done
 	python3 scripts/lanes.py --lanes $(CHECK_LANES) --make "$(MAKE)" --out $(BUILD)/lanes \
 	  --estimates tests/lanes.json --record $(BUILD)/lanes/times.json --whole "$(CHECK_WHOLE)" \
@@ -145,6 +147,28 @@ parity: $(BUILD)/flinklet $(PARITY_JAR) parity-116-harness
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet PARITY_HARNESS=$(CURDIR)/$(PARITY_DIR) \
 	PARITY_HARNESS_116=$(CURDIR)/$(PARITY_116_DIR) PARITY_CASES=$(PARITY_CASES) \
 	PARITY_SEED=$(PARITY_SEED) PARITY_MEM_CASES=$(PARITY_MEM_CASES) python3 -m pytest -v -p no:cacheprovider tests/parity
+
+# ---- Flink's REST routes (issue 36; tests/restroutes/) -------------------------------------------------------------
+# flinklet's table of the GET routes open without the token (src/flink/restroutes.c) against every route the real
+# jars of each of RESTROUTES_VERSIONS declare (RestRoutes.java, compiled with javac into build/restroutes/, reads
+# them by reflection; route_table prints the table and flinklet's answers): a route not classified or an entry a
+# version lacks fails.
+RESTROUTES_VERSIONS ?= $(sort 1.20.5 2.3.0 $(FLINK_VERSION))
+RESTROUTES_DIR       = $(BUILD)/restroutes
+.PHONY: restroutes
+$(RESTROUTES_DIR)/RestRoutes.class: tests/restroutes/RestRoutes.java
+	@mkdir -p $(RESTROUTES_DIR)
+	javac --release 11 -d $(RESTROUTES_DIR) $<
+
+$(RESTROUTES_DIR)/route_table: tests/restroutes/route_table.c $(LIB_OBJS)
+	@mkdir -p $(RESTROUTES_DIR)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+restroutes: $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
+	@set -e; for v in $(RESTROUTES_VERSIONS); do $(MAKE) --no-print-directory flink-lib FLINK_VERSION=$$v; done
+	RESTROUTES_DIR=$(CURDIR)/$(RESTROUTES_DIR) \
+	RESTROUTES_FLINK="$(foreach v,$(RESTROUTES_VERSIONS),$(CURDIR)/$(BUILD)/flink-$(v))" \
+	python3 -m pytest -v -p no:cacheprovider tests/restroutes
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
 # BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image, or all); each prints its figures and one

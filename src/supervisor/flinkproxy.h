@@ -4,8 +4,9 @@
  * handle (src/flink/rest.c), and its answer comes back through http_defer/http_answer (src/http/http.c): the event loop
  * never waits for Flink. Hop-by-hop headers, Flink's CORS headers and caching headers are dropped; the answer's
  * size, the bytes held for answers in all, the requests at once and their duration are bounded. GET /flink
- * redirects to /flink/. Who may use which method is the caller's to decide (sup_http.c: GET and HEAD for
- * everyone, any other method with the bearer token); this module only forwards. */
+ * redirects to /flink/. Who may use what is the caller's to decide (sup_http.c: GET and HEAD of the routes that
+ * only read, src/flink/restroutes.c, for everyone; anything else with the bearer token); this module only
+ * forwards. */
 #ifndef FLINKLET_FLINKPROXY_H
 #define FLINKLET_FLINKPROXY_H
 

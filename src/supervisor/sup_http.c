@@ -2,8 +2,8 @@
  * status page at / with the JSON it reads besides /status (/events, /autoscaler: src/supervisor/sup_observe.c), and the
  * bearer-token protected POST /api/v1/savepoint|checkpoint|suspend|resume, whose actions go through
  * the same lifecycle as the configuration fields; and Flink's web UI and REST API under /flink/
- * (src/supervisor/flinkproxy.c): GET and HEAD for everyone, any other method only with the token. Served on the event
- * loop (src/http/http.c). */
+ * (src/supervisor/flinkproxy.c): GET and HEAD of the routes that only read (src/flink/restroutes.c) for everyone,
+ * anything else only with the token. Served on the event loop (src/http/http.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "flinkproxy.h"
+#include "restroutes.h"
 #include "sup_flinkmetrics.h"
 #include "fsmode.h"
 #include "store.h"
@@ -103,21 +104,43 @@ static void control(struct supervisor *s, const char *action, const struct http_
 	resp->body = json_msg("error", "no such action");
 }
 
-/* /flink and below: Flink's answers. Reading is open (what Flink's REST API shows, the UI); anything else
- * changes the job (cancel, stop, savepoints, rescaling) and needs the token: 401 without one, 403 with a wrong
- * one, and nothing reaches Flink. What does reach it is recorded as an event. */
+/* Whether req may go on without the token: GET and HEAD of what restroutes takes for reading, and what the proxy
+ * answers itself (the redirect of /flink, 404 for a target not below /flink/ as sent). Else *why says why not. */
+static bool open_to_all(const struct http_request *req, bool get, const char **why)
+{
+	*why = NULL;
+	if (!get)
+		return false;
+	const char *target = req->target ? req->target : req->path;
+	size_t n = strlen(FLINKPROXY_PREFIX);
+	if (strncmp(target, FLINKPROXY_PREFIX "/", n + 1))
+		return true;
+	return restroutes_get_access(target + n, why) == RESTROUTES_OPEN;
+}
+
+/* /flink and below: Flink's answers. Reading is open (what Flink's UI shows of the job, the UI's files); anything
+ * else acts on the job (cancel, stop, savepoints, rescaling: with any method, yarn-cancel with GET), shows what may
+ * hold secrets (the JVM's options and environment, configuration, logs) or is not known to only read, and needs
+ * the token: 401 without one, 403 with a wrong one, and nothing reaches Flink. What does reach it with the token
+ * is recorded as an event. */
 static void flink_route(struct supervisor *s, const struct http_request *req, struct http_response *resp)
 {
 	bool get = !strcmp(req->method, "GET") || !strcmp(req->method, "HEAD");
+	const char *why = NULL;
+	bool open = open_to_all(req, get, &why);
 	resp->content_type = "application/json";
-	if (!get && !authorized(s, req->authorization)) {
+	if (!open && !authorized(s, req->authorization)) {
 		s->http.unauthorized++;
 		if (!req->authorization) {
 			resp->code = 401;
 			strv_push(&resp->headers, "WWW-Authenticate: Bearer realm=\"flinklet\"");
-			resp->body =
-			    json_msg("error", "a valid 'Authorization: Bearer <token>' is required for anything "
-			                      "but GET and HEAD under " FLINKPROXY_PREFIX "/");
+			char *msg =
+			    get ? xasprintf("a valid 'Authorization: Bearer <token>' is required here (%s)",
+			                    why ? why : "not known to only read")
+			        : xstrdup("a valid 'Authorization: Bearer <token>' is required for anything but "
+			                  "GET and HEAD of what only reads under " FLINKPROXY_PREFIX "/");
+			resp->body = json_msg("error", msg);
+			free(msg);
 		} else {
 			resp->code = 403;
 			resp->body = json_msg("error", "the token is not valid");
@@ -127,7 +150,7 @@ static void flink_route(struct supervisor *s, const struct http_request *req, st
 	char *down = s->launch.jvm_pid
 	                 ? NULL
 	                 : xasprintf("Flink is not running (the job is %s)", lifecycle_to_string(s->status.lifecycle));
-	if (!get && !down)
+	if (!open && !down)
 		sup_event(s, "ApiRequest", "%s %s with the token: to Flink", req->method, req->path);
 	flinkproxy_handle(s->http.proxy, req, resp, down);
 	free(down);
@@ -281,8 +304,9 @@ int sup_http_start(struct supervisor *s)
 	if (s->rest) {
 		char *flink = xasprintf("127.0.0.1:%d", s->status.rest_port);
 		s->http.proxy = flinkproxy_new(s->rest, flink);
-		log_info("Flink's web UI and REST API on http://%s%s/ (any method but GET and HEAD with the token)",
-		         actual, FLINKPROXY_PREFIX);
+		log_info(
+		    "Flink's web UI and REST API on http://%s%s/ (what only reads for all, the rest with the token)",
+		    actual, FLINKPROXY_PREFIX);
 		free(flink);
 	}
 	free(actual);

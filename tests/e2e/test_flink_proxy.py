@@ -1,7 +1,8 @@
 """Flink's web UI and REST API through flinklet's own endpoint (/flink/, issue 14 item 2), against the real
-MiniCluster: what a browser and a REST client read there is Flink's answer; nothing but GET and HEAD passes
-without the bearer token, and such attempts change nothing in the job; Flink down or hung is an answer
-(502/503/504), never a stalled endpoint; a slow client of a large file holds nothing else up."""
+MiniCluster: what a browser and a REST client read there is Flink's answer; nothing but GET and HEAD (of the
+routes that only read: test_flink_readonly.py) passes without the bearer token, and such attempts change nothing in
+the job; Flink down or hung is an answer (502/503/504), never a stalled endpoint; a slow client of a large file
+holds nothing else up."""
 import http.client
 import json
 import os
