@@ -8,6 +8,9 @@ FORST_VERSION ?= $(if $(filter 2.2.1,$(FLINK_VERSION)),2.2.0,$(if $(filter 2.%,$
 # flink-metrics-prometheus in lib/ (deps/flink, deps/reporter): Maven Central has none at 1.20.4 or 1.20.5, so 1.20.x
 # takes 1.20.3's, whose classes flinklet's reporter uses are the same (javap)
 PROMETHEUS_REPORTER_VERSION ?= $(if $(filter 1.20.%,$(FLINK_VERSION)),1.20.3,$(FLINK_VERSION))
+# the Table API's jars in lib/ (deps/flink) and the test jobs' (tests/jobs: SqlRunner): Maven Central has none at
+# 1.20.4 or 1.20.5 either, so 1.20.x takes 1.20.3's (tests/e2e/test_app_mode.py runs SQL on them)
+TABLE_VERSION ?= $(if $(filter 1.20.%,$(FLINK_VERSION)),1.20.3,$(FLINK_VERSION))
 PREFIX        ?= /usr/local
 BUILD         ?= build
 FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
@@ -139,14 +142,19 @@ deps:
 deps-run:
 	CURL=$(CURL) scripts/deps.sh run
 
-# Flink's jars, and flinklet's loopback Prometheus reporter built against them (deps/reporter: Flink's metrics
-# through flinklet's /metrics)
+# Flink's jars, flinklet's loopback Prometheus reporter built against them (deps/reporter: Flink's metrics
+# through flinklet's /metrics) and flinklet's launcher, the JVM's main class (deps/launcher: the job runs until Flink
+# says it ended, whatever main() does after submitting it)
 flink-lib: $(FLINK_LIB)/.complete
-$(FLINK_LIB)/.complete: deps/flink/pom.xml deps/reporter/pom.xml $(shell find deps/reporter/src -type f 2>/dev/null)
+$(FLINK_LIB)/.complete: deps/flink/pom.xml deps/reporter/pom.xml $(shell find deps/reporter/src -type f 2>/dev/null) \
+                        deps/launcher/pom.xml $(shell find deps/launcher/src -type f 2>/dev/null)
 	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
-		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) $(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
+		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dtable.version=$(TABLE_VERSION) \
+		$(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
 	cd deps/reporter && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dreporter.build.dir=$(CURDIR)/$(BUILD)/reporter-$(FLINK_VERSION)
+	cd deps/launcher && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
+		-Dlauncher.build.dir=$(CURDIR)/$(BUILD)/launcher-$(FLINK_VERSION)
 	touch $@
 
 kafka-lib: $(KAFKA_LIB)/.complete
@@ -158,6 +166,7 @@ $(KAFKA_LIB)/.complete: deps/kafka/pom.xml
 jobs: $(JOBS_JAR) $(KAFKA_JOBS_JAR)
 $(JOBS_JAR) $(KAFKA_JOBS_JAR) &: $(shell find tests/jobs/src -name '*.java' 2>/dev/null) tests/jobs/pom.xml
 	cd tests/jobs && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dkafka.connector.version=$(KAFKA_CONNECTOR_VERSION) \
+	  -Dtable.version=$(TABLE_VERSION) \
 	  -Djobs.build.dir=$(CURDIR)/$(JOBS_DIR)
 
 # the tests and their orchestration (make check, check-fast, e2e, faults, fuzz, parity, bench, ...)

@@ -1,6 +1,7 @@
 /* flinkconf: the Flink configuration, log configuration, argv and environment for one MiniCluster JVM
- * launch (see src/flink/flinkconf.h). The JVM runs `CliFrontend run -t local`: a per-job MiniCluster in
- * the CLI's JVM that lives exactly as long as the job, with the REST API on a fixed port. */
+ * launch (see src/flink/flinkconf.h). The JVM runs flinklet's launcher (or, without its jar, Flink's CliFrontend)
+ * `run -t local`: a per-job MiniCluster in the client's JVM that lives exactly as long as the job, with the REST API
+ * on a fixed port. */
 #include "flinkconf.h"
 
 #include <dirent.h>
@@ -153,6 +154,8 @@ char *flinkconf_render_log4j(const struct spec *s)
 	               "logger.cli.filter.yarn.regex = .*FlinkYarnSessionCli.*\n"
 	               "logger.cli.filter.yarn.onMatch = DENY\n"
 	               "logger.cli.filter.yarn.onMismatch = NEUTRAL\n"
+	               "logger.launcherenv.name = " FLINKCONF_LAUNCHER_CLASS ".environment\n"
+	               "logger.launcherenv.level = WARN\n"
 	               /* a client that hung up (flinklet's short startup polls run out of time while the REST
 	                * server comes up): a "Connection reset" stack trace each, of no use to anyone */
 	               "logger.restendpoint.name = org.apache.flink.runtime.dispatcher.DispatcherRestEndpoint\n"
@@ -259,7 +262,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 
 	strv_push(argv, "-cp");
 	strv_push_take(argv, path_join(spec_get(s, "flinklet.flink.home"), "lib/*"));
-	strv_push(argv, FLINK_CLI_CLASS);
+	strv_push(argv, l->launcher ? FLINKCONF_LAUNCHER_CLASS : FLINK_CLI_CLASS);
 	strv_push(argv, "run");
 	strv_push(argv, "-t");
 	strv_push(argv, "local");

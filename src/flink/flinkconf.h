@@ -1,6 +1,6 @@
 /* flinkconf: everything one JVM launch needs, derived from the spec: the Flink configuration file
  * (config.yaml, standard YAML, read by 1.20 and 2.x), the console log4j configuration, the JVM's
- * options and the CliFrontend argv, and the environment. Pure: it renders text and vectors and
+ * options and the argv of the launcher (or Flink's CLI), and the environment. Pure: it renders text and vectors and
  * touches no file; the supervisor writes them atomically and execs. */
 #ifndef FLINKLET_FLINKCONF_H
 #define FLINKLET_FLINKCONF_H
@@ -13,6 +13,10 @@
 #include "util.h"
 
 #define FLINK_CLI_CLASS "org.apache.flink.client.cli.CliFrontend"
+/* flinklet's launcher (deps/launcher): the CLI's `run` with the same arguments, whose JVM stays while the job main()
+ * submitted runs, whatever main() does after submitting it (docs/architecture.md, "Launch"); its jar in Flink's lib/ */
+#define FLINKCONF_LAUNCHER_CLASS "dev.flinklet.launcher.FlinkletLauncher"
+#define FLINKCONF_LAUNCHER_JAR "flinklet-launcher.jar"
 
 struct launch {
 	const char *job_id;       /* 32 lowercase hex, fixed for the deployment */
@@ -35,6 +39,9 @@ struct launch {
 	const struct membudget_tuning *memory;
 	/* the loopback port of flinklet's Prometheus reporter for this JVM (flinklet.metrics.flink), 0: none */
 	int metrics_port;
+	/* the JVM's main class is flinklet's launcher (its jar is in lib/), else Flink's CLI, whose JVM ends when the
+	 * job's main() returns */
+	bool launcher;
 };
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);

@@ -472,6 +472,7 @@ int sup_launch_spawn(struct supervisor *s)
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,
 	    .memory = s->launch.spawn.tuned ? &s->launch.spawn.memory : NULL,
+	    .launcher = sup_launch_has_launcher(s),
 	};
 	char *crash_dir = path_join(s->state_dir, CRASHLOGS_DIR); /* made with the launch files */
 	l.crash_dir = crash_dir;
@@ -527,6 +528,16 @@ int sup_launch(struct supervisor *s)
 		return r;
 	}
 	return s->launch.jar.remote ? sup_fetch_jar(s, launch_jvm) : launch_jvm(s);
+}
+
+bool sup_launch_has_launcher(const struct supervisor *s)
+{
+	if (!s->lib_dir)
+		return false;
+	char *jar = path_join(s->lib_dir, FLINKCONF_LAUNCHER_JAR);
+	bool there = access(jar, R_OK) == 0;
+	free(jar);
+	return there;
 }
 
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)

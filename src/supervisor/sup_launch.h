@@ -18,6 +18,8 @@ void sup_launch_scratch_setup(struct supervisor *s);
 /* At exit, with the JVM gone: the JVM's scratch directory is removed. */
 void sup_launch_scratch_free(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
+/* Whether Flink's lib/ has flinklet's launcher (FLINKCONF_LAUNCHER_JAR): the JVM's main class then, else the CLI. */
+bool sup_launch_has_launcher(const struct supervisor *s);
 
 /* The first launch of this supervisor (a JVM that cannot be executed then is exit 3), and a launch after it. */
 int sup_launch_initial(struct supervisor *s);

@@ -478,6 +478,12 @@ static int check_environment(struct supervisor *s)
 		log_warn("spec.flinkVersion is %s but the jars in %s are Flink %s", s->spec->flink_version, s->lib_dir,
 		         s->flink_version);
 	status_set_string(&s->status.flink_version, s->flink_version);
+	if (!sup_launch_has_launcher(s))
+		log_warn(
+		    "%s has no %s (make flink-lib puts it there; the image has it): the JVM runs Flink's CLI, which "
+		    "ends the job when its main() returns (a main() that only submits it, as the Table API's "
+		    "executeSql or executeAsync() do, stops within seconds)",
+		    s->lib_dir, FLINKCONF_LAUNCHER_JAR);
 	return preflight_first_launch(s);
 }
 

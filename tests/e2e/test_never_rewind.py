@@ -112,7 +112,7 @@ def restore_arg(pid):
                 argv = fh.read().decode().split("\0")
         except OSError:
             return "(the JVM is gone)"
-        if "org.apache.flink.client.cli.CliFrontend" in argv:
+        if "dev.flinklet.launcher.FlinkletLauncher" in argv or "org.apache.flink.client.cli.CliFrontend" in argv:
             return norm(argv[argv.index("-s") + 1]) if "-s" in argv else None
         time.sleep(0.02)
     raise AssertionError(f"pid {pid} does not look like the MiniCluster JVM: {argv}")

@@ -454,6 +454,26 @@ static void test_argv(void **state)
 	spec_free(&s);
 }
 
+/* With flinklet's launcher in lib/, it is the main class, with the CLI's arguments unchanged around it. */
+static void test_argv_launcher(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	struct launch l = LAUNCH;
+	l.launcher = true;
+	l.restore_path = "file:///var/lib/flinklet/savepoints/savepoint-1";
+	struct strv argv = {0};
+	flinkconf_build_argv(&s, &l, &argv);
+	ssize_t cp =
+	    assert_sequence(&argv, -1, "-cp", "/opt/flink/lib/*", FLINKCONF_LAUNCHER_CLASS, "run", "-t", "local", "-s",
+	                    "file:///var/lib/flinklet/savepoints/savepoint-1", "-cm", "no_claim");
+	assert_sequence(&argv, cp + 10, "-c", "com.example.Clicks", "/opt/flink/usrlib/clicks.jar", "--window", "1m");
+	assert_int_equal(argv_index(&argv, FLINK_CLI_CLASS), -1);
+	strv_free(&argv);
+	spec_free(&s);
+}
+
 static void test_argv_without_entry_class_and_args(void **state)
 {
 	(void)state;
@@ -907,6 +927,7 @@ int main(void)
 	    cmocka_unit_test(test_parallelism_overrides_at_launch),
 	    cmocka_unit_test(test_render_log4j),
 	    cmocka_unit_test(test_argv),
+	    cmocka_unit_test(test_argv_launcher),
 	    cmocka_unit_test(test_argv_without_entry_class_and_args),
 	    cmocka_unit_test(test_argv_restore),
 	    cmocka_unit_test(test_argv_class_data_sharing),

@@ -48,7 +48,12 @@ public final class StatefulCounter {
     private StatefulCounter() {}
 
     public static void main(String[] argv) throws Exception {
-        Args args = Args.parse(argv);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.execute(build(env, Args.parse(argv)));
+    }
+
+    /** Builds the pipeline on env from the arguments above; returns the job's name. */
+    static String build(StreamExecutionEnvironment env, Args args) {
         if (args.getFlag("exit-at-start")) {
             throw new RuntimeException("StatefulCounter: --exit-at-start given, failing in main()");
         }
@@ -72,8 +77,6 @@ public final class StatefulCounter {
             throw new IllegalArgumentException(
                     "--count, --work and --fail-after must be >= 0, --pad-bytes 0..64 MiB");
         }
-
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
 
         DataGeneratorSource<Long> source =
                 new DataGeneratorSource<>(
@@ -103,7 +106,7 @@ public final class StatefulCounter {
         if (count != Long.MAX_VALUE) {
             name += " (count=" + count + ")";
         }
-        env.execute(name);
+        return name;
     }
 
     /** index -> index. */

@@ -1,0 +1,121 @@
+/* FlinkletLauncher: the MiniCluster JVM's main class. Flink's CLI `run -t local` (the same arguments: -s, -cm, -n,
+ * -c, the jar and its arguments; the same FLINK_CONF_DIR/config.yaml), with application-mode semantics: the one job
+ * the user's main() submits runs until Flink says it ended, whatever main() does after submitting it. The CLI alone
+ * calls System.exit when main() returns, which ends the per-job MiniCluster and the job with it: a main() that
+ * returns after env.executeAsync(), tableEnv.executeSql("INSERT ...") or a StatementSet's execute() would stop its
+ * job within seconds. Exit codes are the CLI's: 0 when the job FINISHED (a stop-with-savepoint too), 1 when it
+ * FAILED or was CANCELED, when main() threw, submitted no job or a second one. */
+package dev.flinklet.launcher;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.client.ClientUtils;
+import org.apache.flink.client.cli.CliFrontend;
+import org.apache.flink.client.cli.CustomCommandLine;
+import org.apache.flink.client.cli.DefaultCLI;
+import org.apache.flink.client.cli.GenericCLI;
+import org.apache.flink.client.program.PackagedProgram;
+import org.apache.flink.client.program.ProgramInvocationException;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.core.execution.DefaultExecutorServiceLoader;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.security.SecurityConfiguration;
+import org.apache.flink.runtime.security.SecurityUtils;
+import org.apache.flink.runtime.util.EnvironmentInformation;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/** The CLI's `run`, with the wait for the job after main() returns. */
+public final class FlinkletLauncher extends CliFrontend {
+    private static final Logger LOG = LoggerFactory.getLogger(FlinkletLauncher.class);
+    /** The JVM's environment and options at start (about 80 lines), which flinklet's log4j configuration mutes. */
+    private static final Logger ENVIRONMENT = LoggerFactory.getLogger(FlinkletLauncher.class.getName() + ".environment");
+    /** The CLI's code for a launcher that could not even start (CliFrontend's INITIAL_RET_CODE). */
+    private static final int INITIAL_RET_CODE = 31;
+
+    FlinkletLauncher(Configuration configuration, List<CustomCommandLine> commandLines) {
+        super(configuration, commandLines);
+    }
+
+    @Override
+    protected void executeProgram(Configuration configuration, PackagedProgram program)
+            throws ProgramInvocationException {
+        String mainClass = program.getMainClassName();
+        OneJobExecutorLoader loader = new OneJobExecutorLoader(new DefaultExecutorServiceLoader(), mainClass);
+        try {
+            ClientUtils.executeProgram(loader, configuration, program, false, false);
+        } catch (ProgramInvocationException e) {
+            String refused = loader.refused();
+            if (refused == null) {
+                throw e;
+            }
+            /* main() let the refusal of its second job through: say that, not how it surfaced */
+            LOG.debug("main() ended with", e);
+            throw new ProgramInvocationException(refused);
+        }
+        String refused = loader.refused();
+        if (refused != null) {
+            throw new ProgramInvocationException(refused);
+        }
+        CompletableFuture<JobClient> submitted = loader.submitted();
+        if (submitted == null) {
+            throw new ProgramInvocationException(mainClass + "'s main() returned without submitting a job: flinklet"
+                    + " runs the one job main() submits (env.execute(), env.executeAsync(), tableEnv.executeSql("
+                    + "\"INSERT ...\"), a StatementSet's execute())");
+        }
+        awaitJob(mainClass, submitted);
+    }
+
+    /** Waits for the job main() submitted to end; returns when it FINISHED, throws when it did not. */
+    private static void awaitJob(String mainClass, CompletableFuture<JobClient> submitted)
+            throws ProgramInvocationException {
+        JobID id = null;
+        try {
+            JobClient client = submitted.get();
+            id = client.getJobID();
+            CompletableFuture<?> result = client.getJobExecutionResult();
+            if (!result.isDone()) {
+                LOG.info("{}'s main() returned; the JVM runs job {} until it ends", mainClass, id);
+            }
+            result.get();
+            LOG.info("Job {} FINISHED", id);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ProgramInvocationException("interrupted while waiting for the job of " + mainClass, e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            if (id == null) {
+                throw new ProgramInvocationException("the job " + mainClass + "'s main() submitted did not start",
+                        cause);
+            }
+            throw new ProgramInvocationException("Job " + id + " did not finish", id, cause);
+        }
+    }
+
+    /** The CLI's main(), with this class in place of CliFrontend and without the YARN command line. */
+    public static void main(String[] args) {
+        int code = INITIAL_RET_CODE;
+        try {
+            EnvironmentInformation.logEnvironmentInfo(ENVIRONMENT, "flinklet launcher", args);
+            String confDir = CliFrontend.getConfigurationDirectoryFromEnv();
+            Configuration configuration = GlobalConfiguration.loadConfiguration(confDir);
+            List<CustomCommandLine> commandLines = new ArrayList<>();
+            commandLines.add(new GenericCLI(configuration, confDir));
+            commandLines.add(new DefaultCLI()); /* last: it is always active */
+            FlinkletLauncher cli = new FlinkletLauncher(configuration, commandLines);
+            SecurityUtils.install(new SecurityConfiguration(cli.getConfiguration()));
+            code = SecurityUtils.getInstalledContext().runSecured(() -> cli.parseAndRun(args));
+        } catch (Throwable t) {
+            LOG.error("Fatal error while running the flinklet launcher.", t);
+            t.printStackTrace();
+        } finally {
+            System.exit(code);
+        }
+    }
+}
