@@ -1,6 +1,7 @@
 /* sup_core: the supervisor's record keeping: events (log line + events.jsonl), the status document
  * (rewritten atomically, only when it changed), both written off the loop in grouped flushes on the worker
- * thread (a burst of events costs one fsync), the lifecycle state it shows, and timers. */
+ * thread (a burst of events costs one fsync), the lifecycle state it shows, timers, and the supervisor's own time
+ * (a heartbeat that notices the loop's stalls). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -544,6 +545,87 @@ int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_
 {
 	*src = sup_disarm(*src);
 	return sd_event_add_time(s->event, src, CLOCK_MONOTONIC, now_monotonic() + delay, 0, fn, s);
+}
+
+/* ---- the supervisor's own time ---- */
+
+/* The heartbeat's period, and how much later than that a beat must come to be a stall: far beyond any scheduling
+ * delay of a busy host and the timer's own slack, and short against every window a stall must not count in (the
+ * startup and readiness timeouts, checkpoint progress: minutes). */
+#define HEARTBEAT_USEC USEC_PER_SEC
+#define STALL_MIN_USEC (5 * USEC_PER_SEC)
+
+int sup_arm_deadline(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn)
+{
+	unsigned i = 0;
+	while (i < s->clock.n_deadlines && s->clock.deadlines[i] != src)
+		i++;
+	if (i == s->clock.n_deadlines) {
+		if (i == SUP_DEADLINES_MAX)
+			abort(); /* a new deadline field wants SUP_DEADLINES_MAX raised */
+		s->clock.deadlines[s->clock.n_deadlines++] = src;
+	}
+	return sup_arm(s, src, delay, fn);
+}
+
+usec_t sup_now(const struct supervisor *s)
+{
+	return now_monotonic() - s->clock.stalled;
+}
+
+/* A stall of the supervisor: every deadline still armed moves later by as long (sd_event_source_set_time also
+ * takes back one that came due during the stall and waits to be dispatched in this iteration). */
+static void stall_deadlines(struct supervisor *s, usec_t stall)
+{
+	for (unsigned i = 0; i < s->clock.n_deadlines; i++) {
+		sd_event_source *src = *s->clock.deadlines[i];
+		int enabled = SD_EVENT_OFF;
+		uint64_t due = 0;
+		if (src && sd_event_source_get_enabled(src, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+		    sd_event_source_get_time(src, &due) >= 0)
+			sd_event_source_set_time(src, due + stall);
+	}
+}
+
+/* The heartbeat runs before every other source of its loop iteration (the highest priority): after a stall, the
+ * deadlines have moved before their own timers are dispatched, and sup_now() is right for everything that runs. */
+static int on_heartbeat(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	usec_t now = now_monotonic(), gap = now - s->clock.last_beat;
+	s->clock.last_beat = now;
+	sd_event_source_set_time(src, now + HEARTBEAT_USEC);
+	if (gap < HEARTBEAT_USEC + STALL_MIN_USEC)
+		return 0;
+	usec_t stall = gap - HEARTBEAT_USEC;
+	s->clock.stalled += stall;
+	s->clock.stalls++;
+	stall_deadlines(s, stall);
+	sup_warning(s, "SupervisorStalled",
+	            "the supervisor did not run for %.1f s (its container paused, SIGSTOP, a debugger, or a starved "
+	            "host): it asked Flink nothing meanwhile, so the JVM's health is judged by the polls since, and "
+	            "the timeouts that judge the JVM leave this time out",
+	            (double)stall / USEC_PER_SEC);
+	return 0;
+}
+
+int sup_clock_setup(struct supervisor *s)
+{
+	s->clock.last_beat = now_monotonic();
+	int r = sd_event_add_time(s->event, &s->clock.heartbeat, CLOCK_MONOTONIC, s->clock.last_beat + HEARTBEAT_USEC,
+	                          100 * USEC_PER_MSEC, on_heartbeat, s);
+	if (r < 0)
+		return r;
+	sd_event_source_set_description(s->clock.heartbeat, "heartbeat");
+	if ((r = sd_event_source_set_priority(s->clock.heartbeat, SD_EVENT_PRIORITY_IMPORTANT)) < 0)
+		return r;
+	return sd_event_source_set_enabled(s->clock.heartbeat, SD_EVENT_ON);
+}
+
+void sup_clock_free(struct supervisor *s)
+{
+	s->clock.heartbeat = sup_disarm(s->clock.heartbeat);
+	s->clock.n_deadlines = 0;
 }
 
 enum lifecycle_state sup_lifecycle(const struct supervisor *s)

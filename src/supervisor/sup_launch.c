@@ -185,7 +185,7 @@ static bool visibly_restoring(struct supervisor *s)
 	usec_t fresh = 5 * spec_duration(s->spec, "flinklet.rest.startup-poll-interval");
 	if (fresh < 5 * USEC_PER_SEC)
 		fresh = 5 * USEC_PER_SEC;
-	if (now_monotonic() - s->poll.last_rest_ok > fresh)
+	if (sup_now(s) - s->poll.last_rest_ok > fresh)
 		return false;
 	const char *st = s->status.job_state;
 	return st && (!strcmp(st, "CREATED") || !strcmp(st, "INITIALIZING") || !strcmp(st, "RUNNING"));
@@ -196,7 +196,7 @@ static bool visibly_restoring(struct supervisor *s)
 static bool extend_startup(struct supervisor *s)
 {
 	usec_t cap = spec_duration(s->spec, "flinklet.startup.restore-timeout");
-	usec_t elapsed = now_monotonic() - s->launch.spawned_at;
+	usec_t elapsed = sup_now(s) - s->launch.spawned_at;
 	if (!visibly_restoring(s) || elapsed >= cap)
 		return false;
 	usec_t more = spec_duration(s->spec, "flinklet.startup.timeout");
@@ -211,7 +211,7 @@ static bool extend_startup(struct supervisor *s)
 		          (double)elapsed / USEC_PER_SEC, s->status.job_state, s->status.tasks_running,
 		          s->status.tasks_total, spec_get(s->spec, "flinklet.startup.restore-timeout"));
 	s->launch.startup_extended = true;
-	sup_arm(s, &s->launch.startup_timer, more, on_startup_timeout);
+	sup_arm_deadline(s, &s->launch.startup_timer, more, on_startup_timeout);
 	return true;
 }
 
@@ -497,9 +497,10 @@ int sup_launch_spawn(struct supervisor *s)
 	s->launch.gen++;
 	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
-	s->launch.spawned_at = now_monotonic();
+	s->launch.spawned_at = sup_now(s);
 	s->launch.startup_extended = false;
-	sup_arm(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
+	sup_arm_deadline(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"),
+	                 on_startup_timeout);
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
 	s->launch.backend = spec_state_backend(s->spec);
