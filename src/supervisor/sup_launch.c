@@ -83,13 +83,14 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	worker_submit(s->worker, launch_files_run, launch_files_done, f);
 }
 
-/* The scratch's free space against what the job's state needs there (scratch_need of the newest checkpoint's size
- * Flink reported, kept in status.json): short of it, a ScratchSpaceLow warning (once per need that grows), since a
- * full scratch fails RocksDB and an emptyDir past its sizeLimit has the pod evicted without a savepoint. */
-static void check_scratch_space(struct supervisor *s)
+/* The scratch's room against what the job's state needs there (scratch_need of the newest checkpoint's size Flink
+ * reported, kept in status.json): short of it, a ScratchSpaceLow warning (once per need that grows), since a full
+ * scratch fails RocksDB and an emptyDir past its sizeLimit has the pod evicted without a savepoint. The room is
+ * what the next JVM will have: the free space plus what the earlier JVMs' scratch set aside still holds, which
+ * its removal frees (scratch_room). */
+static void check_scratch_space(struct supervisor *s, int r, int64_t avail)
 {
-	int64_t need = scratch_need(s->status.state_size), avail = 0;
-	int r = scratch_free(s->launch.scratch_dir, &avail);
+	int64_t need = scratch_need(s->status.state_size);
 	if (r < 0) {
 		log_warn("unable to read the free space of %s: %s", s->launch.scratch_dir, strerror(-r));
 		return;
@@ -108,8 +109,46 @@ static void check_scratch_space(struct supervisor *s)
 	    (double)SCRATCH_FIXED_BYTES / (1 << 20));
 }
 
+/* The scratch measured on the worker thread (it walks what is set aside), then the earlier JVM's scratch removed. */
+struct scratch_measure {
+	struct supervisor *s;
+	char *dir;
+	char *old; /* the earlier JVM's scratch, set aside (NULL: none): removed once measured */
+	int r;
+	int64_t room;
+};
+
+static void scratch_measure_run(void *arg)
+{
+	struct scratch_measure *m = arg;
+	m->r = scratch_room(m->dir, &m->room);
+}
+
+static void scratch_measure_done(void *arg)
+{
+	struct scratch_measure *m = arg;
+	struct supervisor *s = m->s;
+	/* (the loop over: the warning is moot, and what is set aside is the next start's leftover) */
+	if (!s->closing) {
+		check_scratch_space(s, m->r, m->room);
+		if (m->old) {
+			struct strv v = {0};
+			strv_push_take(&v, m->old);
+			m->old = NULL;
+			pid_t pid = scratch_remove(&v);
+			if (pid < 0)
+				log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
+			strv_free(&v);
+		}
+	}
+	free(m->old);
+	free(m->dir);
+	free(m);
+}
+
 /* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
- * aside and removed by a child process, off the loop. */
+ * aside; its room is measured on the worker thread (ahead of the launch's intent in the worker's order, so the
+ * warning comes before the JVM), and what was set aside is removed by a child process afterwards, off the loop. */
 static int prepare_scratch(struct supervisor *s)
 {
 	char *old = NULL;
@@ -118,15 +157,11 @@ static int prepare_scratch(struct supervisor *s)
 		log_error("unable to prepare the JVM's scratch directory %s: %s", s->launch.tmp_dir, strerror(-r));
 		return r;
 	}
-	check_scratch_space(s);
-	if (old) {
-		struct strv v = {0};
-		strv_push_take(&v, old);
-		pid_t pid = scratch_remove(&v);
-		if (pid < 0)
-			log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
-		strv_free(&v);
-	}
+	struct scratch_measure *m = xcalloc(1, sizeof(*m));
+	m->s = s;
+	m->dir = xstrdup(s->launch.scratch_dir);
+	m->old = old;
+	worker_submit(s->worker, scratch_measure_run, scratch_measure_done, m);
 	return 0;
 }
 

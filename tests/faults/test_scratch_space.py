@@ -83,3 +83,55 @@ def test_a_scratch_with_room_for_the_state_says_nothing(server, supervisors, tmp
     wait_for(lambda: running(second), 30, "the second flinklet's job running")
     assert not warnings(second), warnings(second)
     assert second.stop() == 0
+
+
+def crash_with_a_full_scratch(sup, scratch, junk_mib):
+    """The running JVM leaves junk_mib MiB in its scratch directory (what RocksDB's working files are) and is killed:
+    flinklet relaunches it at once, setting that scratch aside. Returns the events of the relaunch on."""
+    wait_for(lambda: running(sup), 30, "the job running")
+    with open(os.path.join(scratch, "jvm", "rocksdb-working-files"), "wb") as f:
+        for _ in range(junk_mib):
+            f.write(b"\1" * MiB)
+    before = len(sup.events())
+    pid = sup.jvm_pid()
+    os.kill(pid, 9)
+    wait_for(lambda: (st := running(sup)) and st["jvm"]["pid"] not in (0, pid), 30, "the relaunched JVM running")
+    return sup.events()[before:]
+
+
+def test_a_relaunch_after_a_crash_counts_the_old_scratch_as_room(server, supervisors, tmp_path, tmpfs):
+    """Issue 35, item 3: the old JVM's 200 MiB are still on the 400 MiB scratch when the relaunch looks (set aside,
+    removed by a child), but they are about to be freed: the 328 MiB the state wants fit, and nothing is said."""
+    state = str(tmp_path / "state")
+    scratch = tmpfs("relaunch", 400)
+    server.checkpoint = {"id": 3, "external_path": f"file:{state}/checkpoints/x/chk-3", "state_size": 100 * MiB,
+                         "end_to_end_duration": 100}
+    sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
+    wait_for(lambda: (st := running(sup)) and st["jobStatus"]["checkpointInfo"].get("stateSize") == 100 * MiB, 30,
+             "the checkpoint's state size in status.json")
+    events = crash_with_a_full_scratch(sup, scratch, 200)
+    assert "JvmStarted" in [e["type"] for e in events], events
+    assert not warnings(sup), warnings(sup)
+    # and the old scratch is gone for good
+    wait_for(lambda: not [n for n in os.listdir(scratch) if n.startswith(".old-")] or None, 30, "the old scratch removed")
+    assert sup.stop() == 0
+
+
+def test_a_relaunch_that_is_short_says_the_room_it_will_have(server, supervisors, tmp_path, tmpfs):
+    """The state wants 428 MiB (2 x 150 + 128) of a 400 MiB scratch: the relaunch warns, before its JVM, and names
+    the room the new JVM will have (about 400 MiB), not what was free while the old scratch waited for removal."""
+    state = str(tmp_path / "state")
+    scratch = tmpfs("short", 400)
+    server.checkpoint = {"id": 3, "external_path": f"file:{state}/checkpoints/x/chk-3", "state_size": 150 * MiB,
+                         "end_to_end_duration": 100}
+    sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
+    wait_for(lambda: (st := running(sup)) and st["jobStatus"]["checkpointInfo"].get("stateSize") == 150 * MiB, 30,
+             "the checkpoint's state size in status.json")
+    assert not warnings(sup)  # the first start knew no state: 128 MiB wanted
+    events = crash_with_a_full_scratch(sup, scratch, 200)
+    types = [e["type"] for e in events]
+    assert "ScratchSpaceLow" in types and "JvmStarted" in types[types.index("ScratchSpaceLow"):], types
+    msg = warnings(sup)[0]["message"]
+    free = float(msg.split(" has ")[1].split(" MiB free")[0])
+    assert 380 <= free <= 400 and "428 MiB" in msg, msg
+    assert sup.stop() == 0
