@@ -74,6 +74,16 @@ void sup_error_set(struct supervisor *s, enum status_error_source src, const cha
 	status_error_set(&s->status, src, message, (int64_t)(now_realtime() / USEC_PER_MSEC));
 }
 
+void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message)
+{
+	status_warning_set(&s->status, src, message, (int64_t)(now_realtime() / USEC_PER_MSEC));
+}
+
+void sup_warning_clear(struct supervisor *s, enum status_warning_source src)
+{
+	status_warning_set(&s->status, src, NULL, 0);
+}
+
 void sup_error_clear(struct supervisor *s, enum status_error_source src)
 {
 	status_error_set(&s->status, src, NULL, 0);

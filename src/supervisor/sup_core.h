@@ -508,6 +508,11 @@ void sup_error_set(struct supervisor *s, enum status_error_source src, const cha
 void sup_error_clear(struct supervisor *s, enum status_error_source src);
 /* The message of source src (NULL: none): borrowed, good until it is set or cleared next. */
 const char *sup_error(const struct supervisor *s, enum status_error_source src);
+/* The status document's warning of source src (status.h: one owner part each, which alone sets and clears it;
+ * tests/e2e/test_layout.py checks the calls): in force with message (the warning event says it too, as its owner
+ * decides), or over. `warnings` lists those in force; nothing is written until the status is recorded next. */
+void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message);
+void sup_warning_clear(struct supervisor *s, enum status_warning_source src);
 void sup_set_job_state(struct supervisor *s, const char *state);
 void sup_set_intent(struct supervisor *s, const char *intent);
 void sup_exit(struct supervisor *s, int code);

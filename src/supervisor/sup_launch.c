@@ -84,10 +84,10 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 }
 
 /* The scratch's room against what the job's state needs there (scratch_need of the newest checkpoint's size Flink
- * reported, kept in status.json): short of it, a ScratchSpaceLow warning (once per need that grows), since a full
- * scratch fails RocksDB and an emptyDir past its sizeLimit has the pod evicted without a savepoint. The room is
- * what the next JVM will have: the free space plus what the earlier JVMs' scratch set aside still holds, which
- * its removal frees (scratch_room). */
+ * reported, kept in status.json): short of it, a ScratchSpaceLow warning (the event once per need that grows; in
+ * the status' warnings until a launch finds room), since a full scratch fails RocksDB and an emptyDir past its
+ * sizeLimit has the pod evicted without a savepoint. The room is what the next JVM will have: the free space plus
+ * what the earlier JVMs' scratch set aside still holds, which its removal frees (scratch_room). */
 static void check_scratch_space(struct supervisor *s, int r, int64_t avail)
 {
 	int64_t need = scratch_need(s->status.state_size);
@@ -95,11 +95,14 @@ static void check_scratch_space(struct supervisor *s, int r, int64_t avail)
 		log_warn("unable to read the free space of %s: %s", s->launch.scratch_dir, strerror(-r));
 		return;
 	}
-	if (avail >= need || need <= s->launch.scratch_warned_need)
+	if (avail >= need) {
+		if (s->status.warnings[STATUS_WARN_SCRATCH_SPACE].message) {
+			sup_warning_clear(s, STATUS_WARN_SCRATCH_SPACE);
+			sup_write_status(s);
+		}
 		return;
-	s->launch.scratch_warned_need = need;
-	sup_warning(
-	    s, "ScratchSpaceLow",
+	}
+	char *msg = xasprintf(
 	    "the JVM's scratch directory %s has %.0f MiB free, less than the %.0f MiB the job's state wants there "
 	    "(twice the newest checkpoint's %s plus %.0f MiB): RocksDB fails once it is full, and a Kubernetes "
 	    "emptyDir past its sizeLimit gets the pod evicted; give flinklet.scratch.dir more room "
@@ -107,6 +110,13 @@ static void check_scratch_space(struct supervisor *s, int r, int64_t avail)
 	    s->launch.scratch_dir, (double)avail / (1 << 20), (double)need / (1 << 20),
 	    s->status.state_size >= 0 ? "state size" : "state size (none known yet)",
 	    (double)SCRATCH_FIXED_BYTES / (1 << 20));
+	sup_warning_set(s, STATUS_WARN_SCRATCH_SPACE, msg);
+	sup_write_status(s);
+	if (need > s->launch.scratch_warned_need) {
+		s->launch.scratch_warned_need = need;
+		sup_warning(s, "ScratchSpaceLow", "%s", msg);
+	}
+	free(msg);
 }
 
 /* The scratch measured on the worker thread (it walks what is set aside), then the earlier JVM's scratch removed. */

@@ -2,13 +2,16 @@
 (flinklet.scratch.dir: io.tmp.dirs, RocksDB's working directory) on a real, small tmpfs; the fake Flink of
 fakeflink.py reports the newest checkpoint's full state size. flinklet records that size in status.json
 (jobStatus.checkpointInfo.stateSize) and, at the next start, warns (a ScratchSpaceLow event and a log line) before it launches
-the JVM when the scratch's free space (statvfs) is below twice the state plus 128 MiB; with room, it says nothing."""
+the JVM when the scratch's room (statvfs, plus what the crashed JVM's scratch set aside still holds) is below twice the
+state plus 128 MiB; with room, it says nothing. A warning that holds is in the status document's warnings, which
+`flinklet status` shows."""
+import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import wait_for
+from conftest import BIN, wait_for
 
 MiB = 1 << 20
 
@@ -134,4 +137,37 @@ def test_a_relaunch_that_is_short_says_the_room_it_will_have(server, supervisors
     msg = warnings(sup)[0]["message"]
     free = float(msg.split(" has ")[1].split(" MiB free")[0])
     assert 380 <= free <= 400 and "428 MiB" in msg, msg
+    assert sup.stop() == 0
+
+
+def status_cli(state, *args):
+    r = subprocess.run([BIN, "status", "--state-dir", state, *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_flinklet_status_shows_the_scratch_warning_while_it_holds(server, supervisors, tmp_path, tmpfs):
+    """Issue 35, item 6: `flinklet status` (the table and --json) shows a ScratchSpaceLow that still holds, and not
+    once a launch found room: the 64 MiB scratch is short of the 128 MiB any JVM wants, then grown to 512 MiB and
+    the JVM relaunched."""
+    state = str(tmp_path / "state")
+    scratch = tmpfs("grown", 64)
+    sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
+    wait_for(lambda: running(sup), 30, "the job running")
+    assert warnings(sup)
+    table = status_cli(state)
+    line = [x for x in table.splitlines() if x.startswith("warning ")]
+    assert len(line) == 1 and "ScratchSpaceLow" in line[0] and "128 MiB the job's state wants" in line[0], table
+    doc = json.loads(status_cli(state, "--json"))
+    assert [(w["source"], w["event"]) for w in doc["warnings"]] == [("scratchSpace", "ScratchSpaceLow")], doc
+    assert scratch in doc["warnings"][0]["message"] and doc["warnings"][0]["since"] > 0
+
+    subprocess.run(["mount", "-o", "remount,size=512m", scratch], check=True)
+    pid = sup.jvm_pid()
+    os.kill(pid, 9)
+    wait_for(lambda: (st := running(sup)) and st["jvm"]["pid"] not in (0, pid) and not st["warnings"] and st, 30,
+             "the relaunched JVM running with no warning in force")
+    assert not [x for x in status_cli(state).splitlines() if x.startswith("warning ")]
+    assert json.loads(status_cli(state, "--json"))["warnings"] == []
+    assert len(warnings(sup)) == 1  # the event stays in the log: it was said
     assert sup.stop() == 0
