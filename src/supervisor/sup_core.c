@@ -602,12 +602,13 @@ static void stall_deadlines(struct supervisor *s, usec_t stall)
 static int on_heartbeat(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	usec_t now = now_monotonic(), gap = now - s->clock.last_beat;
+	usec_t now = now_monotonic(), last = s->clock.last_beat;
 	s->clock.last_beat = now;
 	sd_event_source_set_time(src, now + HEARTBEAT_USEC);
-	if (gap < HEARTBEAT_USEC + STALL_MIN_USEC)
+	/* (the first beat only starts the count: the set-up before the loop turns is no stall) */
+	if (!last || now - last < HEARTBEAT_USEC + STALL_MIN_USEC)
 		return 0;
-	usec_t stall = gap - HEARTBEAT_USEC;
+	usec_t stall = now - last - HEARTBEAT_USEC;
 	s->clock.stalled += stall;
 	s->clock.stalls++;
 	stall_deadlines(s, stall);
@@ -621,9 +622,9 @@ static int on_heartbeat(sd_event_source *src, uint64_t usec, void *userdata)
 
 int sup_clock_setup(struct supervisor *s)
 {
-	s->clock.last_beat = now_monotonic();
-	int r = sd_event_add_time(s->event, &s->clock.heartbeat, CLOCK_MONOTONIC, s->clock.last_beat + HEARTBEAT_USEC,
-	                          100 * USEC_PER_MSEC, on_heartbeat, s);
+	s->clock.last_beat = 0;
+	int r = sd_event_add_time(s->event, &s->clock.heartbeat, CLOCK_MONOTONIC, now_monotonic(), 100 * USEC_PER_MSEC,
+	                          on_heartbeat, s);
 	if (r < 0)
 		return r;
 	sd_event_source_set_description(s->clock.heartbeat, "heartbeat");

@@ -432,9 +432,9 @@ struct supervisor {
 	 * out of sup_now(), and every deadline armed with sup_arm_deadline moved later by as long */
 	struct {
 		sd_event_source *heartbeat;
-		usec_t last_beat;                               /* when the heartbeat last ran (monotonic) */
-		usec_t stalled;                                 /* the stalls so far, in total */
-		uint64_t stalls;                                /* how many (/metrics) */
+		usec_t last_beat; /* when the heartbeat last ran (monotonic; 0: not yet) */
+		usec_t stalled;   /* the stalls so far, in total */
+		uint64_t stalls;  /* how many (/metrics) */
 		sd_event_source **deadlines[SUP_DEADLINES_MAX]; /* the timers sup_arm_deadline armed (their fields) */
 		unsigned n_deadlines;
 	} clock;

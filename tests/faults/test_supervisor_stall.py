@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import time
+import urllib.request
 
 from conftest import wait_for
 
@@ -57,6 +58,10 @@ def test_a_frozen_supervisor_does_not_kill_a_healthy_jvm(server, supervisors):
     got = stalled(sup)
     assert got and 5 <= got[0] <= 30, got
     assert "did not run for" in sup.logs()  # the log line too
+    with urllib.request.urlopen(f"http://{sup.conf['flinklet.http.address']}/metrics", timeout=5) as r:
+        metrics = dict(line.split(" ", 1) for line in r.read().decode().splitlines() if line and line[0] != "#")
+    assert metrics["flinklet_supervisor_stalls_total"] == "1", metrics
+    assert 5 <= float(metrics["flinklet_supervisor_stalled_seconds_total"]) <= 30, metrics
     assert sup.stop() == 0
 
 
