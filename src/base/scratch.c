@@ -1,7 +1,9 @@
 /* scratch: the JVM's local scratch directory (see src/base/scratch.h). */
 #include "scratch.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,5 +116,52 @@ int scratch_free(const char *dir, int64_t *free_bytes)
 		return -errno;
 	unsigned long long bytes = (unsigned long long)v.f_bavail * (unsigned long long)v.f_frsize;
 	*free_bytes = bytes > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+	return 0;
+}
+
+/* The blocks the tree at dirfd/name holds, in bytes, on device dev (what removing it frees): each file's share of
+ * its blocks (divided by its links, so a file linked twice inside the tree counts once); what cannot be read counts
+ * nothing. depth bounds the recursion. */
+static int64_t tree_bytes(int dirfd, const char *name, dev_t dev, int depth)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+		return 0;
+	int64_t bytes = (int64_t)st.st_blocks * 512 / (st.st_nlink > 1 && !S_ISDIR(st.st_mode) ? st.st_nlink : 1);
+	if (!S_ISDIR(st.st_mode) || depth > 64)
+		return bytes;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return bytes;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			bytes += tree_bytes(fd, e->d_name, dev, depth + 1);
+	closedir(d);
+	return bytes;
+}
+
+int scratch_room(const char *dir, int64_t *room)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	/* the trees set aside first, then the free space: a tree a removal frees in between counts at most twice,
+	 * never not at all */
+	struct strv aside = {0};
+	scratch_leftovers(dir, &aside);
+	int64_t held = 0;
+	for (size_t i = 0; i < aside.n; i++)
+		held += tree_bytes(AT_FDCWD, aside.v[i], st.st_dev, 0);
+	strv_free(&aside);
+	int64_t free_bytes = 0;
+	int r = scratch_free(dir, &free_bytes);
+	if (r < 0)
+		return r;
+	*room = free_bytes > INT64_MAX - held ? INT64_MAX : free_bytes + held;
 	return 0;
 }

@@ -38,5 +38,9 @@ int64_t scratch_need(int64_t state_bytes);
 /* The space an unprivileged user may still write in the file system of dir (statvfs: f_bavail * f_frsize) into
  * *free. Returns 0 or -errno. */
 int scratch_free(const char *dir, int64_t *free_bytes);
+/* The room the next JVM has in dir once what is set aside there (the .old-* trees of earlier JVMs, removed by a
+ * child) is gone: scratch_free's figure plus the blocks those trees hold on dir's file system. It walks the trees:
+ * for the worker thread, not the loop. Returns 0 or -errno. */
+int scratch_room(const char *dir, int64_t *room);
 
 #endif

@@ -342,6 +342,16 @@ static void print_table(const struct status *st, bool supervised, const char *di
 	printf("%-16s %s (REST port %d)\n", "flink", st->flink_version ? st->flink_version : "-", st->rest_port);
 	printf("%-16s %s\n", "endpoint", st->http_address ? st->http_address : "-");
 	printf("%-16s %s\n", "error", st->error ? st->error : "-");
+	/* every other error that stands, then the warnings in force: what the newest events said and still holds */
+	for (int i = 0; i < STATUS_ERR_MAX; i++)
+		if (st->errors[i].message && (!st->error || strcmp(st->errors[i].message, st->error)))
+			printf("%-16s %s\n", "error", st->errors[i].message);
+	long long now_ms = (long long)(now_realtime() / USEC_PER_MSEC);
+	for (int i = 0; i < STATUS_WARN_MAX; i++)
+		if (st->warnings[i].message)
+			printf("%-16s %s (for %llds): %s\n", "warning",
+			       status_warning_event((enum status_warning_source)i),
+			       (now_ms - (long long)st->warnings[i].since_ms) / 1000, st->warnings[i].message);
 	if (!supervised)
 		print_next_start(dir, st);
 }

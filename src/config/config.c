@@ -92,7 +92,8 @@ const struct option_def flinklet_options[] = {
      "Consecutive launches that got as far as restoring the same point and failed before it is given up "
      "(without evidence that Flink cannot read it)."},
     {"flinklet.health.rest-timeout", OPT_DURATION, "1 min", 0, 0, NULL,
-     "A running JVM whose REST API has not answered for this long is hung: it is killed and restarted."},
+     "The hang window: a running JVM whose REST API left this long's worth of polls (one per "
+     "flinklet.rest.poll-interval) unanswered in a row is hung: it is killed and restarted."},
     {"kubernetes.operator.cluster.health-check.enabled", OPT_BOOL, "false", 0, 0, NULL,
      "The operator's job health check: restart on too many job restarts or no checkpoint progress."},
     {"kubernetes.operator.cluster.health-check.restarts.threshold", OPT_INT, "64", 1, 1000000000, NULL,

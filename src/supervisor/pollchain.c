@@ -2,6 +2,8 @@
  * how long their requests may take (see src/supervisor/pollchain.h). */
 #include "pollchain.h"
 
+#include <limits.h>
+
 /* more doublings than any client timeout needs: 50 ms << 20 is over 14 hours */
 #define SLOW_MAX 20
 
@@ -76,4 +78,12 @@ void poll_request_outcome(struct poll_chains *pc, bool timed_out, bool answered)
 	} else if (answered && pc->slow > 0) {
 		pc->slow--;
 	}
+}
+
+unsigned poll_hang_polls(usec_t rest_timeout, usec_t interval)
+{
+	if (interval == 0)
+		interval = 1;
+	usec_t n = rest_timeout / interval + (rest_timeout % interval != 0);
+	return n < 1 ? 1 : n > UINT_MAX ? UINT_MAX : (unsigned)n;
 }

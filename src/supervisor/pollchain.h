@@ -64,4 +64,9 @@ usec_t poll_request_timeout(const struct poll_chains *pc, bool startup, usec_t i
  * (the next ones get shorter again). A refused connection is neither. */
 void poll_request_outcome(struct poll_chains *pc, bool timed_out, bool answered);
 
+/* How many polls in a row a JVM's REST API may leave unanswered before it is hung: the hang window
+ * (flinklet.health.rest-timeout) in polls of the interval, rounded up, at least 1. Counting polls rather than time
+ * since the last answer, a stall of the supervisor (which sends none meanwhile) is never taken for the JVM's. */
+unsigned poll_hang_polls(usec_t rest_timeout, usec_t interval);
+
 #endif

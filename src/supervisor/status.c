@@ -88,11 +88,34 @@ int status_error_source_from_string(const char *name, enum status_error_source *
 	return -EINVAL;
 }
 
-void status_error_set(struct status *st, enum status_error_source src, const char *message, int64_t now_ms)
+/* by name, not by position; each with the event that says it */
+static const char *const warning_names[STATUS_WARN_MAX][2] = {
+    [STATUS_WARN_SCRATCH_SPACE] = {"scratchSpace", "ScratchSpaceLow"},
+};
+
+const char *status_warning_source_name(enum status_warning_source src)
 {
-	if ((unsigned)src >= STATUS_ERR_MAX)
-		return;
-	struct status_error *e = &st->errors[src];
+	return (unsigned)src < STATUS_WARN_MAX && warning_names[src][0] ? warning_names[src][0] : "?";
+}
+
+const char *status_warning_event(enum status_warning_source src)
+{
+	return (unsigned)src < STATUS_WARN_MAX && warning_names[src][1] ? warning_names[src][1] : "?";
+}
+
+int status_warning_source_from_string(const char *name, enum status_warning_source *ret)
+{
+	for (int i = 0; name && i < STATUS_WARN_MAX; i++)
+		if (!strcmp(name, status_warning_source_name((enum status_warning_source)i))) {
+			*ret = (enum status_warning_source)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* A slot of errors or warnings set to message (NULL: cleared); since kept while the same message stands. */
+static void slot_set(struct status_error *e, const char *message, int64_t now_ms)
+{
 	if (!message) {
 		free(e->message);
 		e->message = NULL;
@@ -101,6 +124,19 @@ void status_error_set(struct status *st, enum status_error_source src, const cha
 		status_set_string(&e->message, message);
 		e->since_ms = now_ms;
 	}
+}
+
+void status_warning_set(struct status *st, enum status_warning_source src, const char *message, int64_t now_ms)
+{
+	if ((unsigned)src < STATUS_WARN_MAX)
+		slot_set(&st->warnings[src], message, now_ms);
+}
+
+void status_error_set(struct status *st, enum status_error_source src, const char *message, int64_t now_ms)
+{
+	if ((unsigned)src >= STATUS_ERR_MAX)
+		return;
+	slot_set(&st->errors[src], message, now_ms);
 	const char *first = NULL;
 	for (int i = 0; i < STATUS_ERR_MAX && !first; i++)
 		first = st->errors[i].message;
@@ -182,6 +218,8 @@ void status_free(struct status *st)
 	for (int i = 0; i < STATUS_ERR_MAX; i++)
 		free(st->errors[i].message);
 	free(st->error);
+	for (int i = 0; i < STATUS_WARN_MAX; i++)
+		free(st->warnings[i].message);
 	status_init(st);
 }
 
@@ -355,6 +393,20 @@ cJSON *status_to_json(const struct status *st)
 		free(msg);
 		cJSON_AddNumberToObject(e, "since", (double)st->errors[i].since_ms);
 		cJSON_AddItemToArray(errors, e);
+	}
+	/* the warnings in force, with the event that said each */
+	cJSON *warnings = cJSON_AddArrayToObject(root, "warnings");
+	for (int i = 0; i < STATUS_WARN_MAX; i++) {
+		if (!st->warnings[i].message)
+			continue;
+		cJSON *w = cJSON_CreateObject();
+		cJSON_AddStringToObject(w, "source", status_warning_source_name((enum status_warning_source)i));
+		cJSON_AddStringToObject(w, "event", status_warning_event((enum status_warning_source)i));
+		char *msg = redact_text(st->warnings[i].message);
+		cJSON_AddStringToObject(w, "message", msg);
+		free(msg);
+		cJSON_AddNumberToObject(w, "since", (double)st->warnings[i].since_ms);
+		cJSON_AddItemToArray(warnings, w);
 	}
 	return root;
 }
@@ -551,6 +603,13 @@ int status_parse(const char *text, struct status *st)
 			continue;
 		status_set_string(&st->errors[src].message, get_str(e, "message"));
 		st->errors[src].since_ms = get_i64(e, "since", 0);
+	}
+	cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(root, "warnings")) {
+		enum status_warning_source src;
+		if (status_warning_source_from_string(get_str(e, "source"), &src) < 0 || !get_str(e, "message"))
+			continue;
+		status_set_string(&st->warnings[src].message, get_str(e, "message"));
+		st->warnings[src].since_ms = get_i64(e, "since", 0);
 	}
 	cJSON_Delete(root);
 	return 0;

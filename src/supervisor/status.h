@@ -76,6 +76,20 @@ const char *status_error_source_name(enum status_error_source src);
 /* The source of a name, or -EINVAL. */
 int status_error_source_from_string(const char *name, enum status_error_source *ret);
 
+/* Where a warning of the status document comes from: something is off while the job runs on (a warning event said
+ * it), and it holds until its owner sees it over. One slot per source, each set and cleared by its owner only
+ * (sup_warning_set, sup_warning_clear; tests/e2e/test_layout.py), listed in `warnings` in this order. */
+enum status_warning_source {
+	STATUS_WARN_SCRATCH_SPACE, /* sup_launch.c: the scratch has less room than the state wants (ScratchSpaceLow) */
+	STATUS_WARN_MAX
+};
+/* The source's name in `warnings` ("scratchSpace"), and the event that says it ("ScratchSpaceLow"); "?" out of
+ * range. */
+const char *status_warning_source_name(enum status_warning_source src);
+const char *status_warning_event(enum status_warning_source src);
+/* The source of a name, or -EINVAL. */
+int status_warning_source_from_string(const char *name, enum status_warning_source *ret);
+
 struct status_error {
 	char *message;    /* NULL: this source has nothing to say */
 	int64_t since_ms; /* when the message was set (epoch ms); kept while the same message is set again */
@@ -133,6 +147,8 @@ struct status {
 	 * status_error_set (status_parse reads both as the document has them) */
 	struct status_error errors[STATUS_ERR_MAX];
 	char *error;
+	/* the warnings in force, one slot per source (status_warning_set) */
+	struct status_error warnings[STATUS_WARN_MAX];
 };
 
 void status_init(struct status *st);
@@ -151,6 +167,10 @@ void status_set_string(char **field, const char *value);
 void status_error_set(struct status *st, enum status_error_source src, const char *message, int64_t now_ms);
 /* No recommendation, no settings, nothing running tuned, not suspended. */
 void status_memtuning_clear(struct status_memtuning *m);
+
+/* Sets the warning of source src to message (NULL: clears it) at now_ms (its since, unless the same message stood
+ * already). */
+void status_warning_set(struct status *st, enum status_warning_source src, const char *message, int64_t now_ms);
 
 struct cJSON *status_to_json(const struct status *st);
 char *status_render(const struct status *st); /* pretty JSON with a trailing newline */

@@ -1,6 +1,7 @@
 /* sup_core: the supervisor's record keeping: events (log line + events.jsonl), the status document
  * (rewritten atomically, only when it changed), both written off the loop in grouped flushes on the worker
- * thread (a burst of events costs one fsync), the lifecycle state it shows, and timers. */
+ * thread (a burst of events costs one fsync), the lifecycle state it shows, timers, and the supervisor's own time
+ * (a heartbeat that notices the loop's stalls). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +72,16 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 void sup_error_set(struct supervisor *s, enum status_error_source src, const char *message)
 {
 	status_error_set(&s->status, src, message, (int64_t)(now_realtime() / USEC_PER_MSEC));
+}
+
+void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message)
+{
+	status_warning_set(&s->status, src, message, (int64_t)(now_realtime() / USEC_PER_MSEC));
+}
+
+void sup_warning_clear(struct supervisor *s, enum status_warning_source src)
+{
+	status_warning_set(&s->status, src, NULL, 0);
 }
 
 void sup_error_clear(struct supervisor *s, enum status_error_source src)
@@ -544,6 +555,88 @@ int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_
 {
 	*src = sup_disarm(*src);
 	return sd_event_add_time(s->event, src, CLOCK_MONOTONIC, now_monotonic() + delay, 0, fn, s);
+}
+
+/* ---- the supervisor's own time ---- */
+
+/* The heartbeat's period, and how much later than that a beat must come to be a stall: far beyond any scheduling
+ * delay of a busy host and the timer's own slack, and short against every window a stall must not count in (the
+ * startup and readiness timeouts, checkpoint progress: minutes). */
+#define HEARTBEAT_USEC USEC_PER_SEC
+#define STALL_MIN_USEC (5 * USEC_PER_SEC)
+
+int sup_arm_deadline(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn)
+{
+	unsigned i = 0;
+	while (i < s->clock.n_deadlines && s->clock.deadlines[i] != src)
+		i++;
+	if (i == s->clock.n_deadlines) {
+		if (i == SUP_DEADLINES_MAX)
+			abort(); /* a new deadline field wants SUP_DEADLINES_MAX raised */
+		s->clock.deadlines[s->clock.n_deadlines++] = src;
+	}
+	return sup_arm(s, src, delay, fn);
+}
+
+usec_t sup_now(const struct supervisor *s)
+{
+	return now_monotonic() - s->clock.stalled;
+}
+
+/* A stall of the supervisor: every deadline still armed moves later by as long (sd_event_source_set_time also
+ * takes back one that came due during the stall and waits to be dispatched in this iteration). */
+static void stall_deadlines(struct supervisor *s, usec_t stall)
+{
+	for (unsigned i = 0; i < s->clock.n_deadlines; i++) {
+		sd_event_source *src = *s->clock.deadlines[i];
+		int enabled = SD_EVENT_OFF;
+		uint64_t due = 0;
+		if (src && sd_event_source_get_enabled(src, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+		    sd_event_source_get_time(src, &due) >= 0)
+			sd_event_source_set_time(src, due + stall);
+	}
+}
+
+/* The heartbeat runs before every other source of its loop iteration (the highest priority): after a stall, the
+ * deadlines have moved before their own timers are dispatched, and sup_now() is right for everything that runs. */
+static int on_heartbeat(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	usec_t now = now_monotonic(), last = s->clock.last_beat;
+	s->clock.last_beat = now;
+	sd_event_source_set_time(src, now + HEARTBEAT_USEC);
+	/* (the first beat only starts the count: the set-up before the loop turns is no stall) */
+	if (!last || now - last < HEARTBEAT_USEC + STALL_MIN_USEC)
+		return 0;
+	usec_t stall = now - last - HEARTBEAT_USEC;
+	s->clock.stalled += stall;
+	s->clock.stalls++;
+	stall_deadlines(s, stall);
+	sup_warning(s, "SupervisorStalled",
+	            "the supervisor did not run for %.1f s (its container paused, SIGSTOP, a debugger, or a starved "
+	            "host): it asked Flink nothing meanwhile, so the JVM's health is judged by the polls since, and "
+	            "the timeouts that judge the JVM leave this time out",
+	            (double)stall / USEC_PER_SEC);
+	return 0;
+}
+
+int sup_clock_setup(struct supervisor *s)
+{
+	s->clock.last_beat = 0;
+	int r = sd_event_add_time(s->event, &s->clock.heartbeat, CLOCK_MONOTONIC, now_monotonic(), 100 * USEC_PER_MSEC,
+	                          on_heartbeat, s);
+	if (r < 0)
+		return r;
+	sd_event_source_set_description(s->clock.heartbeat, "heartbeat");
+	if ((r = sd_event_source_set_priority(s->clock.heartbeat, SD_EVENT_PRIORITY_IMPORTANT)) < 0)
+		return r;
+	return sd_event_source_set_enabled(s->clock.heartbeat, SD_EVENT_ON);
+}
+
+void sup_clock_free(struct supervisor *s)
+{
+	s->clock.heartbeat = sup_disarm(s->clock.heartbeat);
+	s->clock.n_deadlines = 0;
 }
 
 enum lifecycle_state sup_lifecycle(const struct supervisor *s)

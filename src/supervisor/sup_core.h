@@ -64,6 +64,8 @@
 #include "worker.h"
 
 #define RESTART_SAMPLES 256
+/* the timers that may be armed as deadlines on the supervisor's own time (sup_arm_deadline) */
+#define SUP_DEADLINES_MAX 8
 /* the longest cause of a failure flinklet quotes in an event and the status error (the JVM's output, Flink's root
  * exception) */
 #define SUP_CAUSE_MAX 400
@@ -88,7 +90,7 @@ struct sup_launch {
 	sd_event_source *startup_timer;
 	bool startup_timed_out;
 	bool startup_extended; /* the startup timeout was extended once: the job was visibly restoring */
-	usec_t spawned_at;     /* when this JVM was started (monotonic) */
+	usec_t spawned_at;     /* when this JVM was started (sup_now) */
 	char *start_cause;     /* the cause the JVM printed when it failed to start (the first line of it) */
 	char *exit_cause;      /* the cause the last JVM printed before it ended, whenever it ended (NULL: none) */
 	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
@@ -168,11 +170,15 @@ struct sup_restore {
 struct sup_poll {
 	struct poll_chains chains; /* the polls of Flink's REST API in flight */
 	sd_event_source *timer;
-	usec_t last_rest_ok;
+	usec_t last_rest_ok; /* when this JVM's REST API last answered (sup_now; 0: not yet) */
+	/* polls of this JVM that went out (or were skipped, with POLL_CHAINS_MAX in flight) since its REST API last
+	 * answered: the hang check counts polls, not time (poll_hang_polls), so a stall of the supervisor, which
+	 * sends none, never reads as the JVM's silence */
+	unsigned unanswered;
 	char *last_rest_problem; /* what Flink's REST API last answered instead of a job's details */
 	int zero_slot_polls;
 	int64_t completed_checkpoints;
-	usec_t last_checkpoint_progress;
+	usec_t last_checkpoint_progress; /* sup_now */
 	/* what the stop's estimate reads (stopfit): the newest checkpoint's full state size and duration, and the
 	 * throughput of the newest savepoint Flink reported (bytes per second; 0: none yet) */
 	bool sizes_known;
@@ -401,7 +407,7 @@ struct supervisor {
 	/* restarts (supervisor.c) */
 	unsigned consecutive_failures;
 	bool restarted_at_once; /* the first of these failures was restarted without a backoff */
-	usec_t stable_since;
+	usec_t stable_since;    /* when the job last began to run (sup_now) */
 	sd_event_source *backoff_timer;
 
 	/* the records (sup_core.c): the status document, the events, and writes to the volume: the errno of the
@@ -423,6 +429,18 @@ struct supervisor {
 	uint64_t flush_started;           /* flushes handed to the worker so far */
 	struct sync_waiter *sync_waiters; /* actions waiting for their records to be durable, in order */
 	struct strv volume_busy;          /* paths a rename or unlink on the worker is on its way for */
+
+	/* the supervisor's own time (sup_core.c): a heartbeat of the loop; a beat far later than due is a stall of the
+	 * supervisor itself (its container paused, SIGSTOP, a debugger, a starved host): said (SupervisorStalled), left
+	 * out of sup_now(), and every deadline armed with sup_arm_deadline moved later by as long */
+	struct {
+		sd_event_source *heartbeat;
+		usec_t last_beat; /* when the heartbeat last ran (monotonic; 0: not yet) */
+		usec_t stalled;   /* the stalls so far, in total */
+		uint64_t stalls;  /* how many (/metrics) */
+		sd_event_source **deadlines[SUP_DEADLINES_MAX]; /* the timers sup_arm_deadline armed (their fields) */
+		unsigned n_deadlines;
+	} clock;
 
 	struct sup_launch launch;
 	struct sup_fetch fetch;
@@ -493,11 +511,31 @@ void sup_error_set(struct supervisor *s, enum status_error_source src, const cha
 void sup_error_clear(struct supervisor *s, enum status_error_source src);
 /* The message of source src (NULL: none): borrowed, good until it is set or cleared next. */
 const char *sup_error(const struct supervisor *s, enum status_error_source src);
+/* The status document's warning of source src (status.h: one owner part each, which alone sets and clears it;
+ * tests/e2e/test_layout.py checks the calls): in force with message (the warning event says it too, as its owner
+ * decides), or over. `warnings` lists those in force; nothing is written until the status is recorded next. */
+void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message);
+void sup_warning_clear(struct supervisor *s, enum status_warning_source src);
 void sup_set_job_state(struct supervisor *s, const char *state);
 void sup_set_intent(struct supervisor *s, const char *intent);
 void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
+/* Arms *src (disarmed first) to run fn once delay from now on CLOCK_MONOTONIC: for delays, and for budgets the
+ * platform keeps on the wall clock (the stop's shutdown budget, the JVM's grace period), which a stall of the
+ * supervisor uses up as any time does. */
 int sup_arm(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
+/* As sup_arm, for a deadline that judges the JVM or the job (the startup timeout, the readiness timeout of an
+ * upgrade, a snapshot's timeout): it runs on the supervisor's own time, so a stall of the supervisor (it was not
+ * running, so it could not see the job come up) moves it later by as long as the stall. src must be a field of the
+ * supervisor (at most SUP_DEADLINES_MAX of them). */
+int sup_arm_deadline(struct supervisor *s, sd_event_source **src, usec_t delay, sd_event_time_handler_t fn);
+/* The supervisor's own time: CLOCK_MONOTONIC less the stalls of the supervisor noticed so far. What a window
+ * that judges the JVM or the job measures on (checkpoint progress, the stable period, a restore's cap), so that
+ * the time the supervisor itself did not run never counts against the JVM. */
+usec_t sup_now(const struct supervisor *s);
+/* The heartbeat (sup_core.c), and its end. */
+int sup_clock_setup(struct supervisor *s);
+void sup_clock_free(struct supervisor *s);
 enum lifecycle_state sup_lifecycle(const struct supervisor *s);
 /* The one entry point into the lifecycle table (defined by its driver, supervisor.c): ev is dispatched now, or, raised
  * while an action runs, waits in the queue until that transition is complete (actions never re-enter the dispatch).

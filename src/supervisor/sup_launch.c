@@ -83,22 +83,26 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	worker_submit(s->worker, launch_files_run, launch_files_done, f);
 }
 
-/* The scratch's free space against what the job's state needs there (scratch_need of the newest checkpoint's size
- * Flink reported, kept in status.json): short of it, a ScratchSpaceLow warning (once per need that grows), since a
- * full scratch fails RocksDB and an emptyDir past its sizeLimit has the pod evicted without a savepoint. */
-static void check_scratch_space(struct supervisor *s)
+/* The scratch's room against what the job's state needs there (scratch_need of the newest checkpoint's size Flink
+ * reported, kept in status.json): short of it, a ScratchSpaceLow warning (the event once per need that grows; in
+ * the status' warnings until a launch finds room), since a full scratch fails RocksDB and an emptyDir past its
+ * sizeLimit has the pod evicted without a savepoint. The room is what the next JVM will have: the free space plus
+ * what the earlier JVMs' scratch set aside still holds, which its removal frees (scratch_room). */
+static void check_scratch_space(struct supervisor *s, int r, int64_t avail)
 {
-	int64_t need = scratch_need(s->status.state_size), avail = 0;
-	int r = scratch_free(s->launch.scratch_dir, &avail);
+	int64_t need = scratch_need(s->status.state_size);
 	if (r < 0) {
 		log_warn("unable to read the free space of %s: %s", s->launch.scratch_dir, strerror(-r));
 		return;
 	}
-	if (avail >= need || need <= s->launch.scratch_warned_need)
+	if (avail >= need) {
+		if (s->status.warnings[STATUS_WARN_SCRATCH_SPACE].message) {
+			sup_warning_clear(s, STATUS_WARN_SCRATCH_SPACE);
+			sup_write_status(s);
+		}
 		return;
-	s->launch.scratch_warned_need = need;
-	sup_warning(
-	    s, "ScratchSpaceLow",
+	}
+	char *msg = xasprintf(
 	    "the JVM's scratch directory %s has %.0f MiB free, less than the %.0f MiB the job's state wants there "
 	    "(twice the newest checkpoint's %s plus %.0f MiB): RocksDB fails once it is full, and a Kubernetes "
 	    "emptyDir past its sizeLimit gets the pod evicted; give flinklet.scratch.dir more room "
@@ -106,10 +110,55 @@ static void check_scratch_space(struct supervisor *s)
 	    s->launch.scratch_dir, (double)avail / (1 << 20), (double)need / (1 << 20),
 	    s->status.state_size >= 0 ? "state size" : "state size (none known yet)",
 	    (double)SCRATCH_FIXED_BYTES / (1 << 20));
+	sup_warning_set(s, STATUS_WARN_SCRATCH_SPACE, msg);
+	sup_write_status(s);
+	if (need > s->launch.scratch_warned_need) {
+		s->launch.scratch_warned_need = need;
+		sup_warning(s, "ScratchSpaceLow", "%s", msg);
+	}
+	free(msg);
+}
+
+/* The scratch measured on the worker thread (it walks what is set aside), then the earlier JVM's scratch removed. */
+struct scratch_measure {
+	struct supervisor *s;
+	char *dir;
+	char *old; /* the earlier JVM's scratch, set aside (NULL: none): removed once measured */
+	int r;
+	int64_t room;
+};
+
+static void scratch_measure_run(void *arg)
+{
+	struct scratch_measure *m = arg;
+	m->r = scratch_room(m->dir, &m->room);
+}
+
+static void scratch_measure_done(void *arg)
+{
+	struct scratch_measure *m = arg;
+	struct supervisor *s = m->s;
+	/* (the loop over: the warning is moot, and what is set aside is the next start's leftover) */
+	if (!s->closing) {
+		check_scratch_space(s, m->r, m->room);
+		if (m->old) {
+			struct strv v = {0};
+			strv_push_take(&v, m->old);
+			m->old = NULL;
+			pid_t pid = scratch_remove(&v);
+			if (pid < 0)
+				log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
+			strv_free(&v);
+		}
+	}
+	free(m->old);
+	free(m->dir);
+	free(m);
 }
 
 /* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
- * aside and removed by a child process, off the loop. */
+ * aside; its room is measured on the worker thread (ahead of the launch's intent in the worker's order, so the
+ * warning comes before the JVM), and what was set aside is removed by a child process afterwards, off the loop. */
 static int prepare_scratch(struct supervisor *s)
 {
 	char *old = NULL;
@@ -118,15 +167,11 @@ static int prepare_scratch(struct supervisor *s)
 		log_error("unable to prepare the JVM's scratch directory %s: %s", s->launch.tmp_dir, strerror(-r));
 		return r;
 	}
-	check_scratch_space(s);
-	if (old) {
-		struct strv v = {0};
-		strv_push_take(&v, old);
-		pid_t pid = scratch_remove(&v);
-		if (pid < 0)
-			log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
-		strv_free(&v);
-	}
+	struct scratch_measure *m = xcalloc(1, sizeof(*m));
+	m->s = s;
+	m->dir = xstrdup(s->launch.scratch_dir);
+	m->old = old;
+	worker_submit(s->worker, scratch_measure_run, scratch_measure_done, m);
 	return 0;
 }
 
@@ -185,7 +230,7 @@ static bool visibly_restoring(struct supervisor *s)
 	usec_t fresh = 5 * spec_duration(s->spec, "flinklet.rest.startup-poll-interval");
 	if (fresh < 5 * USEC_PER_SEC)
 		fresh = 5 * USEC_PER_SEC;
-	if (now_monotonic() - s->poll.last_rest_ok > fresh)
+	if (sup_now(s) - s->poll.last_rest_ok > fresh)
 		return false;
 	const char *st = s->status.job_state;
 	return st && (!strcmp(st, "CREATED") || !strcmp(st, "INITIALIZING") || !strcmp(st, "RUNNING"));
@@ -196,7 +241,7 @@ static bool visibly_restoring(struct supervisor *s)
 static bool extend_startup(struct supervisor *s)
 {
 	usec_t cap = spec_duration(s->spec, "flinklet.startup.restore-timeout");
-	usec_t elapsed = now_monotonic() - s->launch.spawned_at;
+	usec_t elapsed = sup_now(s) - s->launch.spawned_at;
 	if (!visibly_restoring(s) || elapsed >= cap)
 		return false;
 	usec_t more = spec_duration(s->spec, "flinklet.startup.timeout");
@@ -211,7 +256,7 @@ static bool extend_startup(struct supervisor *s)
 		          (double)elapsed / USEC_PER_SEC, s->status.job_state, s->status.tasks_running,
 		          s->status.tasks_total, spec_get(s->spec, "flinklet.startup.restore-timeout"));
 	s->launch.startup_extended = true;
-	sup_arm(s, &s->launch.startup_timer, more, on_startup_timeout);
+	sup_arm_deadline(s, &s->launch.startup_timer, more, on_startup_timeout);
 	return true;
 }
 
@@ -498,9 +543,10 @@ int sup_launch_spawn(struct supervisor *s)
 	s->launch.gen++;
 	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
-	s->launch.spawned_at = now_monotonic();
+	s->launch.spawned_at = sup_now(s);
 	s->launch.startup_extended = false;
-	sup_arm(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"), on_startup_timeout);
+	sup_arm_deadline(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"),
+	                 on_startup_timeout);
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
 	s->launch.backend = spec_state_backend(s->spec);

@@ -155,6 +155,13 @@ char *sup_metrics(struct supervisor *s)
 	metric(&b, "flinklet_jvm_restarts_total", "counter", "JVM starts after the first, on this state volume.");
 	strbuf_appendf(&b, "flinklet_jvm_restarts_total %d\n", status_jvm_restarts(st));
 
+	metric(&b, "flinklet_supervisor_stalls_total", "counter",
+	       "Stalls of the supervisor itself (a paused container, SIGSTOP, a starved host): SupervisorStalled.");
+	strbuf_appendf(&b, "flinklet_supervisor_stalls_total %llu\n", (unsigned long long)s->clock.stalls);
+	metric(&b, "flinklet_supervisor_stalled_seconds_total", "counter",
+	       "How long the supervisor stood still in them.");
+	strbuf_appendf(&b, "flinklet_supervisor_stalled_seconds_total %.3f\n", (double)s->clock.stalled / USEC_PER_SEC);
+
 	metric(&b, "flinklet_volume_writable", "gauge",
 	       "0 while writes to the state volume fail (full, read-only, I/O errors); 1 otherwise.");
 	strbuf_appendf(&b, "flinklet_volume_writable %d\n", s->volume_errno ? 0 : 1);

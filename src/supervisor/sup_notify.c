@@ -17,9 +17,10 @@
 static bool watchdog_healthy(struct supervisor *s)
 {
 	switch (s->state) {
-	case SUP_RUNNING:
+	case SUP_RUNNING: /* not hung: fewer polls in a row unanswered than the hang window holds (sup_poll.c) */
 		return !s->poll.last_rest_ok ||
-		       now_monotonic() - s->poll.last_rest_ok <= spec_duration(s->spec, "flinklet.health.rest-timeout");
+		       s->poll.unanswered < poll_hang_polls(spec_duration(s->spec, "flinklet.health.rest-timeout"),
+		                                            spec_duration(s->spec, "flinklet.rest.poll-interval"));
 	case SUP_STARTING:
 		/* waiting for a jar that cannot start (JarUnusable) is a job that is down, not one that starts */
 		return !s->launch.jar_problem;

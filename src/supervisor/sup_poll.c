@@ -211,7 +211,7 @@ static void on_restart_metric(void *userdata, long code, cJSON *body, const char
 	}
 	if (value < 0)
 		return;
-	usec_t now = now_monotonic(),
+	usec_t now = sup_now(s),
 	       window = spec_duration(s->spec, "kubernetes.operator.cluster.health-check.restarts.window");
 	/* drop samples older than the window, keep the rest, append this one */
 	unsigned keep = 0;
@@ -274,7 +274,7 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 		usec_t window = checkpoint_progress_window(s->spec);
 		usec_t since = s->poll.last_checkpoint_progress > s->stable_since ? s->poll.last_checkpoint_progress
 		                                                                  : s->stable_since;
-		if (now_monotonic() - since > window) {
+		if (sup_now(s) - since > window) {
 			char *why = xasprintf("no checkpoint completed within %llu s",
 			                      (unsigned long long)(window / USEC_PER_SEC));
 			health_unhealthy(s, why);
@@ -330,7 +330,7 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 			s->poll.flink_failed = failed_count;
 		if (completed_count >= 0 && completed_count != s->poll.completed_checkpoints) {
 			s->poll.completed_checkpoints = completed_count;
-			s->poll.last_checkpoint_progress = now_monotonic();
+			s->poll.last_checkpoint_progress = sup_now(s);
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
 		const cJSON *completed = cJSON_GetObjectItemCaseSensitive(latest, "completed");
@@ -440,13 +440,16 @@ static const cJSON *our_job_in_overview(const struct supervisor *s, const cJSON 
 }
 
 /* The first steps of a job-state answer: what the request came to, a sign of life of this JVM's REST API
- * (even an overtaken answer says it is not hung), and a failed request said. False: the chain is ended. */
+ * (even an overtaken answer says it is not hung: no poll stands unanswered), and a failed request said. False: the
+ * chain is ended. */
 static bool job_answer(struct supervisor *s, struct poll_chain *c, long code, const cJSON *body, const char *error,
                        const char *path)
 {
 	chain_outcome(s, c, code, error);
-	if (code != 0 && same_launch(s, c))
-		s->poll.last_rest_ok = now_monotonic();
+	if (code != 0 && same_launch(s, c)) {
+		s->poll.last_rest_ok = sup_now(s);
+		s->poll.unanswered = 0;
+	}
 	if (chain_current(s, c) && code == 200 && body)
 		return true;
 	if (chain_current(s, c))
@@ -586,9 +589,13 @@ int sup_poll_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	sup_snapshot_kick(s);
 	sup_rescales_poll(s);
 	sup_flinkmetrics_poll(s);
-	usec_t rest_timeout = spec_duration(s->spec, "flinklet.health.rest-timeout");
-	if (s->state == SUP_RUNNING && s->poll.last_rest_ok && now_monotonic() - s->poll.last_rest_ok > rest_timeout) {
-		char *why = xasprintf("Flink's REST API has not answered for %s (a hung JVM)",
+	/* hung: the polls of the whole window went out, while the supervisor ran to send them, and none was answered
+	 * (the time the supervisor stood still sent none, and counts for nothing) */
+	unsigned hang = poll_hang_polls(spec_duration(s->spec, "flinklet.health.rest-timeout"), interval);
+	if (s->state == SUP_RUNNING && s->poll.last_rest_ok && s->poll.unanswered >= hang) {
+		char *why = xasprintf("Flink's REST API has not answered %u polls in a row, one every %s (%s, "
+		                      "flinklet.health.rest-timeout): a hung JVM",
+		                      s->poll.unanswered, spec_get(s->spec, "flinklet.rest.poll-interval"),
 		                      spec_get(s->spec, "flinklet.health.rest-timeout"));
 		health_unhealthy(s, why);
 		free(why);
@@ -598,6 +605,8 @@ int sup_poll_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	usec_t timeout = poll_request_timeout(&s->poll.chains, startup, interval,
 	                                      spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"));
 	struct poll_chain *c = poll_chain_start(&s->poll.chains, s, s->launch.gen, timeout, now_monotonic());
+	/* unanswered until an answer says otherwise; one that cannot go out (POLL_CHAINS_MAX still wait) too */
+	s->poll.unanswered++;
 	if (!c) {
 		log_debug("%d polls of Flink's REST API still in flight: this one is skipped", POLL_CHAINS_MAX);
 		return 0;
@@ -640,9 +649,10 @@ void sup_poll_launched(struct supervisor *s)
 {
 	poll_chains_new_launch(&s->poll.chains);
 	s->poll.last_rest_ok = 0;
+	s->poll.unanswered = 0;
 	s->poll.zero_slot_polls = 0;
 	s->poll.n_restart_samples = 0;
-	s->poll.last_checkpoint_progress = now_monotonic();
+	s->poll.last_checkpoint_progress = sup_now(s);
 	/* Flink's exception history is the new JVM's own */
 	s->poll.failure_ts = 0;
 	status_set_string(&s->poll.failure, NULL);

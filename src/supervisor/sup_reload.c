@@ -359,9 +359,9 @@ static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userd
 void sup_reload_launched(struct supervisor *s)
 {
 	if (s->reload.upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
-		sup_arm(s, &s->reload.readiness_timer,
-		        spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
-		        on_readiness_timeout);
+		sup_arm_deadline(s, &s->reload.readiness_timer,
+		                 spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
+		                 on_readiness_timeout);
 }
 
 void sup_reload_upgrade_over(struct supervisor *s)

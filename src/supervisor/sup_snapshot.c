@@ -455,7 +455,8 @@ static void op_start(struct supervisor *s, enum snapshot_op_kind kind, const cha
 	free(text);
 	free(path);
 	cJSON_Delete(body);
-	sup_arm(s, &s->snapshot.op.timeout, spec_duration(s->spec, "flinklet.snapshot.timeout"), on_op_timeout);
+	sup_arm_deadline(s, &s->snapshot.op.timeout, spec_duration(s->spec, "flinklet.snapshot.timeout"),
+	                 on_op_timeout);
 	if (r < 0)
 		op_failed(s, "unable to send the request");
 }

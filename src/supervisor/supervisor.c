@@ -49,7 +49,7 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 		sup_set_job_state(s, "FAILED");
 		return SUP_FAILED;
 	}
-	usec_t now = now_monotonic();
+	usec_t now = sup_now(s);
 	if (s->stable_since && now - s->stable_since >= spec_duration(s->spec, "flinklet.restart.stable-period")) {
 		s->consecutive_failures = 0;
 		s->restarted_at_once = false;
@@ -139,7 +139,7 @@ static void mark_running(struct supervisor *s)
 {
 	sup_launch_running(s);
 	sup_reload_running(s);
-	s->stable_since = now_monotonic();
+	s->stable_since = sup_now(s);
 	/* the restore point came up: its failures so far were not its fault */
 	sup_restore_running(s);
 	/* what kept the job from running is over: each part clears its own errors (the volume's, its space and a
@@ -709,7 +709,7 @@ static int setup_loop(struct supervisor *s)
 	    (r = sd_event_add_signal(s->event, NULL, SIGHUP, on_hup, s)) < 0)
 		return r;
 	/* the volume's records are written off the loop from now on (sup_core.c) */
-	if ((r = sup_journal_setup(s)) < 0)
+	if ((r = sup_journal_setup(s)) < 0 || (r = sup_clock_setup(s)) < 0)
 		return r;
 	char *url = flinkconf_rest_url(s->spec);
 	r = rest_new(s->event, url, spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"), &s->rest);
@@ -740,6 +740,7 @@ void sup_free(struct supervisor *s)
 	sup_launch_free(s);
 	sup_disarm(s->backoff_timer);
 	sup_stop_free(s);
+	sup_clock_free(s);
 	sd_event_unref(s->event);
 	status_free(&s->status);
 	sup_restore_free(s);

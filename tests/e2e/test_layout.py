@@ -180,7 +180,7 @@ OWNER = {
 # (ERROR_OWNER), written through sup_error_set/sup_error_clear only
 CORE_WRITERS = {"supervisor.c", "sup_core.c"}
 CORE_SHARED = {"status"}
-STATUS_OWNED = {"error", "errors"}
+STATUS_OWNED = {"error", "errors", "warnings"}
 
 # the source of an error of the status document -> the one file that sets and clears it (src/supervisor/status.h)
 ERROR_OWNER = {
@@ -198,6 +198,10 @@ ERROR_OWNER = {
     "STATUS_ERR_SNAPSHOT": "sup_snapshot.c",
     "STATUS_ERR_VOLUME_SPACE": "sup_snapshot.c",
     "STATUS_ERR_FAILOVER": "sup_poll.c",
+}
+# the source of a warning of the status document -> the one file that sets and clears it (sup_warning_set/clear)
+WARNING_OWNER = {
+    "STATUS_WARN_SCRATCH_SPACE": "sup_launch.c",
 }
 
 _PATH = r"\b(?:s|sup)->(\w+)((?:\.\w+|\[[^\]]*\])*)"
@@ -242,7 +246,8 @@ def test_each_part_alone_writes_its_state():
 
 
 def _status_error_writes(text):
-    """(line, what) for each write of the status document's errors other than through sup_error_set/clear."""
+    """(line, what) for each write of the status document's errors or warnings other than through sup_error_set/clear
+    and sup_warning_set/clear."""
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         for rx in _WRITES:
@@ -252,7 +257,7 @@ def _status_error_writes(text):
         # the supervisor as a value (supervisor_run's s.status.error)
         out += [(n, m.group(0)) for m in re.finditer(
             r"(?:&\s*\bs\.status\.errors?\b|\bs\.status\.errors?\b(?:\[[^\]]*\])?(?:\.\w+)?\s*=(?!=))", line)]
-        out += [(n, m.group(0)) for m in re.finditer(r"\bstatus_error_set\(", line)]
+        out += [(n, m.group(0)) for m in re.finditer(r"\bstatus_(?:error|warning)_set\(", line)]
     return out
 
 
@@ -286,7 +291,7 @@ def test_each_error_of_the_status_has_one_owner():
         with open(os.path.join(SUP, f), errors="replace") as fh:
             text = fh.read()
         for n, what in _status_error_writes(text):
-            if not (f == "sup_core.c" and what.startswith("status_error_set")):
+            if not (f == "sup_core.c" and what.startswith(("status_error_set", "status_warning_set"))):
                 bad.append(f"src/supervisor/{f}:{n} writes the status errors directly: {what}")
         for n, line in enumerate(text.splitlines(), 1):
             for m in _ERROR_CALL.finditer(line):
@@ -301,6 +306,36 @@ def test_each_error_of_the_status_has_one_owner():
                     sets[src] = True
     assert not bad, "\n".join(bad)
     assert set(sets) == set(ERROR_OWNER), f"sources no owner ever sets: {set(ERROR_OWNER) - set(sets)}"
+
+
+_WARNING_CALL = re.compile(r"\bsup_warning_(?:set|clear)\(\s*&?\w+\s*,\s*([^,)]*)")
+
+
+def test_each_warning_of_the_status_has_one_owner():
+    """The status document's warnings in force are one slot per source as its errors are (src/supervisor/status.h):
+    set and cleared only by the source's owner, through sup_warning_set/sup_warning_clear (sup_core.c)."""
+    with open(os.path.join(SUP, "status.h")) as fh:
+        body = fh.read()
+    body = body[body.index("enum status_warning_source {"):]
+    sources = [x for x in re.findall(r"^\t(STATUS_WARN_\w+)", body[: body.index("};")], re.M) if x != "STATUS_WARN_MAX"]
+    assert set(sources) == set(WARNING_OWNER), set(sources) ^ set(WARNING_OWNER)
+    bad, sets = [], set()
+    for f in sorted(os.listdir(SUP)):
+        if not f.endswith(".c") or f == "status.c":
+            continue
+        with open(os.path.join(SUP, f), errors="replace") as fh:
+            text = fh.read()
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in _WARNING_CALL.finditer(line):
+                src = m.group(1).strip()
+                if f == "sup_core.c" and src == "src":
+                    continue  # the functions themselves
+                if WARNING_OWNER.get(src) != f:
+                    bad.append(f"src/supervisor/{f}:{n} sets or clears {src} ({WARNING_OWNER.get(src, 'no source')}'s)")
+                elif "sup_warning_set" in m.group(0):
+                    sets.add(src)
+    assert not bad, "\n".join(bad)
+    assert sets == set(WARNING_OWNER), f"sources no owner ever sets: {set(WARNING_OWNER) - sets}"
 
 
 def test_every_part_of_the_context_has_an_owner():

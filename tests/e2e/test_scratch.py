@@ -3,8 +3,11 @@ local scratch, not on the state volume; each launch gets an empty directory (wha
 aside at once and removed by a child process, off the event loop), and a clean exit removes it."""
 import os
 import signal
+import subprocess
 
-from conftest import pid_alive, wait_for
+import pytest
+
+from conftest import pid_alive, wait_for, wait_restarted
 
 
 def test_the_jvm_works_in_local_scratch_emptied_per_launch_and_removed_at_exit(flinklets, tmp_path):
@@ -58,3 +61,29 @@ def test_the_default_scratch_directory_is_flinklets_own_and_used_under_the_group
     assert f"-Djava.io.tmpdir={scratch}/jvm".encode() in argv, argv
     assert not os.path.exists(os.path.join(f.state, "tmp")), "the JVM's temporary files are on the state volume"
     assert b"not flinklet's own" not in open(f.log_path, "rb").read()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_relaunch_after_a_crash_does_not_hold_the_old_scratch_against_the_new_jvm(flinklets, tmp_path):
+    """Issue 35, item 3, with the real JVM: its scratch on a 300 MiB tmpfs holds 200 MiB (RocksDB's working files,
+    say) when it is killed. The relaunch sets that aside and a child removes it: the new JVM has the room the 128 MiB
+    a small state wants, so no ScratchSpaceLow, and the status holds no warning."""
+    scratch = str(tmp_path / "tmpfs-scratch")
+    os.mkdir(scratch)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300m,mode=0700", "tmpfs", scratch], check=True)
+    try:
+        f = flinklets(conf={"flinklet.scratch.dir": scratch}, job={"upgradeMode": "last-state"}).start()
+        jvm = f.wait_stable()["jvm"]["pid"]
+        f.wait_checkpoint(1)
+        with open(os.path.join(scratch, "jvm", "rocksdb-working-files"), "wb") as fh:
+            for _ in range(200):
+                fh.write(b"\1" * (1 << 20))
+        os.kill(jvm, signal.SIGKILL)
+        st = wait_restarted(f, jvm)
+        types = [e["type"] for e in f.new_events()]
+        assert types.count("JvmStarted") == 2 and "ScratchSpaceLow" not in types, types
+        assert st["warnings"] == [], st["warnings"]
+        f.signal(signal.SIGTERM)
+        assert f.wait_exit(30) == 0
+    finally:
+        subprocess.run(["umount", "-l", scratch], check=False)

@@ -4,6 +4,8 @@
  * the old one's polls stale; the request timeouts while the job starts (shorter than the poll interval,
  * longer after requests ran out of time, shorter again after answers, never beyond the client timeout) and
  * once it runs (the client timeout). */
+#include <limits.h>
+
 #include "unit.h"
 
 #include "pollchain.h"
@@ -140,6 +142,20 @@ static void test_startup_timeout_bounds(void **state)
 	assert_int_equal(poll_request_timeout(&pc, true, 4 * USEC_PER_SEC, 10 * USEC_PER_SEC), 3 * USEC_PER_SEC);
 }
 
+/* The hang window in polls: a JVM is hung when this many polls in a row went unanswered, however long the
+ * supervisor itself stood still between them. */
+static void test_the_hang_window_is_counted_in_polls(void **state)
+{
+	(void)state;
+	usec_t s = USEC_PER_SEC;
+	assert_int_equal(poll_hang_polls(60 * s, 2 * s), 30); /* the defaults: 1 min, a poll every 2 s */
+	assert_int_equal(poll_hang_polls(5 * s, 2 * s), 3);   /* rounded up: never shorter than the window */
+	assert_int_equal(poll_hang_polls(4 * s, s), 4);
+	assert_int_equal(poll_hang_polls(0, 2 * s), 1); /* at least one */
+	assert_int_equal(poll_hang_polls(s, 10 * s), 1);
+	assert_int_equal(poll_hang_polls(7200 * s, 0), UINT_MAX); /* no interval: as many as it holds */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +165,7 @@ int main(void)
 	    cmocka_unit_test(test_polls_of_an_earlier_jvm_are_stale),
 	    cmocka_unit_test(test_startup_timeouts_follow_the_rest_server),
 	    cmocka_unit_test(test_startup_timeout_bounds),
+	    cmocka_unit_test(test_the_hang_window_is_counted_in_polls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1058,6 +1058,43 @@ static void test_status_empty_and_bad(void **state)
 	assert_int_equal(lifecycle_from_string(NULL, &ls), -EINVAL);
 }
 
+/* The status document's warnings in force: one slot per source with the event that said it, apart from the errors
+ * (no `error` from a warning), kept since while the same message stands, listed in `warnings`, read back, cleared. */
+static void test_status_warnings_by_source(void **state)
+{
+	(void)state;
+	struct status st, back;
+	status_init(&st);
+	status_warning_set(&st, STATUS_WARN_SCRATCH_SPACE, "the scratch https://u:pw@h/x?sig=1 has 64 MiB free", 1000);
+	status_warning_set(&st, STATUS_WARN_SCRATCH_SPACE, "the scratch https://u:pw@h/x?sig=1 has 64 MiB free", 2000);
+	assert_int_equal(st.warnings[STATUS_WARN_SCRATCH_SPACE].since_ms, 1000);
+	assert_null(st.error);
+	char *text = status_render(&st);
+	assert_null(strstr(text, "pw@")); /* redacted as the errors are */
+	cJSON *doc = cJSON_Parse(text);
+	const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "warnings"), 0);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(w, "source")), "scratchSpace");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(w, "event")), "ScratchSpaceLow");
+	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(w, "since")) == 1000);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "errors")), 0);
+	cJSON_Delete(doc);
+	assert_int_equal(status_parse(text, &back), 0);
+	assert_non_null(back.warnings[STATUS_WARN_SCRATCH_SPACE].message);
+	assert_int_equal(back.warnings[STATUS_WARN_SCRATCH_SPACE].since_ms, 1000);
+	status_free(&back);
+	free(text);
+	status_warning_set(&st, STATUS_WARN_SCRATCH_SPACE, NULL, 3000);
+	text = status_render(&st);
+	assert_contains(text, "\"warnings\":\t[]");
+	free(text);
+	status_free(&st);
+	enum status_warning_source src;
+	assert_int_equal(status_warning_source_from_string("scratchSpace", &src), 0);
+	assert_int_equal(src, STATUS_WARN_SCRATCH_SPACE);
+	assert_int_equal(status_warning_source_from_string("volume", &src), -EINVAL);
+	assert_string_equal(status_warning_event(STATUS_WARN_MAX), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1084,6 +1121,7 @@ int main(void)
 	    cmocka_unit_test(test_clean_temps_and_write_if_changed),
 	    cmocka_unit_test(test_status_roundtrip),
 	    cmocka_unit_test(test_status_errors_by_source),
+	    cmocka_unit_test(test_status_warnings_by_source),
 	    cmocka_unit_test(test_status_roundtrip_tasks),
 	    cmocka_unit_test(test_status_jvm_starts),
 	    cmocka_unit_test(test_status_empty_and_bad),
