@@ -363,7 +363,10 @@ struct sup_flinkmetrics {
 	usec_t req_at;        /* when it went out (monotonic) */
 	struct strbuf body;   /* its answer so far */
 	bool too_large;       /* it brought more than the cap */
-	char *text;           /* the last scrape, checked (NULL: it failed, or none yet) */
+	struct shbuf *text;   /* the last scrape, checked (NULL: it failed, or none yet), shared by the /metrics
+	                       * responses that send it */
+	struct shbuf *prev;   /* the scrape before, while a /metrics response still sends it (NULL: none) */
+	bool held_said;       /* the log says a scrape waits for prev */
 	unsigned text_gen;    /* the JVM it came from */
 	int64_t text_ms;      /* when (epoch ms) */
 	usec_t next_at;       /* the next scrape is due (monotonic) */
