@@ -162,6 +162,11 @@ struct sup_restore {
 	unsigned fail_count;
 	char *demoted_note; /* said with the next launch (STATUS_ERR_DEMOTED): which point was given up, and why */
 	bool fatal;         /* the launch must not happen (a rewind the configuration forbids): FAILED */
+	/* what gates the claim of the next launch: the Flink version a running JVM reported (GET /config; NULL: none
+	 * yet, or unreadable) and the jars it ran; the jars of this launch; the JVM (launch generation) last asked */
+	char *flink_reported, *lib_reported, *lib_launched;
+	unsigned version_gen;
+	bool version_asking;
 };
 
 /* poll (sup_poll.c): following the job through Flink's REST API, and its health */
