@@ -171,10 +171,10 @@ restroutes: $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 	python3 -m pytest -v -p no:cacheprovider tests/restroutes
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
-# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image, or all); each prints its figures and one
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image state promtext, or all); each prints its figures and one
 # table at the end. They measure side by side in one run and assert no timing.
 BENCH ?= all
-bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle
+bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle $(BUILD)/bench-bin/promtext_parse
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 bench/run.py $(BENCH)
 
@@ -265,6 +265,10 @@ quartz-parity: $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers
 
 # bench/as_cycle.c: one control-loop cycle of the autoscaler as the supervisor runs it, for bench/autoscaler.py
 $(BUILD)/bench-bin/as_cycle: bench/as_cycle.c $(LIB_OBJS) $(CURL_A) | $(BUILD)/bench-bin
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+# bench/promtext_parse.c: promtext_parse on a 10,000-family scrape at the 4 MiB cap, for bench/promtext.py
+$(BUILD)/bench-bin/promtext_parse: bench/promtext_parse.c $(LIB_OBJS) $(CURL_A) | $(BUILD)/bench-bin
 	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/bench-bin:

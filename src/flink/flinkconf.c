@@ -372,13 +372,3 @@ int64_t flinkconf_rescale_history_size(const struct spec *s, const char *version
 	const char *scheduler = spec_get(s, "jobmanager.scheduler");
 	return scheduler && !strcasecmp(scheduler, "adaptive") ? RESCALE_HISTORY_DEFAULT : 0;
 }
-
-bool flink_claims_native_savepoints(const char *version)
-{
-	unsigned major = 0, minor = 0, patch = 0;
-	if (!version || sscanf(version, "%u.%u.%u", &major, &minor, &patch) < 2)
-		return false;
-	if (major != 2)
-		return major > 2;
-	return minor >= 4 || (minor == 3 && patch >= 1) || (minor == 2 && patch >= 2);
-}

@@ -70,11 +70,6 @@ char *flinkconf_rest_url(const struct spec *s);
 int flink_detect_version(const char *lib_dir, char **ret);
 /* "2.2.1" -> "v2_2"; NULL when not one of the versions flinklet knows. */
 const char *flink_version_label(const char *version);
-/* Whether checkpoints taken after a claim-mode restore of a NATIVE savepoint can be restored in this Flink
- * version. Before FLINK-39964 (fixed in 2.2.2, 2.3.1 and 2.4.0; never in 1.x, 2.0 or 2.1) they name the
- * savepoint's files relative to their own directory, and a restore from them fails with FileNotFoundException
- * (seen with 2.2.1). NULL or an unreadable version: false. */
-bool flink_claims_native_savepoints(const char *version);
 /* Whether this Flink version keeps a rescale history (2.3 and later: GET /jobs/:id/rescales/..., FLIP-495).
  * NULL or an unreadable version: false. */
 bool flink_has_rescale_history(const char *version);

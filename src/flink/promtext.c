@@ -1,35 +1,61 @@
 /* promtext: Prometheus' text exposition (0.0.4) checked line by line, as flinklet takes it from Flink's reporter
  * (src/flink/promtext.h). A family is a TYPE'd name with its samples (and, for summaries and histograms, the
  * samples of its _sum, _count and _bucket), or an untyped sample name; its lines must be together, its HELP and TYPE
- * said once, its TYPE before its samples: what promtool and Prometheus' parser ask of one scrape. */
+ * said once, its TYPE before its samples: what promtool and Prometheus' parser ask of one scrape. The families met
+ * so far are one hash set of names (pointing into the text) with what each has had (HELP, TYPE): each line costs
+ * one look-up, so a scrape is read in time linear in its size, however many families it has. */
 #include "promtext.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
 
+#define TYPED 1u
+#define HELPED 2u
+
+/* A family met: its name is text + off, len bytes (len 0: a free slot). */
+struct family {
+	uint32_t off, len;
+	unsigned char flags; /* TYPED, HELPED */
+};
+
 struct reader {
+	const char *text;
 	const char *reserved;
-	struct strv seen, typed, helped; /* families with any line, with a TYPE line, with a HELP line */
-	const char *current;             /* the family whose lines come now (in seen) */
-	bool current_sampled;            /* it has samples */
+	struct family *set; /* open addressing, linear probing; cap a power of two, at most half full */
+	size_t cap, n;
+	struct family *current; /* the family whose lines come now (in set; NULL: none yet) */
+	bool current_sampled;   /* it has samples */
 	long line;
 	char *why;
 };
 
+/* The characters of a metric name, as bits of two 64-bit words (ASCII 0-63, 64-127): [a-zA-Z_:] start one,
+ * [a-zA-Z0-9_:] follow. */
+#define NAME_LOW UINT64_C(0x07FF000000000000)       /* '0'-'9', ':' */
+#define NAME_START_LOW UINT64_C(0x0400000000000000) /* ':' */
+#define NAME_HIGH UINT64_C(0x07FFFFFE87FFFFFE)      /* 'A'-'Z', '_', 'a'-'z' */
+
+static bool in_set(char c, uint64_t low, uint64_t high)
+{
+	unsigned u = (unsigned char)c;
+	return u < 64 ? (low >> u) & 1 : u < 128 && ((high >> (u - 64)) & 1);
+}
+
 static bool name_start(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+	return in_set(c, NAME_START_LOW, NAME_HIGH);
 }
 
 static bool name_char(char c)
 {
-	return name_start(c) || (c >= '0' && c <= '9');
+	return in_set(c, NAME_LOW, NAME_HIGH);
 }
 
 /* The length of the metric name at p (0: none). */
@@ -56,25 +82,63 @@ static bool fail(struct reader *r, const char *fmt, ...)
 	return false;
 }
 
-static const char *find(const struct strv *v, const char *name, size_t n)
+static uint64_t hash(const char *p, size_t n)
 {
-	for (size_t i = 0; i < v->n; i++)
-		if (strlen(v->v[i]) == n && !memcmp(v->v[i], name, n))
-			return v->v[i];
-	return NULL;
+	uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+	return h ^ (h >> 29);
+}
+
+/* The slot of family name (n bytes): its own, or the free one it would take. */
+static struct family *slot(const struct reader *r, const char *name, size_t n)
+{
+	for (size_t i = hash(name, n) & (r->cap - 1);; i = (i + 1) & (r->cap - 1)) {
+		struct family *f = &r->set[i];
+		if (!f->len || (f->len == n && !memcmp(r->text + f->off, name, n)))
+			return f;
+	}
+}
+
+/* The family met before by that name, or NULL. */
+static struct family *lookup(const struct reader *r, const char *name, size_t n)
+{
+	if (!r->cap)
+		return NULL;
+	struct family *f = slot(r, name, n);
+	return f->len ? f : NULL;
+}
+
+/* The slot of family name (n bytes, in the text), with room for one more family: found, or free to be taken
+ * (valid until the next call). */
+static struct family *slot_for_new(struct reader *r, const char *name, size_t n)
+{
+	if ((r->n + 1) * 2 > r->cap) {
+		struct family *old = r->set;
+		size_t old_cap = r->cap;
+		r->cap = old_cap ? old_cap * 2 : 64;
+		r->set = xcalloc(r->cap, sizeof(*r->set));
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].len)
+				*slot(r, r->text + old[i].off, old[i].len) = old[i];
+		free(old);
+	}
+	return slot(r, name, n);
 }
 
 /* Moves to family name (n bytes): a family met before and left since is split in two. */
 static bool enter_family(struct reader *r, const char *name, size_t n)
 {
-	if (r->current && strlen(r->current) == n && !memcmp(r->current, name, n))
+	if (r->current && r->current->len == n && !memcmp(r->text + r->current->off, name, n))
 		return true;
-	if (find(&r->seen, name, n))
+	struct family *f = slot_for_new(r, name, n);
+	if (f->len)
 		return fail(r, "the lines of %.*s are not together (the family is split in two)", (int)n, name);
 	if (r->reserved && n >= strlen(r->reserved) && !memcmp(name, r->reserved, strlen(r->reserved)))
 		return fail(r, "%.*s is in flinklet's own namespace (%s)", (int)n, name, r->reserved);
-	strv_push_take(&r->seen, xstrndup(name, n));
-	r->current = r->seen.v[r->seen.n - 1];
+	*f = (struct family){.off = (uint32_t)(name - r->text), .len = (uint32_t)n};
+	r->n++;
+	r->current = f;
 	r->current_sampled = false;
 	return true;
 }
@@ -87,8 +151,8 @@ static size_t family_of(struct reader *r, const char *name, size_t n)
 		size_t k = strlen(suffixes[i]);
 		if (n > k && !memcmp(name + n - k, suffixes[i], k)) {
 			size_t base = n - k;
-			bool cur = r->current && strlen(r->current) == base && !memcmp(r->current, name, base);
-			if ((cur || find(&r->seen, name, base)) && find(&r->typed, name, base))
+			const struct family *f = lookup(r, name, base);
+			if (f && (f->flags & TYPED))
 				return base;
 		}
 	}
@@ -108,17 +172,18 @@ static bool read_comment(struct reader *r, const char *p, const char *end)
 	if (!enter_family(r, name, n))
 		return false;
 	p += n;
+	struct family *f = r->current; /* name's */
 	if (help) {
-		if (find(&r->helped, name, n))
+		if (f->flags & HELPED)
 			return fail(r, "a second HELP line for %.*s", (int)n, name);
-		for (const char *q = p; q < end; q++)
-			if (*q == '\\' && (++q == end || (*q != '\\' && *q != 'n')))
+		for (const char *q = p; (q = memchr(q, '\\', (size_t)(end - q))); q += 2)
+			if (q + 1 == end || (q[1] != '\\' && q[1] != 'n'))
 				return fail(r, "the HELP text of %.*s has an escape other than \\\\ or \\n", (int)n,
 				            name);
-		strv_push_take(&r->helped, xstrndup(name, n));
+		f->flags |= HELPED;
 		return true;
 	}
-	if (find(&r->typed, name, n))
+	if (f->flags & TYPED)
 		return fail(r, "a second TYPE line for %.*s", (int)n, name);
 	if (r->current_sampled)
 		return fail(r, "the TYPE line of %.*s comes after its samples", (int)n, name);
@@ -126,7 +191,7 @@ static bool read_comment(struct reader *r, const char *p, const char *end)
 	size_t rest = p < end ? (size_t)(end - p - 1) : 0;
 	for (size_t i = 0; p < end && i < sizeof(types) / sizeof(types[0]); i++)
 		if (rest == strlen(types[i]) && !memcmp(p + 1, types[i], rest)) {
-			strv_push_take(&r->typed, xstrndup(name, n));
+			f->flags |= TYPED;
 			return true;
 		}
 	return fail(r, "the TYPE of %.*s is not one of counter, gauge, histogram, summary, untyped", (int)n, name);
@@ -143,17 +208,20 @@ static bool read_labels(struct reader *r, const char *p, const char *end, const 
 			if (p[i] == ':')
 				return fail(r, "a label name with ':'");
 		p += n + 2;
-		while (p < end && *p != '"') {
-			if (*p == '\\') {
-				if (p + 1 >= end || (p[1] != '\\' && p[1] != '"' && p[1] != 'n'))
-					return fail(r, "a label value with an escape other than \\\\, \\\" or \\n");
-				p++;
+		/* the value up to its closing quote, escapes skipped (memchr: the loop's cost is per escape) */
+		for (;;) {
+			const char *q = memchr(p, '"', (size_t)(end - p));
+			const char *e = memchr(p, '\\', (size_t)((q ? q : end) - p));
+			if (!e) {
+				if (!q)
+					return fail(r, "a label value without its closing quote");
+				p = q + 1;
+				break;
 			}
-			p++;
+			if (e + 1 >= end || (e[1] != '\\' && e[1] != '"' && e[1] != 'n'))
+				return fail(r, "a label value with an escape other than \\\\, \\\" or \\n");
+			p = e + 2;
 		}
-		if (p >= end)
-			return fail(r, "a label value without its closing quote");
-		p++;
 		if (p < end && *p == ',')
 			p++;
 		else if (p < end && *p != '}')
@@ -235,10 +303,10 @@ static bool read_sample(struct reader *r, const char *p, const char *end, struct
 long promtext_parse(const char *text, size_t len, const char *reserved, promtext_sample_fn fn, void *userdata,
                     char **why)
 {
-	struct reader r = {.reserved = reserved};
+	struct reader r = {.text = text, .reserved = reserved};
 	long samples = 0;
 	const char *p = text, *end = text + len;
-	bool ok = true;
+	bool ok = len <= UINT32_MAX || fail(&r, "the text is over 4 GiB");
 	while (ok && p < end) {
 		r.line++;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -263,9 +331,7 @@ long promtext_parse(const char *text, size_t len, const char *reserved, promtext
 		}
 		p = nl + 1;
 	}
-	strv_free(&r.seen);
-	strv_free(&r.typed);
-	strv_free(&r.helped);
+	free(r.set);
 	if (!ok) {
 		if (why)
 			*why = r.why;

@@ -21,7 +21,8 @@ typedef void (*promtext_sample_fn)(void *userdata, const struct promtext_sample 
 
 /* Checks text (len bytes, its last line ended by '\n') and calls fn (may be NULL) for each sample, in order.
  * reserved: a name prefix no family or sample may have (NULL: none). Returns the number of samples, or -EBADMSG
- * with *why (malloc'd) naming the line and what is wrong with it; fn may have been called for the lines before. */
+ * with *why (malloc'd) naming the line and what is wrong with it (or a text over 4 GiB); fn may have been called for
+ * the lines before. Time linear in len, whatever the number of families. */
 long promtext_parse(const char *text, size_t len, const char *reserved, promtext_sample_fn fn, void *userdata,
                     char **why);
 /* Whether the sample's name is exactly name. */

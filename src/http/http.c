@@ -39,6 +39,7 @@
 #define PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10) /* after the supervisor's own sources */
 #define LOG_WINDOW_USEC (10 * USEC_PER_SEC)      /* at most LOG_BURST warnings per window */
 #define LOG_BURST 5
+#define TAIL_BLOCK (16 * 1024) /* the bytes of a response with a tail read per call (MHD's buffer of it) */
 
 struct http_server {
 	sd_event *event;
@@ -166,8 +167,62 @@ static void response_free(struct http_response *resp)
 	else
 		free(resp->body);
 	strv_free(&resp->headers);
+	shbuf_unref(resp->tail);
 	resp->body = NULL;
 	resp->release = NULL;
+	resp->tail = NULL;
+}
+
+/* A response's body and tail while MHD sends them: read from where they are, a block at a time, so that no
+ * connection holds a copy of the tail. */
+struct tailed {
+	struct http_response parts; /* body (with its release) and tail; headers none */
+	size_t body_len;
+};
+
+static ssize_t read_tailed(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct tailed *t = cls;
+	size_t tail_len = shbuf_len(t->parts.tail), n = 0;
+	if (pos >= t->body_len + tail_len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (pos < t->body_len) {
+		n = t->body_len - (size_t)pos < max ? t->body_len - (size_t)pos : max;
+		memcpy(buf, t->parts.body + pos, n);
+	}
+	if (n < max) {
+		/* the body is all sent: the tail from where this block is */
+		size_t off = (size_t)pos + n - t->body_len, m = max - n < tail_len - off ? max - n : tail_len - off;
+		memcpy(buf + n, shbuf_data(t->parts.tail) + off, m);
+		n += m;
+	}
+	return (ssize_t)n;
+}
+
+static void free_tailed(void *cls)
+{
+	struct tailed *t = cls;
+	response_free(&t->parts);
+	free(t);
+}
+
+/* The MHD response of resp's body (len bytes) followed by its tail; what it owns of resp is taken. */
+static struct MHD_Response *tailed_response(struct http_response *resp, size_t len)
+{
+	struct tailed *t = xcalloc(1, sizeof(*t));
+	t->parts.body = resp->body;
+	t->parts.release = resp->release;
+	t->parts.release_cls = resp->release_cls;
+	t->parts.tail = resp->tail;
+	t->body_len = resp->body ? len : 0;
+	resp->body = NULL;
+	resp->release = NULL;
+	resp->tail = NULL;
+	struct MHD_Response *r = MHD_create_response_from_callback(t->body_len + shbuf_len(t->parts.tail), TAIL_BLOCK,
+	                                                           read_tailed, t, free_tailed);
+	if (!r)
+		free_tailed(t);
+	return r;
 }
 
 /* Queues resp (its code, Content-Type, body and further headers) on c; what resp owns is released. */
@@ -176,7 +231,9 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct http_response *res
 	const char *body = resp->body ? resp->body : "";
 	size_t len = resp->body_len ? resp->body_len : strlen(body);
 	struct MHD_Response *r;
-	if (resp->release) {
+	if (resp->tail) {
+		r = tailed_response(resp, len);
+	} else if (resp->release) {
 		/* the body stays where it is until MHD is done sending it */
 		r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, resp->release,
 		                                                           resp->release_cls);

@@ -16,6 +16,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "shbuf.h"
 #include "util.h"
 
 #define HTTP_MAX_BODY 4096
@@ -40,6 +41,9 @@ struct http_response {
 	struct strv headers;        /* further headers, "Name: value" (owned; freed by the server) */
 	void (*release)(void *cls); /* when set: called once the server no longer needs body, instead of free */
 	void *release_cls;
+	/* when set: sent after body, never copied (a large text many responses share); the response holds this one
+	 * reference, which the server drops once the response is sent or given up */
+	struct shbuf *tail;
 };
 
 typedef void (*http_handler)(void *userdata, const struct http_request *req, struct http_response *resp);

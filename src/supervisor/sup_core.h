@@ -164,6 +164,11 @@ struct sup_restore {
 	unsigned fail_count;
 	char *demoted_note; /* said with the next launch (STATUS_ERR_DEMOTED): which point was given up, and why */
 	bool fatal;         /* the launch must not happen (a rewind the configuration forbids): FAILED */
+	/* what gates the claim of the next launch: the Flink version a running JVM reported (GET /config; NULL: none
+	 * yet, or unreadable) and the jars it ran; the jars of this launch; the JVM (launch generation) last asked */
+	char *flink_reported, *lib_reported, *lib_launched;
+	unsigned version_gen;
+	bool version_asking;
 };
 
 /* poll (sup_poll.c): following the job through Flink's REST API, and its health */
@@ -369,7 +374,10 @@ struct sup_flinkmetrics {
 	usec_t req_at;        /* when it went out (monotonic) */
 	struct strbuf body;   /* its answer so far */
 	bool too_large;       /* it brought more than the cap */
-	char *text;           /* the last scrape, checked (NULL: it failed, or none yet) */
+	struct shbuf *text;   /* the last scrape, checked (NULL: it failed, or none yet), shared by the /metrics
+	                       * responses that send it */
+	struct shbuf *prev;   /* the scrape before, while a /metrics response still sends it (NULL: none) */
+	bool held_said;       /* the log says a scrape waits for prev */
 	unsigned text_gen;    /* the JVM it came from */
 	int64_t text_ms;      /* when (epoch ms) */
 	usec_t next_at;       /* the next scrape is due (monotonic) */

@@ -5,7 +5,12 @@
  * the loop never waits), bounded in time and size. The answer is kept only when promtext finds it well-formed as a
  * whole and free of flinklet's names, and served only while it is the last scrape's and its JVM runs: a reporter
  * that answers garbage, slowly, too much or not at all takes Flink's families out of /metrics
- * (flinklet_flink_metrics_up 0) and leaves flinklet's own. */
+ * (flinklet_flink_metrics_up 0) and leaves flinklet's own.
+ * Memory: the kept scrape (up to 4 MiB) is one shared buffer (shbuf) that every /metrics response sends from without
+ * a copy, however many clients read it and however slowly. A scrape that replaces it while a response still sends
+ * it leaves it as the previous one (alive until that response is done), and no new scrape starts while a previous
+ * one lives: at most two scrapes are in memory (the kept one and the one being fetched, or it and the previous one),
+ * whatever the clients do; a client that reads slowly only delays the next scrape. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -187,13 +192,44 @@ static void record_timeline(struct sup_flinkmetrics *fm, const struct digest *d,
 
 /* ---- the scrape ---- */
 
+/* The kept scrape leaves: freed, or kept as prev while a /metrics response still sends it. */
+static void retire(struct sup_flinkmetrics *fm)
+{
+	if (fm->text && shbuf_refs(fm->text) > 1 && !fm->prev)
+		fm->prev = fm->text;
+	else
+		shbuf_unref(fm->text);
+	fm->text = NULL;
+}
+
+/* Whether the previous scrape is still being sent (the next scrape waits: at most two in memory). */
+static bool prev_alive(struct supervisor *s)
+{
+	struct sup_flinkmetrics *fm = &s->flinkmetrics;
+	if (fm->prev && shbuf_refs(fm->prev) == 1) {
+		shbuf_unref(fm->prev);
+		fm->prev = NULL;
+	}
+	if (!fm->prev) {
+		if (fm->held_said)
+			log_info("Flink's metrics: the scrape before is sent; scraping again");
+		fm->held_said = false;
+		return false;
+	}
+	if (!fm->held_said)
+		log_info("Flink's metrics: the next scrape waits until /metrics clients have read the one before (%u "
+		         "responses still send it)",
+		         shbuf_refs(fm->prev) - 1);
+	fm->held_said = true;
+	return true;
+}
+
 /* What was wrong with the scrape (taken), logged when it is news; Flink's families leave /metrics. */
 static void scrape_failed(struct supervisor *s, char *what)
 {
 	struct sup_flinkmetrics *fm = &s->flinkmetrics;
 	fm->failures++;
-	free(fm->text);
-	fm->text = NULL;
+	retire(fm);
 	/* a JVM that is still starting has no reporter yet: said once the job runs */
 	if (s->state == SUP_RUNNING && (!fm->problem || strcmp(fm->problem, what) || !fm->said)) {
 		fm->said = true;
@@ -261,8 +297,8 @@ static void on_done(void *userdata, long code, const char *error)
 	fm->said = false;
 	free(fm->problem);
 	fm->problem = NULL;
-	free(fm->text);
-	fm->text = body;
+	retire(fm);
+	fm->text = shbuf_take(body, len);
 	fm->text_gen = fm->req_gen;
 	fm->text_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
 	record_timeline(fm, &d, fm->text_ms);
@@ -281,7 +317,7 @@ void sup_flinkmetrics_poll(struct supervisor *s)
 {
 	struct sup_flinkmetrics *fm = &s->flinkmetrics;
 	usec_t now = now_monotonic();
-	if (fm->off || fm->port <= 0 || s->launch.jvm_pid <= 0 || fm->req || now < fm->next_at)
+	if (fm->off || fm->port <= 0 || s->launch.jvm_pid <= 0 || fm->req || now < fm->next_at || prev_alive(s))
 		return;
 	if (!fm->rest || fm->rest_port != fm->port) {
 		rest_free(fm->rest);
@@ -313,7 +349,7 @@ static bool serving(const struct supervisor *s)
 	return !fm->off && fm->text && s->launch.jvm_pid > 0 && fm->text_gen == s->launch.gen;
 }
 
-void sup_flinkmetrics_append(struct supervisor *s, struct strbuf *b)
+struct shbuf *sup_flinkmetrics_append(struct supervisor *s, struct strbuf *b)
 {
 	const struct sup_flinkmetrics *fm = &s->flinkmetrics;
 	strbuf_append(b,
@@ -325,8 +361,7 @@ void sup_flinkmetrics_append(struct supervisor *s, struct strbuf *b)
 	                 "(no answer in time, too large, not Prometheus text).\n"
 	                 "# TYPE flinklet_flink_metrics_scrape_failures_total counter\n");
 	strbuf_appendf(b, "flinklet_flink_metrics_scrape_failures_total %llu\n", (unsigned long long)fm->failures);
-	if (serving(s))
-		strbuf_append(b, fm->text);
+	return serving(s) ? shbuf_ref(fm->text) : NULL;
 }
 
 cJSON *sup_flinkmetrics_json(struct supervisor *s)
@@ -361,8 +396,10 @@ void sup_flinkmetrics_free(struct supervisor *s)
 	fm->rest = NULL;
 	fm->req = NULL;
 	strbuf_free(&fm->body);
-	free(fm->text);
+	shbuf_unref(fm->text);
 	fm->text = NULL;
+	shbuf_unref(fm->prev); /* a response still sending it holds its own reference */
+	fm->prev = NULL;
 	free(fm->problem);
 	fm->problem = NULL;
 	free(fm->off);

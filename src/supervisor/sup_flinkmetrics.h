@@ -22,9 +22,10 @@
 int sup_flinkmetrics_launch_port(struct supervisor *s, const struct spec *spec);
 /* A poll of the job (sup_poll.c's timer, while a JVM runs): a scrape when one is due and none is in flight. */
 void sup_flinkmetrics_poll(struct supervisor *s);
-/* Appends flinklet's gauges about the scrape and, when the last scrape of the running JVM was good, Flink's
- * families as the reporter gave them. */
-void sup_flinkmetrics_append(struct supervisor *s, struct strbuf *b);
+/* Appends flinklet's gauges about the scrape; returns, when the last scrape of the running JVM was good, Flink's
+ * families as the reporter gave them: a new reference to the kept scrape, to go after b (the caller's to drop),
+ * else NULL. */
+struct shbuf *sup_flinkmetrics_append(struct supervisor *s, struct strbuf *b);
 /* {"enabled", "off", "port", "updated", "error", "timeline"} for GET /jobmetrics (the status page's charts). */
 cJSON *sup_flinkmetrics_json(struct supervisor *s);
 void sup_flinkmetrics_free(struct supervisor *s);

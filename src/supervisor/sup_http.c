@@ -213,7 +213,7 @@ void sup_http_route(struct supervisor *s, const struct http_request *req, struct
 	} else if (!strcmp(req->path, "/metrics")) {
 		resp->code = 200;
 		resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		resp->body = sup_metrics(s);
+		resp->body = sup_metrics(s, &resp->tail);
 	} else {
 		resp->code = 404;
 		resp->body = json_msg("error", "not found");

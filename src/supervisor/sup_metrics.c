@@ -143,7 +143,7 @@ static void process_figures(double *rss, double *cpu)
 	}
 }
 
-char *sup_metrics(struct supervisor *s)
+char *sup_metrics(struct supervisor *s, struct shbuf **flink)
 {
 	struct strbuf b = {0};
 	const struct status *st = &s->status;
@@ -260,7 +260,7 @@ char *sup_metrics(struct supervisor *s)
 	strbuf_appendf(&b, "flinklet_process_resident_memory_bytes %.0f\n", rss);
 	metric(&b, "flinklet_process_cpu_seconds_total", "counter", "The supervisor's own CPU time.");
 	strbuf_appendf(&b, "flinklet_process_cpu_seconds_total %.2f\n", cpu);
-	/* last: Flink's own families, as its reporter gave them (sup_flinkmetrics.c) */
-	sup_flinkmetrics_append(s, &b);
+	/* last: Flink's own families, as its reporter gave them (sup_flinkmetrics.c), sent from the one kept copy */
+	*flink = sup_flinkmetrics_append(s, &b);
 	return strbuf_steal(&b);
 }

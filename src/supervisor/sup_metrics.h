@@ -5,6 +5,8 @@
 
 #include "sup_core.h"
 
-char *sup_metrics(struct supervisor *s);
+/* flinklet's own families (malloc'd); *flink: Flink's families to send after them (a reference the caller drops:
+ * the HTTP response's tail), or NULL. */
+char *sup_metrics(struct supervisor *s, struct shbuf **flink);
 
 #endif

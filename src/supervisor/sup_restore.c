@@ -1,13 +1,19 @@
 /* sup_restore: the restore part: where a launch starts from (the newest complete checkpoint or savepoint that has
- * not failed to restore; never empty while one exists), what the JVM's output says about it, and giving a restore
- * point up only on evidence (a demotion: renamed aside, said with the next launch). */
+ * not failed to restore; never empty while one exists), what the JVM's output says about it, giving a restore
+ * point up only on evidence (a demotion: renamed aside, said with the next launch), and whether it is restored in
+ * claim mode, which for flinklet's own savepoints depends on the version the running Flink reports of itself. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "flinkconf.h"
+#include <cjson/cJSON.h>
+
+#include "flinkversion.h"
 #include "sup_restore.h"
+
+#define VERSION_MAX_LEN 64 /* a longer "flink-version" is no release's */
 
 static bool strv_contains(const struct strv *v, const char *s)
 {
@@ -196,19 +202,93 @@ static bool claim_restore(struct supervisor *s)
 		         s->restore.path, s->status.n_claimed_savepoints);
 		return false;
 	}
-	if (!flink_claims_native_savepoints(s->flink_version)) {
-		/* before FLINK-39964 the checkpoints after such a restore name the savepoint's files relative to their
-		 * own directory: the next restore from one of them fails (FileNotFoundException). Also for one claimed
-		 * by an earlier launch on a fixed version (the jars went back): no_claim leaves it where it is, still
-		 * on the claimed list for the sweep. */
+	/* before FLINK-39964 the checkpoints after such a restore name the savepoint's files relative to their own
+	 * directory: the next restore from one of them fails (FileNotFoundException). What counts is the version the
+	 * Flink of these jars said it is when it last ran (never the jars' names); before any said it, no claim. Also
+	 * for one claimed by an earlier launch on a fixed version (the jars went back): no_claim leaves it where it
+	 * is, still on the claimed list for the sweep. */
+	const struct sup_restore *r = &s->restore;
+	bool same_jars = r->lib_reported && r->lib_launched && !strcmp(r->lib_reported, r->lib_launched);
+	if (!same_jars || !r->flink_reported) {
 		log_info(
-		    "restoring flinklet's own NATIVE savepoint %s in no_claim mode: with Flink %s the checkpoints "
-		    "after a claim-mode restore of it could not be restored (FLINK-39964, fixed in 2.2.2, 2.3.1 and "
-		    "2.4); the first checkpoint after the restore is a full one",
-		    s->restore.path, s->flink_version ? s->flink_version : "of unknown version");
+		    "restoring flinklet's own NATIVE savepoint %s in no_claim mode: no JVM of these Flink jars (%s) "
+		    "has said its version yet (GET /config), and claim mode needs a Flink with FLINK-39964 (fixed in "
+		    "2.2.2, 2.3.1 and 2.4); the first checkpoint after the restore is a full one",
+		    s->restore.path, r->lib_launched ? r->lib_launched : "unreadable");
+		return false;
+	}
+	if (!flinkversion_claims_native_savepoints(r->flink_reported)) {
+		log_info("restoring flinklet's own NATIVE savepoint %s in no_claim mode: with Flink %s (as it said of "
+		         "itself) the checkpoints after a claim-mode restore of it could not be restored (FLINK-39964, "
+		         "fixed in the releases 2.2.2, 2.3.1 and 2.4; a snapshot or a vendor's build counts as without "
+		         "it); the first checkpoint after the restore is a full one",
+		         s->restore.path, r->flink_reported);
 		return false;
 	}
 	return true;
+}
+
+/* The Flink jars a launch with spec runs (malloc'd): flinklet.flink.home's lib/ and that directory's identity
+ * (device, inode, modification time: a jar added, removed or renamed there changes it); NULL when unreadable. */
+static char *lib_identity(const struct spec *spec)
+{
+	char *lib = path_join(spec_get(spec, "flinklet.flink.home"), "lib");
+	struct stat st;
+	char *id = stat(lib, &st) == 0 ? xasprintf("%s, directory %llu:%llu modified %lld.%09ld", lib,
+	                                           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+	                                           (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec)
+	                               : NULL;
+	free(lib);
+	return id;
+}
+
+static void ask_version(struct supervisor *s);
+
+/* GET /config answered: its "flink-version" is the version of the running JVM's Flink, which gates the next
+ * launch's claim (with the jars this launch ran); anything else leaves the next launch without a version. */
+static void on_config(void *userdata, long code, cJSON *body, const char *error)
+{
+	struct supervisor *s = userdata;
+	struct sup_restore *r = &s->restore;
+	r->version_asking = false;
+	if (s->closing || s->launch.jvm_pid <= 0)
+		return;
+	if (r->version_gen != s->launch.gen) {
+		/* an earlier JVM's answer: the one that runs now asks its own */
+		if (s->state == SUP_RUNNING)
+			ask_version(s);
+		return;
+	}
+	const cJSON *v = code == 200 && !error ? cJSON_GetObjectItemCaseSensitive(body, "flink-version") : NULL;
+	char *version = cJSON_IsString(v) && strlen(v->valuestring) <= VERSION_MAX_LEN ? xstrdup(v->valuestring) : NULL;
+	bool news = !version != !r->flink_reported || (version && strcmp(version, r->flink_reported));
+	if (!version)
+		log_warn("Flink did not say its version (GET /config: %s): flinklet's own savepoints are restored in "
+		         "no_claim mode",
+		         error         ? error
+		         : code != 200 ? "not 200"
+		                       : "no flink-version of at most 64 characters");
+	else if (news)
+		log_info("Flink says it is version %s: flinklet's own NATIVE stop savepoints are restored in %s mode "
+		         "while it runs these jars (FLINK-39964)",
+		         version, flinkversion_claims_native_savepoints(version) ? "claim" : "no_claim");
+	free(r->flink_reported);
+	r->flink_reported = version;
+	free(r->lib_reported);
+	r->lib_reported = r->lib_launched ? xstrdup(r->lib_launched) : NULL;
+}
+
+/* Asks the running JVM its version (one request at a time, never waited for). */
+static void ask_version(struct supervisor *s)
+{
+	struct sup_restore *r = &s->restore;
+	if (r->version_asking || !s->rest)
+		return;
+	if (rest_get_capped(s->rest, "/config", spec_duration(s->spec, "kubernetes.operator.flink.client.timeout"),
+	                    64 * 1024, on_config, s) < 0)
+		return;
+	r->version_asking = true;
+	r->version_gen = s->launch.gen;
 }
 
 /* The savepoint restored in claim mode leaves the history: Flink's checkpoints own it from this launch on, and
@@ -247,6 +327,8 @@ int sup_restore_choose(struct supervisor *s)
 	int r = choose(s);
 	if (r < 0)
 		return r;
+	free(s->restore.lib_launched);
+	s->restore.lib_launched = lib_identity(s->spec);
 	s->restore.claim = claim_restore(s);
 	if (s->restore.claim && s->restore.kind == RESTORE_SAVEPOINT)
 		claim_savepoint(s);
@@ -319,6 +401,8 @@ void sup_restore_running(struct supervisor *s)
 	s->restore.fail_count = 0;
 	free(s->restore.fail_path);
 	s->restore.fail_path = NULL;
+	if (s->restore.version_gen != s->launch.gen)
+		ask_version(s);
 }
 
 /* The JVM is gone before the job was RUNNING. The restore point is given up only on evidence: Flink said it
@@ -417,4 +501,7 @@ void sup_restore_free(struct supervisor *s)
 	free(s->restore.fail_path);
 	free((char *)s->restore.scan.job_ckpt_dir);
 	free(s->restore.demoted_note);
+	free(s->restore.flink_reported);
+	free(s->restore.lib_reported);
+	free(s->restore.lib_launched);
 }

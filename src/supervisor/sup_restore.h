@@ -20,7 +20,8 @@ void sup_restore_say_demotion(struct supervisor *s, const char *uri);
 void sup_restore_forget_failures(struct supervisor *s);
 /* true once after a launch that must not happen at all (the status says why): the job FAILED, no retry. */
 bool sup_restore_take_fatal(struct supervisor *s);
-/* The job is RUNNING: the failures of its restore point so far were not its fault. */
+/* The job is RUNNING: the failures of its restore point so far were not its fault; the JVM is asked its Flink
+ * version (GET /config, once per JVM), which decides the claim of the next launch on the same jars. */
 void sup_restore_running(struct supervisor *s);
 /* The JVM is gone before the job was RUNNING (timed_out: stopped by the startup timeout). The restore point is
  * given up only on evidence. true: the job FAILED (flinklet.restore.fallback is never); false: restart. */

@@ -136,6 +136,7 @@ class FakeFlink(ThreadingHTTPServer):
         # Flink does when it keeps none), GET .../rescales/details/<uuid> the entry of rescale_details
         self.rescales = None
         self.rescale_details = {}
+        self.flink_version = "2.2.1"  # what GET /config says Flink is (None: 404)
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -189,6 +190,13 @@ class FakeFlink(ThreadingHTTPServer):
         m = re.match(r"^/jobs/([0-9a-f]{32})(/.*)?$", path.split("?")[0])
         if path.startswith("/overview"):
             return 200, json.dumps(OVERVIEW).encode()
+        if path.split("?")[0] == "/config":  # the dashboard's configuration: Flink's own version among it
+            if self.flink_version is None:
+                return 404, b'{"errors": ["Not found."]}'
+            return 200, json.dumps({"refresh-interval": 3000, "timezone-name": "Coordinated Universal Time",
+                                    "timezone-offset": 0, "flink-version": self.flink_version,
+                                    "flink-revision": "0000000 @ 2026-01-01T00:00:00+01:00",
+                                    "features": {"web-submit": False, "web-cancel": False}}).encode()
         if path.split("?")[0] == "/jobs/overview":
             return 200, json.dumps(jobs_overview(self.job_ids(), self.job_state, self.tasks)).encode()
         if not m:

@@ -887,20 +887,6 @@ static void test_detect_version(void **state)
 	remove_tree(dir);
 }
 
-static void test_claim_of_native_savepoints_by_version(void **state)
-{
-	(void)state;
-	/* FLINK-39964: fixed in 2.2.2, 2.3.1, 2.4.0; the versions served here (1.20.5, 2.2.1, 2.3.0) are not */
-	const char *unsafe[] = {"1.20.5", "1.20.9",         "2.0.2", "2.1.3", "2.2.0", "2.2.1",
-	                        "2.3.0",  "2.3.0-SNAPSHOT", "",      "two",   "2",     NULL};
-	const char *safe[] = {"2.2.2", "2.2.10", "2.3.1", "2.3.1-SNAPSHOT", "2.4.0", "2.10.0", "3.0.0", NULL};
-	for (size_t i = 0; unsafe[i]; i++)
-		assert_false(flink_claims_native_savepoints(unsafe[i]));
-	for (size_t i = 0; safe[i]; i++)
-		assert_true(flink_claims_native_savepoints(safe[i]));
-	assert_false(flink_claims_native_savepoints(NULL));
-}
-
 static void test_version_label(void **state)
 {
 	(void)state;
@@ -940,7 +926,7 @@ int main(void)
 	    cmocka_unit_test(test_rest_url),
 	    cmocka_unit_test(test_detect_version),
 	    cmocka_unit_test(test_version_label),
-	    cmocka_unit_test(test_claim_of_native_savepoints_by_version),
+
 	    cmocka_unit_test(test_rescale_history_on_flink_2_3),
 	    cmocka_unit_test(test_loopback_reporter),
 	};

@@ -2,9 +2,9 @@
  * test pumping the loop while it talks: what a handler sees of a request (method, decoded path, target with its
  * query, headers, body) and how its answer goes out; a body too large (413); a deferred answer; the connection
  * limits, in total and per client address (a connection over one is closed at once, and counted); the idle
- * timeout; the bearer-token check of the control API (http_bearer_authorized); and the endpoint's routing
- * (sup_http_route, src/supervisor/sup_http.c) on a supervisor at rest: which route answers, with which code, and that
- * nothing that changes the job passes without the token. */
+ * timeout; an answer with a shared tail (sent from one buffer by every response); the bearer-token check of the control
+ * API (http_bearer_authorized); and the endpoint's routing (sup_http_route, src/supervisor/sup_http.c) on a supervisor
+ * at rest: which route answers, with which code, and that nothing that changes the job passes without the token. */
 #include "unit.h"
 
 #include <arpa/inet.h>
@@ -24,6 +24,7 @@ struct seen {
 	char method[16], path[128], target[128], auth[64], hdr[64], body[HTTP_MAX_BODY + 1];
 	struct http_exchange *deferred;
 	bool defer, answer_at_once;
+	struct shbuf *tail; /* sent after the body of each answer, when set */
 };
 
 static void copy(char *dst, size_t n, const char *src)
@@ -56,6 +57,7 @@ static void handler(void *userdata, const struct http_request *req, struct http_
 	resp->content_type = "text/plain";
 	resp->body = xasprintf("hello %s", req->path);
 	strv_push(&resp->headers, "X-Answer: 42");
+	resp->tail = shbuf_ref(s->tail);
 }
 
 struct fixture {
@@ -229,6 +231,51 @@ static void test_deferred_and_answered_at_once(void **state)
 		free(got);
 	}
 	assert_int_equal(f->seen.calls, 3);
+	stop(f);
+}
+
+/* An answer with a tail: its body, then the tail, which every response sends from the one shared buffer (each holds
+ * a reference while it is sent, never a copy) and lets go of once it is sent, or once its client went away. */
+static void test_shared_tail(void **state)
+{
+	(void)state;
+	struct fixture *f = start(8, 8, 10);
+	size_t n = 2u << 20; /* more than loopback takes into its buffers unread */
+	char *data = xmalloc(n);
+	for (size_t i = 0; i < n; i++)
+		data[i] = (char)('a' + i % 23);
+	f->seen.tail = shbuf_take(data, n);
+	int fds[4];
+	for (int i = 0; i < 4; i++) {
+		fds[i] = client(f);
+		send_all(fds[i], "GET /m HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	}
+	for (int step = 0; step < MAX_STEPS && f->seen.calls < 4; step++)
+		pump(f);
+	assert_int_equal(f->seen.calls, 4);
+	assert_int_equal(shbuf_refs(f->seen.tail), 5); /* the test's and one per response being sent */
+	/* one client goes away unread: its response lets go of the tail */
+	close(fds[3]);
+	for (int step = 0; step < MAX_STEPS && shbuf_refs(f->seen.tail) > 4; step++)
+		pump(f);
+	assert_int_equal(shbuf_refs(f->seen.tail), 4);
+	for (int i = 0; i < 3; i++) {
+		char *got = until_closed(f, fds[i]);
+		assert_non_null(got);
+		char *head_end = strstr(got, "\r\n\r\n");
+		assert_non_null(head_end);
+		*head_end = '\0';
+		char *want = xasprintf("\r\nContent-Length: %zu", strlen("hello /m") + n);
+		assert_contains(got, want);
+		free(want);
+		const char *text = head_end + 4;
+		assert_int_equal(strlen(text), 8 + n);
+		assert_int_equal(memcmp(text, "hello /m", 8), 0);
+		assert_int_equal(memcmp(text + 8, data, n), 0);
+		free(got);
+	}
+	assert_int_equal(shbuf_refs(f->seen.tail), 1);
+	shbuf_unref(f->seen.tail);
 	stop(f);
 }
 
@@ -422,6 +469,7 @@ int main(void)
 	    cmocka_unit_test(test_deferred_answer),    cmocka_unit_test(test_deferred_and_answered_at_once),
 	    cmocka_unit_test(test_connection_limits),  cmocka_unit_test(test_idle_timeout),
 	    cmocka_unit_test(test_bearer_token),       cmocka_unit_test(test_routes),
+	    cmocka_unit_test(test_shared_tail),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* test_promtext: Prometheus text as Flink's reporter writes it is read sample by sample with its labels, and text
  * that would make flinklet's /metrics invalid as a whole (a malformed line, a family declared twice or split in two,
- * a name of flinklet's own, a cut-off last line) is refused with the line it is on. */
+ * a name of flinklet's own, a cut-off last line) is refused with the line it is on, also among 10,000 families. */
 #include "unit.h"
 
 #include "promtext.h"
@@ -99,11 +99,66 @@ static void test_what_would_break_the_scrape_is_refused(void **state)
 	refused("# TYPE s summary\ns_sum 1\nother 1\ns_count 2\n", "line 4: the lines of s are not together");
 }
 
+/* n gauge families of Flink's shape, each with its HELP, TYPE and a sample; then the line late (NULL: none). */
+static char *many_families(int n, const char *late, size_t *len)
+{
+	struct strbuf b = {0};
+	for (int i = 0; i < n; i++)
+		strbuf_appendf(
+		    &b,
+		    "# HELP flink_taskmanager_job_task_operator_m%d m%d (scope: taskmanager_job_task_operator)\n"
+		    "# TYPE flink_taskmanager_job_task_operator_m%d gauge\n"
+		    "flink_taskmanager_job_task_operator_m%d{task_name=\"Map\",subtask_index=\"0\",} %d\n",
+		    i, i, i, i, i);
+	if (late)
+		strbuf_append(&b, late);
+	*len = b.len;
+	return strbuf_steal(&b);
+}
+
+static void test_a_split_family_is_refused_among_ten_thousand(void **state)
+{
+	(void)state;
+	size_t len;
+	char *text = many_families(10000, NULL, &len);
+	char *why = NULL;
+	assert_int_equal(promtext_parse(text, len, "flinklet_", NULL, NULL, &why), 10000);
+	assert_null(why);
+	free(text);
+	/* a sample of a family met long before (line 30001 comes after 30000 lines of 10000 families) */
+	text = many_families(10000, "flink_taskmanager_job_task_operator_m4321{subtask_index=\"1\",} 1\n", &len);
+	assert_int_equal(promtext_parse(text, len, "flinklet_", NULL, NULL, &why), -EBADMSG);
+	assert_string_equal(why, "line 30001: the lines of flink_taskmanager_job_task_operator_m4321 are not together "
+	                         "(the family is split in two)");
+	free(why);
+	free(text);
+	/* a second TYPE (of the last family) or HELP of one of them, and a _sum far from its TYPE'd family */
+	text = many_families(10000, "# TYPE flink_taskmanager_job_task_operator_m9999 counter\n", &len);
+	assert_int_equal(promtext_parse(text, len, NULL, NULL, NULL, &why), -EBADMSG);
+	assert_string_equal(why, "line 30001: a second TYPE line for flink_taskmanager_job_task_operator_m9999");
+	free(why);
+	free(text);
+	text = many_families(10000, "# HELP flink_taskmanager_job_task_operator_m17 again\n", &len);
+	assert_int_equal(promtext_parse(text, len, NULL, NULL, NULL, &why), -EBADMSG);
+	assert_contains(why, "line 30001: the lines of flink_taskmanager_job_task_operator_m17 are not together");
+	free(why);
+	free(text);
+	text = many_families(10000, "flink_taskmanager_job_task_operator_m5000_sum 1\n", &len);
+	assert_int_equal(promtext_parse(text, len, NULL, NULL, NULL, &why), -EBADMSG);
+	assert_contains(why, "line 30001: the lines of flink_taskmanager_job_task_operator_m5000 are not together");
+	free(why);
+	free(text);
+	refused("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nx 1\nh_count 1\n",
+	        "line 4: the lines of h are not together");
+	refused("# TYPE h histogram\n# HELP h x\nh_sum 1\n# HELP h y\n", "line 4: a second HELP line for h");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_flinks_text_is_read),
 	    cmocka_unit_test(test_what_would_break_the_scrape_is_refused),
+	    cmocka_unit_test(test_a_split_family_is_refused_among_ten_thousand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
