@@ -1,16 +1,17 @@
 /* sup_flinkmetrics: Flink's own metrics through flinklet's /metrics (src/supervisor/sup_flinkmetrics.h).
- * A launch gets the reporter's port (a free one of 127.0.0.1, asked of the kernel just before; the reporter binds it
- * when the JVM starts, on loopback only). While that JVM runs, every poll of the job asks GET /metrics of it when the
- * last scrape is FLINKMETRICS_INTERVAL_USEC old, with its own client (rest_stream on a multi handle of the loop, so
- * the loop never waits), bounded in time and size. The answer is kept only when promtext finds it well-formed as a
- * whole and free of flinklet's names, and served only while it is the last scrape's and its JVM runs: a reporter
- * that answers garbage, slowly, too much or not at all takes Flink's families out of /metrics
- * (flinklet_flink_metrics_up 0) and leaves flinklet's own.
- * Memory: the kept scrape (up to 4 MiB) is one shared buffer (shbuf) that every /metrics response sends from without
- * a copy, however many clients read it and however slowly. A scrape that replaces it while a response still sends
- * it leaves it as the previous one (alive until that response is done), and no new scrape starts while a previous
- * one lives: at most two scrapes are in memory (the kept one and the one being fetched, or it and the previous one),
- * whatever the clients do; a client that reads slowly only delays the next scrape. */
+ * A launch gets the reporter's port (a free one of 127.0.0.1 below the kernel's ephemeral range, where only servers
+ * bind; the reporter binds it when the JVM starts, on loopback only), and a scrape that names another job (a job_id
+ * label not this supervisor's: another JVM's reporter on that port) is refused as a bad one. While that JVM runs, every
+ * poll of the job asks GET /metrics of it when the last scrape is FLINKMETRICS_INTERVAL_USEC old, with its own client
+ * (rest_stream on a multi handle of the loop, so the loop never waits), bounded in time and size. The answer is kept
+ * only when promtext finds it well-formed as a whole and free of flinklet's names, and served only while it is the last
+ * scrape's and its JVM runs: a reporter that answers garbage, slowly, too much or not at all takes Flink's families out
+ * of /metrics (flinklet_flink_metrics_up 0) and leaves flinklet's own. Memory: the kept scrape (up to 4 MiB) is one
+ * shared buffer (shbuf) that every /metrics response sends from without a copy, however many clients read it and
+ * however slowly. A scrape that replaces it while a response still sends it leaves it as the previous one (alive until
+ * that response is done), and no new scrape starts while a previous one lives: at most two scrapes are in memory (the
+ * kept one and the one being fetched, or it and the previous one), whatever the clients do; a client that reads slowly
+ * only delays the next scrape. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 
 #include "flinkconf.h"
 #include "promtext.h"
+#include "store.h"
 #include "sup_flinkmetrics.h"
 
 /* Why a launch with spec gets no reporter (malloc'd), or NULL. */
@@ -46,19 +48,41 @@ static char *off_reason(const struct supervisor *s, const struct spec *spec)
 	return NULL;
 }
 
-/* A port of 127.0.0.1 free now (the kernel's choice), or -errno. */
-static int free_loopback_port(void)
+/* Whether port of 127.0.0.1 can be bound now. */
+static bool port_free(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int r = 0;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0)
-		r = -errno;
+		return false;
+	struct sockaddr_in a = {
+	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	bool ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	close(fd);
-	return r < 0 ? r : ntohs(a.sin_port);
+	return ok;
+}
+
+/* A port of 127.0.0.1 free now, below the kernel's ephemeral range (ip_local_port_range): there only servers bind,
+ * while any outgoing connection (flinklet's own REST polls, thousands an hour) may take a port of the range between
+ * this choice and the reporter's bind. A random start, so that two supervisors on one host rarely probe the same
+ * ports. Returns the port or -EADDRINUSE. */
+static int free_loopback_port(void)
+{
+	int first = 32768;
+	char *text = NULL;
+	if (read_file("/proc/sys/net/ipv4/ip_local_port_range", 64, &text, NULL) == 0) {
+		int v = atoi(text);
+		if (v > 1024 && v < 65536)
+			first = v;
+	}
+	free(text);
+	int low = first > 11000 ? 10000 : first / 2, span = first - low;
+	unsigned start = (unsigned)getpid() ^ (unsigned)now_monotonic();
+	for (int i = 0; i < span && i < 4096; i++) {
+		int port = low + (int)((start + (unsigned)i) % (unsigned)span);
+		if (port_free(port))
+			return port;
+	}
+	return -EADDRINUSE;
 }
 
 int sup_flinkmetrics_launch_port(struct supervisor *s, const struct spec *spec)
@@ -103,6 +127,8 @@ struct digest {
 	size_t n;
 	double ck_duration, ck_size;
 	bool has_duration, has_size;
+	const char *job_id; /* this supervisor's job */
+	char other_job[40]; /* the first job_id label of another job ("": none), cut to fit */
 };
 
 static struct vertex_sum *vertex(struct digest *d, const struct promtext_sample *sm)
@@ -123,6 +149,9 @@ static struct vertex_sum *vertex(struct digest *d, const struct promtext_sample 
 static void take_sample(void *userdata, const struct promtext_sample *sm)
 {
 	struct digest *d = userdata;
+	char job[40];
+	if (!d->other_job[0] && promtext_label(sm, "job_id", job, sizeof(job)) && strcmp(job, d->job_id))
+		snprintf(d->other_job, sizeof(d->other_job), "%s", job);
 	if (!isfinite(sm->value))
 		return;
 	if (promtext_is(sm, "flink_jobmanager_job_lastCheckpointDuration")) {
@@ -270,7 +299,7 @@ static void on_done(void *userdata, long code, const char *error)
 		return;
 	}
 	char *why = NULL;
-	struct digest d = {0};
+	struct digest d = {.job_id = s->job_id};
 	if (fm->too_large)
 		why = xasprintf("the reporter's answer is over %u MiB", FLINKMETRICS_MAX_BYTES >> 20);
 	else if (!code && rest_error_is_timeout(error))
@@ -285,6 +314,11 @@ static void on_done(void *userdata, long code, const char *error)
 		if (promtext_parse(body, len, "flinklet_", take_sample, &d, &bad) < 0) {
 			why = xasprintf("the reporter's answer is not Prometheus text: %s", bad);
 			free(bad);
+		} else if (d.other_job[0]) {
+			/* another JVM's reporter took the port (another supervisor's on a shared host network): its
+			 * figures are not this job's, whatever else they say */
+			why = xasprintf("the reporter on 127.0.0.1:%d is not this job's: it reports job %s, not %s",
+			                fm->rest_port, d.other_job, s->job_id);
 		}
 	}
 	if (why) {

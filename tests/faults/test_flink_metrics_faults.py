@@ -1,6 +1,7 @@
 """Flink's metrics through flinklet's /metrics (issue 28, item 2) when the reporter misbehaves: flinklet scrapes a
 stand-in for its loopback reporter on the port it gave the (fake) JVM. Garbage, a cut-off answer, one over the size
-cap, one with a name of flinklet's own, or no answer in time: /metrics stays one valid exposition with flinklet's
+cap, one with a name of flinklet's own, one of another job (another JVM's reporter on the port), or no answer in
+time: /metrics stays one valid exposition with flinklet's
 families, without Flink's, answered at once (the loop never waits on the reporter), flinklet_flink_metrics_up 0 and
 the failure counted and said; a good answer again brings Flink's families back."""
 import os
@@ -28,6 +29,9 @@ ANSWERS = {
     "cut": GOOD[:-1],
     "clash": GOOD + "# TYPE flinklet_jvm_up gauge\nflinklet_jvm_up 0\n",
     "split": GOOD + 'flink_taskmanager_job_task_numRecordsInPerSecond{task_name="late",} 1.0\n',
+    # another JVM's reporter on the port (another supervisor's job, on a shared host network)
+    "other": GOOD + "# TYPE flink_jobmanager_job_uptime gauge\n"
+                    'flink_jobmanager_job_uptime{job_id="ffffffffffffffffffffffffffffffff",job_name="x",} 9.0\n',
 }
 
 
@@ -98,13 +102,16 @@ def test_a_misbehaving_reporter_never_breaks_metrics(server, supervisors):
         conf = f.read()
     port = int(re.search(r'"metrics\.reporter\.flinklet\.port": "(\d+)"', conf).group(1))
     assert "FlinkletLoopbackReporterFactory" in conf
+    # below the kernel's ephemeral range, where no outgoing connection takes it before the reporter binds it
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        assert port < int(f.read().split()[0]), port
     rep = Reporter(port)
     try:
         good = wait_for(lambda: (g := scrape(sup)[0])["flinklet_flink_metrics_up"] == [1] and g, 20,
                         "Flink's families served from the reporter")
         assert good["flink_taskmanager_job_task_numRecordsInPerSecond"] == [42.0]
         assert good["flinklet_jvm_up"] == [1]
-        for mode in ("garbage", "cut", "clash", "split", "huge", "slow"):
+        for mode in ("garbage", "cut", "clash", "split", "other", "huge", "slow"):
             before = scrape(sup)[0]["flinklet_flink_metrics_scrape_failures_total"][0]
             rep.mode = mode
 
@@ -124,7 +131,8 @@ def test_a_misbehaving_reporter_never_breaks_metrics(server, supervisors):
         logs = sup.logs()
         for said in ("the reporter's answer is not Prometheus text: line 1:", "the last line has no end",
                      "flinklet_jvm_up is in flinklet's own namespace", "are not together",
-                     "the reporter's answer is over 4 MiB", "did not answer within 3 s"):
+                     "the reporter's answer is over 4 MiB", "did not answer within 3 s",
+                     "is not this job's: it reports job ffffffffffffffffffffffffffffffff, not "):
             assert said in logs, said
         assert sup.alive()
     finally:
