@@ -280,14 +280,73 @@ pid_t rm_rf_child(const struct strv *paths)
 	_exit(failed);
 }
 
-int store_lock_file(const char *dir, const char *name, const char *who, char **ret_who)
+/* The first line of a regular file (never waiting on a FIFO, never through a link), malloc'd, or NULL. */
+static char *first_line(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char buf[512] = {0};
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[strcspn(buf, "\n")] = 0;
+	return buf[0] ? xstrdup(buf) : NULL;
+}
+
+int store_lock_dir(const char *dir, const char *name, const char *who, char **ret_who)
 {
 	if (ret_who)
 		*ret_who = NULL;
-	/* read-only: a file held open for writing would keep the volume from being remounted read-only (by an
-	 * administrator, or by the kernel on I/O errors) */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
 	char *path = path_join(dir, name);
-	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, FSMODE_FILE);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		/* the holder writes who it is right after it locked: a moment's wait for a holder that just did */
+		for (int i = 0; ret_who && r == -EBUSY && i < 25 && !(*ret_who = first_line(path)); i++)
+			usleep(20000);
+		close(fd);
+		free(path);
+		return r;
+	}
+	/* who holds it, for the message of the next one: a new file renamed over whatever is there (a FIFO or a
+	 * link in its place is replaced, never opened); what cannot be replaced (a directory of that name) makes the
+	 * directory unusable: the lock is let go */
+	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
+	int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, FSMODE_FILE);
+	size_t n = strlen(who);
+	int r = w < 0 ? -errno : write(w, who, n) == (ssize_t)n ? 0 : -EIO;
+	if (w >= 0)
+		close(w);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		close(fd);
+		fd = r;
+	}
+	free(tmp);
+	free(path);
+	return fd;
+}
+
+int store_lock(const char *state_dir, long *ret_owner)
+{
+	/* read-only: a file held open for writing would keep the volume from being remounted read-only (by an
+	 * administrator, or by the kernel on I/O errors); non-blocking and no link: a FIFO or a link in its place is
+	 * refused, never waited on or followed */
+	char *path = path_join(state_dir, "lock");
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, FSMODE_FILE);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EBADF;
+	}
 	if (fd < 0) {
 		int r = -errno;
 		free(path);
@@ -295,23 +354,21 @@ int store_lock_file(const char *dir, const char *name, const char *who, char **r
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		if (ret_who) {
-			char buf[512] = {0};
+		char buf[32] = {0};
+		if (ret_owner) {
 			ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-			if (n > 0) {
-				buf[strcspn(buf, "\n")] = 0;
-				*ret_who = xstrdup(buf);
-			}
+			*ret_owner = n > 0 ? strtol(buf, NULL, 10) : 0;
 		}
 		close(fd);
 		free(path);
 		return r;
 	}
 	/* who holds it, for the message of the next one (written once, closed at once) */
-	size_t n = strlen(who);
-	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	free(path);
-	if (w < 0 || write(w, who, n) != (ssize_t)n) {
+	if (w < 0 || write(w, buf, (size_t)n) != n) {
 		int r = w < 0 ? -errno : -EIO;
 		if (w >= 0)
 			close(w);
@@ -319,18 +376,6 @@ int store_lock_file(const char *dir, const char *name, const char *who, char **r
 		return r;
 	}
 	close(w);
-	return fd;
-}
-
-int store_lock(const char *state_dir, long *ret_owner)
-{
-	char who[32];
-	snprintf(who, sizeof(who), "%ld\n", (long)getpid());
-	char *holder = NULL;
-	int fd = store_lock_file(state_dir, "lock", who, ret_owner ? &holder : NULL);
-	if (ret_owner && fd == -EBUSY)
-		*ret_owner = holder ? strtol(holder, NULL, 10) : 0;
-	free(holder);
 	return fd;
 }
 

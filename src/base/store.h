@@ -35,11 +35,12 @@ int rm_rf(const char *path);
  * has default signals, dies with its parent (what it did not finish is left), and touches nothing but the paths. */
 pid_t rm_rf_child(const struct strv *paths);
 
-/* Takes the exclusive lock of file name in dir (created when missing, never through a link), held while the
- * returned fd is open (close-on-exec), and writes who into it (one line) for the next one's message. Returns the
- * fd, -EBUSY when another process holds it (*ret_who, when ret_who is given: the holder's line, malloc'd, NULL when
- * it wrote none), or another -errno. */
-int store_lock_file(const char *dir, const char *name, const char *who, char **ret_who);
+/* Takes the exclusive lock of directory dir itself (flock on the directory: no file in it can be removed or
+ * replaced to let another in), held while the returned fd is open (close-on-exec), and writes who (one line) into
+ * the file name in dir, a new file renamed over whatever is there, for the next one's message. Returns the fd,
+ * -EBUSY when another process holds it (*ret_who, when ret_who is given: the holder's line, malloc'd, NULL when it
+ * wrote none within half a second), or another -errno (the note could not be written: the lock is not held). */
+int store_lock_dir(const char *dir, const char *name, const char *who, char **ret_who);
 /* Takes the exclusive lock of a state directory (the file "lock", holding the owner's pid).
  * Returns the lock fd (kept open for the life of the process), -EBUSY with *ret_owner set when another
  * process holds it, or another -errno. */

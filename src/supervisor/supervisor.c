@@ -525,8 +525,9 @@ static void adopt_old_status(struct supervisor *s, struct status *old)
 /* The sweep (sup_sweep.c) removes files from the checkpoint and the savepoint directory, which may lie outside the
  * state directory (execution.checkpointing.dir elsewhere, or checkpoints/ a link to a bigger disk): a copied volume
  * would give two supervisors one of them, and one's sweep would remove the other JVM's files. Each directory, as it
- * resolves, gets a lock file of its own (.flinklet-lock; Flink's scans never list it) held for the supervisor's
- * life; a second supervisor there refuses to start (3), naming the holder. Returns 0 or 3. */
+ * resolves, is locked itself (flock of the directory, which no file in it can undo) for the supervisor's life, with
+ * the holder's pid and state directory in .flinklet-lock beside it (Flink's scans never list it); a second supervisor
+ * there refuses to start (3), naming the holder. Returns 0 or 3. */
 static int lock_swept_dirs(struct supervisor *s)
 {
 	const char *dirs[2] = {s->ckpt_dir, s->sp_dir};
@@ -546,7 +547,7 @@ static int lock_swept_dirs(struct supervisor *s)
 		if (i == 1 && !strcmp(real[0], real[1]))
 			break; /* one directory for both: one lock */
 		char *holder = NULL;
-		s->dir_lock_fd[i] = store_lock_file(real[i], ".flinklet-lock", who, &holder);
+		s->dir_lock_fd[i] = store_lock_dir(real[i], ".flinklet-lock", who, &holder);
 		if (s->dir_lock_fd[i] == -EBUSY) {
 			char *pid_end = NULL;
 			long pid = holder ? strtol(holder, &pid_end, 10) : 0;

@@ -252,14 +252,9 @@ def test_an_odd_lock_file_never_hangs_nor_lets_a_second_in(make, tmp_path, kind)
         assert (target / "keep").exists()
 
 
-LOCK_LOST = ("flinklet holds the lock it opened, not the directory's lock file: once `.flinklet-lock` is removed or "
-             "renamed over while it runs, a second supervisor on the same checkpoint directory starts and sweeps the "
-             "running job's unfinished checkpoint and unnamed shared files")
-
-
 @pytest.mark.parametrize("which,how", [
-    pytest.param("checkpoint-dir", "removed", marks=pytest.mark.xfail(strict=True, reason=LOCK_LOST)),
-    pytest.param("checkpoint-dir", "rsync-like-restore", marks=pytest.mark.xfail(strict=True, reason=LOCK_LOST)),
+    ("checkpoint-dir", "removed"),
+    ("checkpoint-dir", "rsync-like-restore"),
     ("checkpoint-dir", "overwritten-in-place"),
     ("state-dir", "removed"), ("state-dir", "rsync-like-restore"), ("state-dir", "overwritten-in-place"),
 ])
@@ -304,8 +299,6 @@ def test_a_lock_file_removed_or_replaced_while_the_holder_runs(make, tmp_path, h
     assert a.stop() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="a FIFO as the checkpoint directory's .flinklet-lock blocks flinklet for ever "
-                   "in its open() before the loop runs: no endpoint, no log line, no exit, and SIGTERM does not end it")
 def test_a_fifo_lock_file_neither_hangs_flinklet_nor_deafens_it_to_sigterm(make, tmp_path):
     """Attacks "SIGTERM, SIGINT | the shutdown path, inside `flinklet.shutdown.timeout`" and the exit code 3 ("the
     environment is unusable (state directory locked or not writable ...)") when `.flinklet-lock` in the outside
