@@ -155,5 +155,8 @@ void config_sql_runner_args(const struct spec *s, const char *conf_dir, struct s
 	}
 	if (j->sql_sha256[0])
 		strv_push_take(argv, xasprintf("--sha256=%s", j->sql_sha256));
+	char *plans = path_join(spec_get(s, "flinklet.state.dir"), SQL_PLAN_DIR);
+	strv_push_take(argv, xasprintf("--plan-dir=%s", plans));
+	free(plans);
 	strv_push_take(argv, j->sql ? path_join(conf_dir, SQL_INLINE_FILE) : local_path_from_uri(j->sql_script));
 }

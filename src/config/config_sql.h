@@ -13,6 +13,8 @@
 #define SQL_RUNNER_JAR "flinklet-launcher.jar"
 /* the file in the launch's conf/ directory an inline spec.job.sql is written to for the runner */
 #define SQL_INLINE_FILE "job.sql"
+/* where the runner keeps the script's compiled plans, under the state directory: plan-<script sha256>.json */
+#define SQL_PLAN_DIR "sql"
 
 /* Whether the job is a SQL script. */
 bool config_sql_job(const struct spec *s);
@@ -23,7 +25,8 @@ void config_sql_check(struct spec *s, struct diags *d);
  * absolute) and entryClass (the runner). */
 void config_sql_defaults(struct spec *s);
 /* The runner's arguments for a launch whose conf/ directory is conf_dir, appended to argv: where positions are
- * reported (--origin, --field), the script's sha256, the script's path on this machine. */
+ * reported (--origin, --field), the script's sha256, where its compiled plans are kept (--plan-dir, under the state
+ * directory), the script's path on this machine. */
 void config_sql_runner_args(const struct spec *s, const char *conf_dir, struct strv *argv);
 
 #endif

@@ -288,6 +288,11 @@ static void on_jvm_line(void *userdata, const char *line)
 	struct supervisor *s = userdata;
 	sup_cds_line(s, line);
 	sup_restore_line(s, line);
+	/* a SQL script job's runner compared its new compiled plan with the one before (deps/launcher SqlPlans) */
+	if (str_has_prefix(line, "flinklet-sql: plan changed: "))
+		sup_warning(s, "SqlPlanChanged", "the SQL script's %s", line + strlen("flinklet-sql: "));
+	else if (str_has_prefix(line, "flinklet-sql: plan unchanged: "))
+		sup_event(s, "SqlPlanUnchanged", "the SQL script's %s", line + strlen("flinklet-sql: "));
 }
 
 #define JAR_WAIT_USEC (2 * USEC_PER_SEC)

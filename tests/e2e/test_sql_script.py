@@ -1,11 +1,13 @@
 """A SQL script as the job, no jar to build (spec.job.sql, spec.job.sqlScript; issue 37), on the real MiniCluster:
 flinklet's SQL runner (deps/launcher SqlScriptRunner) runs a grouped aggregation over a datagen source in its first JVM
 past a minute with checkpoints, an edited script upgrades it through a savepoint into the same operators (no
-allowNonRestoredState), a stop takes a savepoint and the next run restores it. check-config refuses a script the
+allowNonRestoredState), a stop takes a savepoint and the next run restores it; the job runs from the script's compiled
+plan kept on the volume, and a script whose plan changed shape says which operators changed. check-config refuses a script the
 runner would refuse with its line and column, without a JVM; --preflight has the planner name an unknown table at its
 line and column.
 """
 import json
+import os
 import signal
 import subprocess
 import time
@@ -30,19 +32,20 @@ SELECT user_id, COUNT(*) FROM clicks GROUP BY user_id;
 """
 
 
-def config_text(f, sql):
+def config_text(f, sql, allow_non_restored=False):
     """f's configuration with the script inline as a literal block (no jarURI, no entryClass)."""
     lines = ["apiVersion: flink.apache.org/v1beta1", "kind: FlinkMiniCluster", "metadata:", f"  name: {f.name}",
              "spec:", "  flinkConfiguration:"]
     lines += [f"    {json.dumps(k)}: {json.dumps(str(v))}" for k, v in f.conf.items()]
-    lines += ["  job:", "    parallelism: 1", "    sql: |"]
+    lines += ["  job:", "    parallelism: 1", f"    allowNonRestoredState: {str(allow_non_restored).lower()}",
+              "    sql: |"]
     lines += ["      " + line if line else "" for line in sql.splitlines()]
     return "\n".join(lines) + "\n"
 
 
-def sql_flinklet(flinklets, sql, **kw):
+def sql_flinklet(flinklets, sql, allow_non_restored=False, **kw):
     f = flinklets(name="sql-clicks", **kw)
-    f.write_config(raw=config_text(f, sql))
+    f.write_config(raw=config_text(f, sql, allow_non_restored))
     return f
 
 
@@ -56,6 +59,10 @@ def test_sql_job_runs_past_a_minute_upgrades_with_its_state_and_resumes_from_its
     st = f.wait_stable()
     job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
     assert "flinklet-sql: submitting the INSERT at" in f.logs()
+    # the job runs from the script's compiled plan, kept on the volume under the script's sha256
+    plans = sorted(os.listdir(os.path.join(f.state, "sql")))
+    assert len(plans) == 1 and plans[0].startswith("plan-") and plans[0].endswith(".json"), plans
+    assert f.rest("/jobs/overview")["jobs"][0]["name"] == "clicks-per-user"  # the script's SET
     names = [v["name"] for v in f.rest(f"/jobs/{job_id}")["vertices"]]
     assert any("GroupAggregate" in n for n in names), names
     # the first JVM keeps the job past a minute, checkpointing (the runner's main() returned long ago)
@@ -74,16 +81,38 @@ def test_sql_job_runs_past_a_minute_upgrades_with_its_state_and_resumes_from_its
     assert st["jobStatus"]["jobId"] == job_id and st["restoredFrom"]["kind"] == "savepoint"
     r = restored(f, job_id)
     assert r["is_savepoint"] is True and norm(r["external_path"]) in sp["message"]
+    same = events_of(f, "SqlPlanUnchanged", t1)
+    assert same and "the edited script has the operators of " + plans[0] in same[0]["message"], same
+    assert len(os.listdir(os.path.join(f.state, "sql"))) == 2  # the earlier script's plan kept, for a rollback
 
     f.signal(signal.SIGTERM)
     assert f.wait_exit(60) == 0
     last = f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
     assert last and last["triggerType"] == "UPGRADE", last
 
-    g = sql_flinklet(flinklets, "-- edited\n" + SCRIPT.format(rate=80), state_dir=f.state).start()
+    # a script whose plan has another shape (a filter after the aggregate), started with allowNonRestoredState:
+    # flinklet says which operators the savepoint's state no longer goes into, and the aggregate's state restores
+    g = sql_flinklet(flinklets, SCRIPT.format(rate=80).replace(
+        "SELECT user_id, COUNT(*) FROM clicks GROUP BY user_id;",
+        "SELECT user_id, n FROM (SELECT user_id, COUNT(*) AS n FROM clicks GROUP BY user_id) WHERE n > 0;"),
+        allow_non_restored=True, state_dir=f.state).start()
     assert g.wait_stable()["jobStatus"]["jobId"] == job_id
     r = restored(g, job_id)
     assert r["is_savepoint"] is True and norm(r["external_path"]) == norm(last["location"])
+    changed = events_of(g, "SqlPlanChanged")
+    assert changed and "operators gone [5:stream-exec-sink_1]" in changed[0]["message"], changed
+    assert "operators new [5:stream-exec-calc_1, 6:stream-exec-sink_1]" in changed[0]["message"], changed
+
+    # a crashed JVM: the restart runs the plan kept on the volume, not a new compilation, from the newest checkpoint
+    st = g.wait_checkpoint(r["id"] + 1)
+    pid = st["jvm"]["pid"]
+    assert "flinklet-sql: running the compiled plan" not in g.logs()
+    os.kill(pid, signal.SIGKILL)
+    st = wait_for(lambda: (s := g.status())["jvm"]["pid"] not in (0, pid) and s["lifecycleState"] == "STABLE" and s,
+                  120, "the restarted job RUNNING")
+    assert st["restoredFrom"]["kind"] == "checkpoint"
+    assert "flinklet-sql: running the compiled plan" in g.logs()
+    assert len(os.listdir(os.path.join(f.state, "sql"))) == 3
 
 
 def check_config(*args):

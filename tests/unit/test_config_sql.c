@@ -124,12 +124,13 @@ static void test_runner_defaults_and_arguments(void **state)
 	assert_string_equal(s.job.entry_class, SQL_RUNNER_CLASS);
 	struct strv argv = {0};
 	config_sql_runner_args(&s, "/state/conf", &argv);
-	assert_int_equal(argv.n, 4);
+	assert_int_equal(argv.n, 5);
 	assert_string_equal(argv.v[0], "--origin=t.yaml:10:7");
 	assert_string_equal(argv.v[1], "--field=spec.job.sql");
 	assert_int_equal(strncmp(argv.v[2], "--sha256=", 9), 0);
 	assert_int_equal(strlen(argv.v[2]), 9 + 64);
-	assert_string_equal(argv.v[3], "/state/conf/" SQL_INLINE_FILE);
+	assert_string_equal(argv.v[3], "--plan-dir=/var/lib/flinklet/" SQL_PLAN_DIR);
+	assert_string_equal(argv.v[4], "/state/conf/" SQL_INLINE_FILE);
 	strv_free(&argv);
 	spec_free(&s);
 	/* a jar of the user's (UDFs, connectors) stays the job's jar; the runner is still the class */

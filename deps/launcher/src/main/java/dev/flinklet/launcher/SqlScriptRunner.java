@@ -4,7 +4,9 @@
  * launcher the job then runs until it ends, with its savepoints and restores. An error names the script, the line
  * and the column of the statement (or of the spot Flink's parser or validator points at) and the statement's kind.
  *
- * Arguments: [--validate] [--origin=NAME:LINE:COL] [--field=FIELD] [--sha256=HEX] SCRIPT. --validate submits nothing: it runs SET
+ * Arguments: [--validate] [--origin=NAME:LINE:COL] [--field=FIELD] [--sha256=HEX] [--plan-dir=DIR] SCRIPT.
+ * --plan-dir: the job runs from the script's compiled plan kept there (SqlPlans), so that a restart, a flinklet or a
+ * Flink patch upgrade restores into the same operators. --validate submits nothing: it runs SET
  * and the other statements, then has the planner explain the INSERT (or the statement set's INSERTs), and prints
  * every problem as one "flinklet-sql: NAME:LINE:COL: FIELD: problem" line (exit 1), or "flinklet-sql: ok" (exit 0):
  * `flinklet check-config --preflight`. --sha256 is the script's as flinklet checked it (a warning when the file
@@ -13,6 +15,7 @@
 package dev.flinklet.launcher;
 
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.api.CompiledPlan;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.StatementSet;
 import org.apache.flink.table.api.TableEnvironment;
@@ -37,6 +40,8 @@ public final class SqlScriptRunner {
     private int lineOrigin = 1;
     private int colOrigin = 1;
     private String field = "";
+    private String planDir;
+    private String scriptSha256;
 
     private SqlScriptRunner() {}
 
@@ -143,10 +148,29 @@ public final class SqlScriptRunner {
                 throw new Failure(st, kindName(st), e);
             }
         }
-        if (!validate) {
+        if (!validate && planDir == null) {
             System.out.println("flinklet-sql: submitting the " + kindName(job) + " at " + where(job, null));
             try {
                 tableEnv.executeSql(job.text);
+            } catch (Exception e) {
+                throw new Failure(job, kindName(job), e);
+            }
+            return;
+        }
+        if (!validate) {
+            final SqlScript.Statement theJob = job;
+            CompiledPlan plan;
+            try {
+                plan = SqlPlans.plan(tableEnv, Paths.get(planDir), scriptSha256, () -> compile(tableEnv, theJob));
+            } catch (Failure e) {
+                throw e;
+            } catch (Exception e) {
+                throw new Failure(job, kindName(job) + " (its compiled plan in " + planDir + ")", e);
+            }
+            System.out.println("flinklet-sql: submitting the " + kindName(job) + " at " + where(job, null)
+                    + " from its compiled plan");
+            try {
+                plan.execute();
             } catch (Exception e) {
                 throw new Failure(job, kindName(job), e);
             }
@@ -183,6 +207,30 @@ public final class SqlScriptRunner {
         return out.toString();
     }
 
+    /** The job's compiled plan, its errors at the script's positions. */
+    private CompiledPlan compile(TableEnvironment tableEnv, SqlScript.Statement job) throws Failure {
+        if (job.kind == SqlScript.Kind.INSERT) {
+            try {
+                return tableEnv.compilePlanSql(job.text);
+            } catch (Exception e) {
+                throw new Failure(job, kindName(job), e);
+            }
+        }
+        StatementSet set = tableEnv.createStatementSet();
+        for (SqlScript.Statement st : job.inner) {
+            try {
+                set.addInsertSql(st.text);
+            } catch (Exception e) {
+                throw new Failure(st, "EXECUTE STATEMENT SET: INSERT", e);
+            }
+        }
+        try {
+            return set.compilePlan();
+        } catch (Exception e) {
+            throw new Failure(job, kindName(job), e);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         SqlScriptRunner r = new SqlScriptRunner();
         boolean validate = false;
@@ -199,13 +247,15 @@ public final class SqlScriptRunner {
                 r.colOrigin = Integer.parseInt(o.substring(b + 1));
             } else if (arg.startsWith("--field=")) {
                 r.field = arg.substring("--field=".length());
+            } else if (arg.startsWith("--plan-dir=")) {
+                r.planDir = arg.substring("--plan-dir=".length());
             } else if (arg.startsWith("--sha256=")) {
                 sha256 = arg.substring("--sha256=".length());
             } else if (script == null && !arg.startsWith("--")) {
                 script = arg;
             } else {
                 throw new IllegalArgumentException("SqlScriptRunner: [--validate] [--origin=NAME:LINE:COL] [--field=F]"
-                        + " [--sha256=HEX] SCRIPT (got " + String.join(" ", args) + ")");
+                        + " [--sha256=HEX] [--plan-dir=DIR] SCRIPT (got " + String.join(" ", args) + ")");
             }
         }
         if (script == null) {
@@ -216,7 +266,8 @@ public final class SqlScriptRunner {
         }
         byte[] bytes = Files.readAllBytes(Paths.get(script));
         String text = new String(bytes, StandardCharsets.UTF_8);
-        if (sha256 != null && !sha256.equals(hex(MessageDigest.getInstance("SHA-256").digest(bytes)))) {
+        r.scriptSha256 = hex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        if (sha256 != null && !sha256.equals(r.scriptSha256)) {
             System.err.println("flinklet-sql: warning: " + script + " changed since flinklet read it (its sha256 is not"
                     + " the configuration's): running it as it is now; a reload of the configuration checks it");
         }
