@@ -154,7 +154,7 @@ $(FLINK_LIB)/.complete: deps/flink/pom.xml deps/reporter/pom.xml $(shell find de
 	cd deps/reporter && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dreporter.build.dir=$(CURDIR)/$(BUILD)/reporter-$(FLINK_VERSION)
 	cd deps/launcher && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
-		-Dlauncher.build.dir=$(CURDIR)/$(BUILD)/launcher-$(FLINK_VERSION)
+		-Dtable.version=$(TABLE_VERSION) -Dlauncher.build.dir=$(CURDIR)/$(BUILD)/launcher-$(FLINK_VERSION)
 	touch $@
 
 kafka-lib: $(KAFKA_LIB)/.complete

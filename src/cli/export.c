@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "config_sql.h"
 #include "flinkconf.h"
 
 /* What each operator version accepts: its name and the newest flinkVersion of its CRD's enum. */
@@ -454,8 +455,16 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 
 	cJSON *job = cJSON_AddObjectToObject(spec, "job");
 	const char *jar = s->job.jar_uri;
+	/* a SQL script: the runner form of the operator's flink-sql-runner-example, flinklet's runner being the jar */
+	bool runner_jar = config_sql_job(s) && str_has_suffix(jar, "/lib/" SQL_RUNNER_JAR);
+	if (runner_jar)
+		jar = "local:///opt/flink/lib/" SQL_RUNNER_JAR;
 	cJSON_AddStringToObject(job, "jarURI", jar);
-	if (str_has_prefix(jar, "local://"))
+	if (runner_jar)
+		note(notes,
+		     xstrdup("check jarURI " SQL_RUNNER_JAR ": flinklet's SQL runner runs the script; spec.image "
+		             "must have it in /opt/flink/lib (flinklet's image has it, or build one FROM it)"));
+	else if (str_has_prefix(jar, "local://"))
 		note(notes,
 		     xasprintf("check jarURI %s: the operator reads local:// inside the JobManager's image, so the "
 		               "jar must be at that path in spec.image (build an image FROM it with the jar)",
@@ -467,6 +476,21 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 	if (s->job.entry_class)
 		cJSON_AddStringToObject(job, "entryClass", s->job.entry_class);
 	cJSON *args = cJSON_AddArrayToObject(job, "args");
+	if (config_sql_job(s)) {
+		char *path = s->job.sql ? xasprintf("/opt/flink/usrlib/sql-scripts/%s.sql", s->name)
+		                        : local_path_from_uri(s->job.sql_script);
+		cJSON_AddItemToArray(args, cJSON_CreateString(path));
+		note(notes,
+		     s->job.sql
+		         ? xasprintf("put spec.job.sql into a ConfigMap mounted at /opt/flink/usrlib/sql-scripts "
+		                     "(key %s.sql, through spec.podTemplate): the runner reads the script "
+		                     "from there",
+		                     s->name)
+		         : xasprintf("check job.args[0]: the SQL script %s must be at that path in spec.image "
+		                     "or a ConfigMap mounted there (spec.podTemplate)",
+		                     path));
+		free(path);
+	}
 	for (size_t i = 0; i < s->job.args.n; i++) {
 		const char *v = s->job.args.v[i];
 		cJSON_AddItemToArray(args, cJSON_CreateString(v));

@@ -13,11 +13,13 @@
 #include "autoscaler.h"
 #include "cli.h"
 #include "config.h"
+#include "config_sql.h"
 #include "artifacts.h"
 #include "export.h"
 #include "fsmode.h"
 #include "hookproc.h"
 #include "preflight.h"
+#include "sqlcheck.h"
 #include "flinkconf.h"
 #include "snapshots.h"
 #include "log.h"
@@ -187,7 +189,9 @@ static int cmd_check_config(struct cli *c)
 			diags_add(&d, &spec.job.jar_uri_loc, "spec.job.jarURI", "%s", err);
 			free(err);
 		} else {
-			preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d);
+			/* a SQL script: the planner's check, in a JVM, once the jars it needs are there */
+			if (preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d) == 0 && config_sql_job(&spec))
+				sqlcheck_validate(&spec, jar.local_path, &d);
 		}
 		artifact_free(&jar);
 		int problems = (int)d.msgs.n;
@@ -196,8 +200,9 @@ static int cmd_check_config(struct cli *c)
 		spec_free(&spec);
 		if (!problems)
 			fprintf(stderr,
-			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports and "
-			        "the state directory are fine\n");
+			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports%s and "
+			        "the state directory are fine\n",
+			        config_sql_job(&spec) ? ", the SQL script (the planner's check)" : "");
 		return problems ? EXIT_USAGE : 0;
 	}
 	cJSON *j = spec_to_json(&spec);

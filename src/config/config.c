@@ -232,6 +232,8 @@ struct walker {
 	struct diags *d;
 	const char *file;
 	size_t visited;
+	const char *text; /* the document's bytes, for where an inline script's lines start */
+	size_t len;
 };
 
 static struct loc node_loc(const struct walker *w, const yaml_node_t *n)
@@ -616,6 +618,37 @@ static void f_entry_class(struct walker *w, const char *path, yaml_node_t *v)
 		w->spec->job.entry_class_loc = node_loc(w, v);
 }
 
+static void f_sql_script(struct walker *w, const char *path, yaml_node_t *v)
+{
+	if (want_string(w, path, v, &w->spec->job.sql_script))
+		w->spec->job.sql_script_loc = node_loc(w, v);
+}
+
+/* spec.job.sql: a literal block (`sql: |`) keeps the script's lines as they are in the file, so that a position in
+ * the script is one in the file: its first line follows the indicator's, every line at the first one's indent. */
+static void f_sql(struct walker *w, const char *path, yaml_node_t *v)
+{
+	if (!want_string(w, path, v, &w->spec->job.sql))
+		return;
+	struct job_spec *j = &w->spec->job;
+	j->sql_loc = node_loc(w, v);
+	j->sql_mapped = false;
+	if (v->data.scalar.style != YAML_LITERAL_SCALAR_STYLE)
+		return;
+	size_t p = v->start_mark.index;
+	while (p < w->len && w->text[p] != '\n')
+		p++;
+	for (size_t start = ++p; p < w->len; start = ++p) {
+		while (p < w->len && w->text[p] == ' ')
+			p++;
+		if (p < w->len && w->text[p] != '\n') { /* the first line with text: the block's indent */
+			j->sql_loc = (struct loc){w->file, (int)v->start_mark.line + 2, (int)(p - start) + 1};
+			j->sql_mapped = true;
+			return;
+		}
+	}
+}
+
 static void f_args(struct walker *w, const char *path, yaml_node_t *v)
 {
 	if (is_null(v))
@@ -713,6 +746,8 @@ static void f_job(struct walker *w, const char *path, yaml_node_t *v)
 	    {"jarURI", f_jar_uri},
 	    {"entryClass", f_entry_class},
 	    {"args", f_args},
+	    {"sqlScript", f_sql_script},
+	    {"sql", f_sql},
 	    {"parallelism", f_parallelism},
 	    {"upgradeMode", f_upgrade_mode},
 	    {"state", f_state},
@@ -793,7 +828,7 @@ int config_parse(const char *file, const char *text, size_t len, struct spec *re
 	if (!root || is_null(root)) {
 		diags_add(d, &whole, NULL, "empty document (expected a FlinkMiniCluster mapping)");
 	} else {
-		struct walker w = {&doc, ret, d, ret->file, 0};
+		struct walker w = {&doc, ret, d, ret->file, 0, text, len};
 		static const struct field fields[] = {
 		    {"apiVersion", f_api_version}, {"kind", f_kind}, {"metadata", f_metadata}, {"spec", f_spec},
 		    {"status", f_status},          {NULL, NULL},

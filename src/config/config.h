@@ -55,6 +55,13 @@ struct job_spec {
 	bool allow_non_restored_state;
 	/* where jarURI, entryClass and initialSavepointPath were given, for messages */
 	struct loc jar_uri_loc, entry_class_loc, initial_savepoint_loc;
+	/* a SQL script as the job (src/config/config_sql.h): spec.job.sqlScript (a path or local:// / file:// URI) or
+	 * spec.job.sql (the script itself); sql_loc is where the inline script's first line and column are in the
+	 * file when sql_mapped (a literal block, `sql: |`), else where the value starts */
+	char *sql_script, *sql;
+	struct loc sql_script_loc, sql_loc;
+	bool sql_mapped;
+	char sql_sha256[65]; /* the script's sha256 once config_sql_check read it ("": no script) */
 };
 
 struct spec {

@@ -19,6 +19,7 @@
 
 #include "autoscaler.h"
 #include "config.h"
+#include "config_sql.h"
 #include "http.h"
 #include "membudget.h"
 #include "redact.h"
@@ -302,9 +303,11 @@ static void check_job(struct spec *s, struct diags *d)
 	struct loc whole = {s->file, 0, 0};
 	if (!s->name)
 		diags_add(d, &whole, "metadata.name", "required");
-	if (!s->job.jar_uri) {
-		diags_add(d, &whole, "spec.job.jarURI", "required (the job's jar: local:///path/job.jar)");
-	} else {
+	if (!s->job.jar_uri && !config_sql_job(s)) {
+		diags_add(d, &whole, "spec.job.jarURI",
+		          "required (the job's jar: local:///path/job.jar), or a SQL script: spec.job.sqlScript or "
+		          "spec.job.sql");
+	} else if (s->job.jar_uri) {
 		char *p = local_path_from_uri(s->job.jar_uri);
 		const char *scheme = p ? NULL : artifact_remote_scheme(s->job.jar_uri);
 		const struct loc *at = s->job.jar_uri_loc.file ? &s->job.jar_uri_loc : &whole;
@@ -381,6 +384,7 @@ int config_finalize(struct spec *s, struct diags *d)
 		s->api_version = xstrdup("flink.apache.org/v1beta1");
 	if (!s->kind)
 		s->kind = xstrdup("FlinkMiniCluster");
+	config_sql_check(s, d);
 	check_job(s, d);
 	check_artifacts(s, d);
 	check_checksum(s, d);
@@ -425,6 +429,8 @@ int config_finalize(struct spec *s, struct diags *d)
 			e->value = abs;
 		}
 	}
+
+	config_sql_defaults(s); /* a SQL script's jarURI is under the (now absolute) Flink home */
 
 	/* the job's parallelism: spec.job.parallelism, else parallelism.default, else 1 */
 	if (s->job.parallelism <= 0) {

@@ -61,6 +61,10 @@ cJSON *spec_to_json(const struct spec *s)
 	cJSON *args = cJSON_AddArrayToObject(job, "args");
 	for (size_t i = 0; i < s->job.args.n; i++)
 		cJSON_AddItemToArray(args, cJSON_CreateString(s->job.args.v[i]));
+	if (s->job.sql_script) /* only when set: the operator's FlinkDeployment has neither */
+		cJSON_AddStringToObject(job, "sqlScript", s->job.sql_script);
+	if (s->job.sql)
+		cJSON_AddStringToObject(job, "sql", s->job.sql);
 	cJSON_AddNumberToObject(job, "parallelism", (double)s->job.parallelism);
 	cJSON_AddStringToObject(job, "upgradeMode", upgrade_mode_to_string(s->job.upgrade_mode));
 	cJSON_AddStringToObject(job, "state", job_state_to_string(s->job.state));

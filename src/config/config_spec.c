@@ -194,6 +194,8 @@ void spec_free(struct spec *s)
 	free(s->log4j_console);
 	free(s->job.jar_uri);
 	free(s->job.entry_class);
+	free(s->job.sql_script);
+	free(s->job.sql);
 	strv_free(&s->job.args);
 	free(s->job.initial_savepoint_path);
 	memset(s, 0, sizeof(*s));

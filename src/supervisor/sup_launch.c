@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "config_sql.h"
 #include "crashlogs.h"
 #include "flinkconf.h"
 #include "jvm.h"
@@ -37,6 +38,7 @@ extern char **environ;
 struct launch_files {
 	struct supervisor *s;
 	char *conf_dir, *conf, *log4j, *crash_dir;
+	char *sql; /* an inline spec.job.sql, for the runner (conf/job.sql); NULL: none */
 	int r, crash_r;
 };
 
@@ -51,6 +53,11 @@ static void launch_files_run(void *arg)
 		f->r = write_file_if_changed(conf_path, f->conf, strlen(f->conf));
 	if (f->r == 0)
 		f->r = write_file_if_changed(log_path, f->log4j, strlen(f->log4j));
+	if (f->r == 0 && f->sql) {
+		char *sql_path = path_join(f->conf_dir, SQL_INLINE_FILE);
+		f->r = write_file_if_changed(sql_path, f->sql, strlen(f->sql));
+		free(sql_path);
+	}
 	free(conf_path);
 	free(log_path);
 }
@@ -68,6 +75,7 @@ static void launch_files_done(void *arg)
 	free(f->conf);
 	free(f->log4j);
 	free(f->crash_dir);
+	free(f->sql);
 	free(f);
 }
 
@@ -79,6 +87,7 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	f->conf = flinkconf_render_config(s->spec, l);
 	f->log4j = flinkconf_render_log4j(s->spec);
 	f->crash_dir = path_join(s->state_dir, CRASHLOGS_DIR);
+	f->sql = s->spec->job.sql ? xstrdup(s->spec->job.sql) : NULL;
 	s->launch.spawn.files_r = 0;
 	worker_submit(s->worker, launch_files_run, launch_files_done, f);
 }
@@ -324,6 +333,11 @@ static void on_jvm_line(void *userdata, const char *line)
 	struct supervisor *s = userdata;
 	sup_cds_line(s, line);
 	sup_restore_line(s, line);
+	/* a SQL script job's runner compared its new compiled plan with the one before (deps/launcher SqlPlans) */
+	if (str_has_prefix(line, "flinklet-sql: plan changed: "))
+		sup_warning(s, "SqlPlanChanged", "the SQL script's %s", line + strlen("flinklet-sql: "));
+	else if (str_has_prefix(line, "flinklet-sql: plan unchanged: "))
+		sup_event(s, "SqlPlanUnchanged", "the SQL script's %s", line + strlen("flinklet-sql: "));
 }
 
 #define JAR_WAIT_USEC (2 * USEC_PER_SEC)

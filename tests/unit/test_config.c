@@ -1022,7 +1022,8 @@ static const struct bad_case bad_cases[] = {
      1},
     {"jarURI missing",
      HEAD_NOJAR "    entryClass: com.example.Clicks\n",
-     "t.yaml: spec.job.jarURI: required (the job's jar: local:///path/job.jar)",
+     "t.yaml: spec.job.jarURI: required (the job's jar: local:///path/job.jar), or a SQL script: spec.job.sqlScript "
+     "or spec.job.sql",
      {0},
      1},
     {"jarURI plain http",
