@@ -319,6 +319,30 @@ static void mark_length(const struct blobs *b, struct name *names, size_t n, siz
 	free(slot);
 }
 
+/* Adds path to v, searched for by its part from byte `from` on (its name alone when from is 0). */
+static void push_name(struct name **v, size_t n, char *path, size_t from, uint64_t size)
+{
+	const char *base = strrchr(path, '/');
+	base = from ? path + from : base ? base + 1 : path;
+	size_t len = strlen(base);
+	*v = xrealloc(*v, (n + 1) * sizeof(**v));
+	(*v)[n] = (struct name){path, base, len, hash_of(base, len), size, false};
+}
+
+/* Marks each name of v that appears in a blob, one pass per length the names have. */
+static void mark_names(const struct blobs *b, struct name *v, size_t n)
+{
+	size_t *lens = xcalloc(n ? n : 1, sizeof(*lens));
+	for (size_t i = 0; i < n; i++)
+		lens[i] = v[i].len;
+	if (n)
+		qsort(lens, n, sizeof(*lens), cmp_size);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || lens[i] != lens[i - 1])
+			mark_length(b, v, n, lens[i]);
+	free(lens);
+}
+
 /* The files of dir (shared/, or a claimed savepoint's directory that a kept point still shares files of: thin)
  * that no kept _metadata names go into out->shared; so does a thin directory's own _metadata. out NULL: only
  * counts. Returns how many of its files a kept _metadata names. */
@@ -344,23 +368,11 @@ static size_t scan_files(const char *dir, struct leftovers *out, const struct bl
 			}
 			continue;
 		}
-		names = xrealloc(names, (n + 1) * sizeof(*names));
-		size_t len = strlen(de->d_name);
-		names[n] = (struct name){
-		    path, path + strlen(path) - len, len, hash_of(de->d_name, len), (uint64_t)st.st_size, false};
-		n++;
+		push_name(&names, n++, path, 0, (uint64_t)st.st_size);
 	}
 	if (d)
 		closedir(d);
-	size_t *lens = xcalloc(n ? n : 1, sizeof(*lens)); /* each length the names have, once */
-	for (size_t i = 0; i < n; i++)
-		lens[i] = names[i].len;
-	if (n)
-		qsort(lens, n, sizeof(*lens), cmp_size);
-	for (size_t i = 0; i < n; i++)
-		if (i == 0 || lens[i] != lens[i - 1])
-			mark_length(b, names, n, lens[i]);
-	free(lens);
+	mark_names(b, names, n);
 	size_t named = 0;
 	for (size_t i = 0; i < n; i++) {
 		named += names[i].named;
@@ -375,6 +387,110 @@ static size_t scan_files(const char *dir, struct leftovers *out, const struct bl
 	}
 	free(names);
 	return named;
+}
+
+/* ---- the trees of shared/ and taskowned/: ForSt's working directories (shared/op_*), the file-merging directories
+ * (shared/<subtask>/, taskowned/<task manager>/), whose files a checkpoint names by path wherever they lie ---- */
+
+#define TREE_MAX_DEPTH 8
+
+struct tree {
+	struct name *files;
+	int *file_dir; /* the index of each file's directory, -1: the root's own file */
+	size_t nfiles;
+	/* the directories, each before what is in it; one a kept _metadata names by its path keeps it whole (Flink's
+	 * file merging names its directories themselves: a checkpoint shares the directory) */
+	struct name *dirs;
+	int *parent; /* the index of each directory's parent, -1: a child of the root */
+	bool *stays; /* it, or something in it, is named, or holds what is not Flink's (a link, a device, a dot file) */
+	size_t ndirs;
+	size_t from; /* a directory is searched for by its path from the root's own name on: "shared/op_x/db" */
+};
+
+/* Lists dir's regular files and real directories (a link is never followed) into t; what else is there, or deeper
+ * than TREE_MAX_DEPTH, keeps its directory (parent) from going whole. */
+static void tree_walk(struct tree *t, const char *dir, int parent, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (parent >= 0)
+			t->stays[parent] = true; /* not read: nothing known of it goes whole */
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *path = path_join(dir, de->d_name);
+		struct stat st;
+		bool ok = de->d_name[0] != '.' && lstat(path, &st) == 0;
+		if (ok && S_ISREG(st.st_mode)) {
+			push_name(&t->files, t->nfiles, path, 0, (uint64_t)st.st_size);
+			t->file_dir = xrealloc(t->file_dir, (t->nfiles + 1) * sizeof(*t->file_dir));
+			t->file_dir[t->nfiles++] = parent;
+		} else if (ok && S_ISDIR(st.st_mode) && depth < TREE_MAX_DEPTH) {
+			push_name(&t->dirs, t->ndirs, path, t->from, 0);
+			t->parent = xrealloc(t->parent, (t->ndirs + 1) * sizeof(*t->parent));
+			t->stays = xrealloc(t->stays, (t->ndirs + 1) * sizeof(*t->stays));
+			t->parent[t->ndirs] = parent;
+			t->stays[t->ndirs] = false;
+			tree_walk(t, path, (int)t->ndirs++, depth + 1);
+		} else {
+			if (parent >=
+			    0) /* a link, a device, a dot file, too deep: left alone, and so is its directory */
+				t->stays[parent] = true;
+			free(path);
+		}
+	}
+	closedir(d);
+}
+
+/* The files under root (shared/ or taskowned/, itself never removed) that no kept _metadata names go into
+ * out->shared, each where it is; a directory below root none of whose files a kept _metadata names, holding
+ * nothing but Flink's files and directories, goes whole into out->dirs (renamed aside before the launch: the next
+ * JVM may make one of the same name, as ForSt's shared/op_<operator>_<subtask>__attempt_<n>/ is). A name is
+ * searched for alone (Flink names these files by random UUIDs: one found elsewhere can only keep a file). */
+static void scan_tree(const char *root, struct leftovers *out, const struct blobs *b)
+{
+	if (!real_dir(root))
+		return; /* none, or a link: not swept */
+	struct tree t = {0};
+	const char *base = strrchr(root, '/');
+	t.from = base ? (size_t)(base + 1 - root) : 0;
+	tree_walk(&t, root, -1, 0);
+	mark_names(b, t.files, t.nfiles);
+	mark_names(b, t.dirs, t.ndirs);
+	for (size_t i = 0; i < t.ndirs; i++)
+		t.stays[i] = t.stays[i] || t.dirs[i].named;
+	for (size_t i = 0; i < t.nfiles; i++)
+		if (t.files[i].named && t.file_dir[i] >= 0)
+			t.stays[t.file_dir[i]] = true;
+	for (size_t i = t.ndirs; i-- > 0;) /* a directory comes before what is in it: children first, back to front */
+		if (t.stays[i] && t.parent[i] >= 0)
+			t.stays[t.parent[i]] = true;
+	for (size_t i = 0; i < t.ndirs; i++) { /* the outermost directories that go, whole */
+		int p = t.parent[i];
+		if (!t.stays[i] && (p < 0 || t.stays[p])) {
+			out->bytes += du(t.dirs[i].path);
+			strv_push(&out->dirs, t.dirs[i].path);
+		}
+		free(t.dirs[i].path);
+	}
+	for (size_t i = 0; i < t.nfiles; i++) {
+		int p = t.file_dir[i];
+		if (t.files[i].named) {
+			out->kept_shared++;
+		} else if (p < 0 || t.stays[p]) { /* in a directory that goes whole, it goes with it */
+			out->bytes += t.files[i].size;
+			strv_push(&out->shared, t.files[i].path);
+		}
+		free(t.files[i].path);
+	}
+	free(t.files);
+	free(t.file_dir);
+	free(t.dirs);
+	free(t.parent);
+	free(t.stays);
 }
 
 /* Whether a kept _metadata names something inside the directory path: by "/<its name>/", or, for a claimed
@@ -472,9 +588,11 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 	if (b.problem) {
 		out->shared_skipped = xstrdup(b.problem);
 	} else {
-		char *shared = path_join(jobdir, "shared");
-		(void)scan_files(shared, out, &b, false);
+		char *shared = path_join(jobdir, "shared"), *taskowned = path_join(jobdir, "taskowned");
+		scan_tree(shared, out, &b);
+		scan_tree(taskowned, out, &b);
 		free(shared);
+		free(taskowned);
 		for (size_t i = 0; i < thin.n; i++)
 			(void)scan_files(thin.v[i], out, &b, true);
 	}
@@ -492,6 +610,7 @@ void leftovers_free(struct leftovers *l)
 	strv_free(&l->checkpoints);
 	strv_free(&l->savepoints);
 	strv_free(&l->shared);
+	strv_free(&l->dirs);
 	strv_free(&l->claimed_gone);
 	free(l->shared_skipped);
 }

@@ -17,7 +17,14 @@
  * did not subsume goes: the whole directory when no kept _metadata names it, else its _metadata and the files no
  * kept _metadata names (Flink's own disposal of a subsumed point, done for a JVM that died first). A savepoint
  * directory without _metadata is removed whole only when no kept _metadata names it (what Flink leaves of a claimed
- * one it disposed of holds the files newer checkpoints share); when one does, only its unnamed files go. */
+ * one it disposed of holds the files newer checkpoints share); when one does, only its unnamed files go.
+ *
+ * The subdirectories of shared/ and everything in taskowned/ are swept by the same rule, to any depth below them
+ * (TREE_MAX_DEPTH): ForSt's working directories (shared/op_<operator>_<subtask>__attempt_<n>/db/, when its primary
+ * directory is the checkpoint directory) and the file-merging directories (shared/<subtask>/, taskowned/<task
+ * manager>/) hold the files a checkpoint names by path; every regular file there that no kept _metadata names
+ * goes, and a directory goes whole once none of its files is named and it holds nothing else (a link, a device, a
+ * dot file keep it, and are never removed). shared/ and taskowned/ themselves stay. Links are never followed. */
 #ifndef FLINKLET_LEFTOVERS_H
 #define FLINKLET_LEFTOVERS_H
 
@@ -43,6 +50,9 @@ struct leftovers {
 	/* files of <checkpoint dir>/<jobId>/shared/ that no kept _metadata names; and of a claimed savepoint beyond
 	 * the kept ones (or one without _metadata) that a kept _metadata names: its _metadata and unnamed files */
 	struct strv shared;
+	/* directories below shared/ and taskowned/ (ForSt's working directories, file merging's) none of whose files
+	 * a kept _metadata names, holding only Flink's files and directories: renamed aside, then removed whole */
+	struct strv dirs;
 	struct strv claimed_gone; /* the claimed savepoints given that are gone, or go whole with this sweep */
 	uint64_t bytes;           /* what all of it holds */
 	unsigned kept_checkpoints, kept_shared;

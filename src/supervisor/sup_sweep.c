@@ -26,7 +26,7 @@ struct sweep_job {
 	struct leftovers found;
 	struct strv remove; /* what the child removes: the renamed checkpoints, the savepoints, the files */
 	int r;
-	unsigned not_renamed;
+	unsigned not_renamed, dirs_not_renamed;
 };
 
 static void sweep_job_free(struct sweep_job *j)
@@ -75,6 +75,23 @@ static void sweep_run(void *arg)
 	}
 	if (renamed)
 		fsync_parent(j->found.checkpoints.v[0]);
+	/* a directory of shared/ or taskowned/ that goes whole is renamed aside first, like a checkpoint: the new JVM
+	 * may make one of the same name (ForSt's working directory of the same subtask) while the child removes */
+	for (size_t i = 0; i < j->found.dirs.n; i++) {
+		const char *p = j->found.dirs.v[i];
+		if (str_has_suffix(p, SAVEPOINT_DISPOSING_SUFFIX)) {
+			strv_push(&j->remove, p);
+			continue;
+		}
+		char *aside = xasprintf("%s%s", p, SAVEPOINT_DISPOSING_SUFFIX);
+		if (rename(p, aside) == 0) {
+			strv_push(&j->remove, aside);
+			fsync_parent(aside);
+		} else {
+			j->dirs_not_renamed++; /* stays, with what is in it */
+		}
+		free(aside);
+	}
 	for (size_t i = 0; i < j->found.savepoints.n; i++)
 		strv_push(&j->remove, j->found.savepoints.v[i]);
 	for (size_t i = 0; i < j->found.shared.n; i++)
@@ -126,6 +143,9 @@ static void sweep_done(void *arg)
 		log_info("shared/ of job %s is not swept: %s", j->job_id, j->found.shared_skipped);
 	if (j->not_renamed)
 		log_warn("%u checkpoint(s) of earlier JVMs could not be renamed aside and stay", j->not_renamed);
+	if (j->dirs_not_renamed)
+		log_warn("%u directories of earlier JVMs in shared/ or taskowned/ could not be renamed aside and stay",
+		         j->dirs_not_renamed);
 	if (j->remove.n == 0) {
 		sweep_job_free(j);
 		return;
@@ -140,10 +160,11 @@ static void sweep_done(void *arg)
 	s->sweep.bytes = j->found.bytes;
 	s->sweep.items = (unsigned)j->remove.n;
 	log_info("removing what dead JVMs left of job %s: %zu checkpoint(s) (beyond the %u kept, or unfinished), %zu "
-	         "unfinished savepoint(s), %zu file(s) of shared/ that no kept snapshot names (%.1f MB; %u shared "
-	         "file(s) stay)",
+	         "unfinished savepoint(s), %zu file(s) and %zu directories of shared/ and taskowned/ that no kept "
+	         "snapshot names (%.1f MB; %u shared file(s) stay)",
 	         j->job_id, j->found.checkpoints.n - j->not_renamed, j->found.kept_checkpoints, j->found.savepoints.n,
-	         j->found.shared.n, (double)j->found.bytes / 1e6, j->found.kept_shared);
+	         j->found.shared.n, j->found.dirs.n - j->dirs_not_renamed, (double)j->found.bytes / 1e6,
+	         j->found.kept_shared);
 	sweep_job_free(j);
 }
 

@@ -193,8 +193,8 @@ def test_cleanup_false_removes_nothing(server, supervisors, off):
 
 def test_what_goes_goes_and_what_stays_stays(server, supervisors):
     """The sweep's documented list, both halves at once: beyond-retained, unfinished checkpoints and savepoints,
-    .disposing and unnamed shared files go; the retained, the damaged, the given up, complete savepoints, their
-    shared files, taskowned/ and other jobs' directories stay."""
+    .disposing and unnamed shared and taskowned/ files go; the retained, the damaged, the given up, complete
+    savepoints, their shared files, taskowned/ itself and other jobs' directories stay."""
     sup = supervisors(server)
     prepare(sup)
     st = sup.state
@@ -207,7 +207,7 @@ def test_what_goes_goes_and_what_stays_stays(server, supervisors):
     os.makedirs(os.path.join(cdir(st), "chk-7"))                                       # in flight: goes
     write(os.path.join(cdir(st), "chk-9.disposing", "state-0"))                          # left-over: goes
     shared(st, *[f"only-{n}" for n in range(1, 5)], "common", "given-up", "by-savepoint", "orphan")
-    write(os.path.join(cdir(st), "taskowned", "t"))
+    write(os.path.join(cdir(st), "taskowned", "tm_dead", "a3c1e2f0-exclusive"))
     chk(st, 1, jid=OTHER)
     os.makedirs(os.path.join(cdir(st, OTHER), "chk-5"))
     shared(st, "orphan-of-other", jid=OTHER)
@@ -223,7 +223,7 @@ def test_what_goes_goes_and_what_stays_stays(server, supervisors):
     assert [n for n in os.listdir(os.path.join(st, "savepoints")) if n != ".flinklet-lock"] == \
         [f"savepoint-{JID[:6]}-aaaaaaaaaaaa"]
     assert tree(cdir(st, OTHER)) == other_before
-    assert os.path.exists(os.path.join(cdir(st), "taskowned", "t"))
+    assert os.listdir(os.path.join(cdir(st), "taskowned")) == []  # no kept point names tm_dead/
     assert sup.stop() == 0
 
 
@@ -977,7 +977,8 @@ def test_damaged_and_given_up_points_beyond_the_retained_stay(server, supervisor
 def test_a_volume_mounted_elsewhere_keeps_the_files_its_points_name(server, supervisors):
     """Attacks "a search for the bytes of each file's name" when the kept _metadata names its shared files under
     the path the volume had when Flink wrote it (a volume now mounted elsewhere, a copied directory): the names
-    are the same, the paths are not; the files must stay. A directory in shared/ is left alone with its files."""
+    are the same, the paths are not; the files must stay, in shared/ and in its subdirectories (ForSt's working
+    directories) alike; a subdirectory none of whose files is named goes whole."""
     sup = supervisors(server)
     prepare(sup)
     st = sup.state
@@ -985,13 +986,16 @@ def test_a_volume_mounted_elsewhere_keeps_the_files_its_points_name(server, supe
         d = os.path.join(cdir(st), f"chk-{n}")
         os.makedirs(d)
         write(os.path.join(d, "_metadata"), meta(n, [f"file:/mnt/old-volume/checkpoints/{JID}/shared/s{n}",
-                                                     f"file:///mnt/old-volume/checkpoints/{JID}/shared/t{n}"]))
+                                                     f"file:///mnt/old-volume/checkpoints/{JID}/shared/t{n}",
+                                                     f"file:/mnt/old-volume/checkpoints/{JID}/shared/op_x/db/u{n}"]))
     shared(st, "s2", "s3", "t2", "t3", "orphan")
+    for name in ("u2", "u3", "orphan"):
+        write(os.path.join(cdir(st), "shared", "op_x", "db", name))
     write(os.path.join(cdir(st), "shared", "subdir", "inner"))
     sup.start()
     swept(sup)
-    assert sorted(os.listdir(os.path.join(cdir(st), "shared"))) == ["s2", "s3", "subdir", "t2", "t3"]
-    assert os.path.exists(os.path.join(cdir(st), "shared", "subdir", "inner"))
+    assert sorted(os.listdir(os.path.join(cdir(st), "shared"))) == ["op_x", "s2", "s3", "t2", "t3"]
+    assert sorted(os.listdir(os.path.join(cdir(st), "shared", "op_x", "db"))) == ["u2", "u3"]
     assert sup.stop() == 0
 
 

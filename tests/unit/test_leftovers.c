@@ -232,6 +232,9 @@ static void test_links_and_directories_in_shared_are_left_alone(void **state)
 	assert_int_equal(find(&l, 2, NULL, &out), 0);
 	assert_int_equal(out.shared.n, 0);
 	assert_int_equal(out.checkpoints.n, 0);
+	/* the link stays (nothing is removed through it, nor the link itself); an empty directory of a dead JVM goes */
+	assert_int_equal(out.dirs.n, 1);
+	assert_true(listed(&out.dirs, "subdir"));
 	leftovers_free(&out);
 	free(outside);
 	free(sh);
@@ -389,6 +392,168 @@ static void test_a_claimed_savepoint_named_by_file_name_alone_keeps_those_files(
 	layout_free(&l);
 }
 
+/* A file at <job dir>/rel, its directories made. */
+static void file_at(const struct layout *l, const char *rel)
+{
+	char *path = at(l, rel);
+	char *slash = strrchr(path, '/');
+	*slash = '\0';
+	mkdir_p(path);
+	free(write_text(path, slash + 1, "sst bytes of a dead JVM"));
+	free(path);
+}
+
+#define OPDIR "shared/op_AsyncKeyedProcessOperator_b717__1_2__attempt_0"
+#define OLDOP "shared/op_AsyncKeyedProcessOperator_b717__1_4__attempt_0"
+
+static void test_forst_working_files_no_kept_point_names_go(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	/* ForSt with its primary directory the checkpoint directory: the checkpoints name the SSTs of its working
+	 * directory by path (as Flink 2.2.1 writes them: "file:<job dir>/shared/op_.../db/<uuid>") */
+	chk(&l, 6, "000013.sst\0file:/v/checkpoints/" JOB "/" OPDIR "/db/c903a8e1-old-shared");
+	chk(&l, 7,
+	    "000013.sst\0file:/v/checkpoints/" JOB "/" OPDIR "/db/c903a8e1-old-shared\0"
+	    "000051.sst\0file:/v/checkpoints/" JOB "/" OPDIR "/db/07890093-newest");
+	chk(&l, 3, "file:/v/checkpoints/" JOB "/" OPDIR "/db/2479b19a-retired");
+	file_at(&l, OPDIR "/db/c903a8e1-old-shared");
+	file_at(&l, OPDIR "/db/07890093-newest");
+	file_at(&l, OPDIR "/db/2479b19a-retired");    /* named by chk-3 only, which goes */
+	file_at(&l, OPDIR "/db/42af5641-after-last"); /* written after the last checkpoint of a dead JVM */
+	char *dummy = at(&l, OPDIR "/db/_dummy_dir_19530434");
+	mkdir_p(dummy);
+	file_at(&l, OLDOP "/db/a9a309ca-before-rescale"); /* a parallelism no kept point has */
+	char *oldop_dummy = at(&l, OLDOP "/db/_dummy_dir_6ef613a8");
+	mkdir_p(oldop_dummy);
+	struct leftovers out;
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_null(out.shared_skipped);
+	assert_int_equal(out.checkpoints.n, 1);
+	assert_true(listed(&out.checkpoints, "chk-3"));
+	/* the files the kept points name stay, deep in db/; the others go, each where it is */
+	assert_int_equal(out.shared.n, 2);
+	assert_true(listed(&out.shared, "2479b19a-retired"));
+	assert_true(listed(&out.shared, "42af5641-after-last"));
+	assert_int_equal(out.kept_shared, 2);
+	/* a directory none of whose files is named goes whole: the old parallelism's, the dead JVM's dummy one */
+	assert_int_equal(out.dirs.n, 2);
+	assert_true(listed(&out.dirs, "op_AsyncKeyedProcessOperator_b717__1_4__attempt_0"));
+	assert_true(listed(&out.dirs, "_dummy_dir_19530434"));
+	assert_true(out.bytes >= 3 * strlen("sst bytes of a dead JVM"));
+	leftovers_free(&out);
+	free(dummy);
+	free(oldop_dummy);
+	layout_free(&l);
+}
+
+static void test_file_merging_and_taskowned_files_go_when_unnamed(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 9,
+	    "file:/v/checkpoints/" JOB "/shared/job_" JOB "_op_Count_0_2/5a1e-merged\0"
+	    "file:/v/checkpoints/" JOB "/taskowned/tm_a1b2/7c3d-exclusive\0"
+	    "file:/v/checkpoints/" JOB "/shared/job_" JOB "_op_Sink_0_2\0");
+	/* a directory a checkpoint names by its path (file merging shares a subtask's directory) stays, empty or not */
+	char *named_dir = at(&l, "shared/job_" JOB "_op_Sink_0_2");
+	mkdir_p(named_dir);
+	char *unnamed_dir = at(&l, "shared/job_" JOB "_op_Sink_0_4");
+	mkdir_p(unnamed_dir);
+	file_at(&l, "shared/job_" JOB "_op_Count_0_2/5a1e-merged");
+	file_at(&l, "shared/job_" JOB "_op_Count_0_2/6b2f-unnamed");
+	file_at(&l, "taskowned/tm_a1b2/7c3d-exclusive");
+	file_at(&l, "taskowned/tm_a1b2/8e4f-unnamed");
+	file_at(&l, "taskowned/tm_dead/9f50-unnamed");
+	file_at(&l, "taskowned/stray-file");
+	struct leftovers out;
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_int_equal(out.shared.n, 3);
+	assert_true(listed(&out.shared, "6b2f-unnamed"));
+	assert_true(listed(&out.shared, "8e4f-unnamed"));
+	assert_true(listed(&out.shared, "stray-file"));
+	assert_int_equal(out.dirs.n, 2);
+	assert_true(listed(&out.dirs, "tm_dead"));
+	assert_true(listed(&out.dirs, "job_" JOB "_op_Sink_0_4"));
+	assert_int_equal(out.kept_shared, 2);
+	leftovers_free(&out);
+	/* shared/ and taskowned/ themselves are Flink's: never listed, even empty */
+	char *to = at(&l, "taskowned");
+	assert_int_equal(rm_rf(to), 0);
+	mkdir_p(to);
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_false(listed(&out.dirs, "taskowned"));
+	assert_false(listed(&out.dirs, "shared"));
+	leftovers_free(&out);
+	free(to);
+	free(named_dir);
+	free(unnamed_dir);
+	layout_free(&l);
+}
+
+static void test_links_below_shared_are_never_followed_nor_removed(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 1, "");
+	char *outside = path_join(l.root, "elsewhere");
+	mkdir_p(outside);
+	free(write_text(outside, "precious", "someone else's"));
+	file_at(&l, OPDIR "/db/aaaa-unnamed");
+	char *db = at(&l, OPDIR "/db");
+	char *link = path_join(db, "a-link");
+	assert_int_equal(symlink(outside, link), 0);
+	char *opdir_link = at(&l, "shared/op_linked");
+	assert_int_equal(symlink(outside, opdir_link), 0);
+	char *to = at(&l, "taskowned");
+	mkdir_p(to);
+	char *to_link = path_join(to, "tm_linked");
+	assert_int_equal(symlink(outside, to_link), 0);
+	file_at(&l, "shared/op_dotted/.hidden");
+	struct leftovers out;
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	/* the unnamed file goes where it is; the directory holding a link stays, and so do the links and the dot file
+	 */
+	assert_int_equal(out.shared.n, 1);
+	assert_true(listed(&out.shared, "aaaa-unnamed"));
+	assert_int_equal(out.dirs.n, 0);
+	leftovers_free(&out);
+	/* a taskowned/ that is itself a link is not swept */
+	assert_int_equal(rm_rf(to), 0);
+	assert_int_equal(symlink(outside, to), 0);
+	free(write_text(outside, "unnamed-outside", "x"));
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_false(listed(&out.shared, "unnamed-outside"));
+	assert_false(listed(&out.shared, "precious"));
+	leftovers_free(&out);
+	free(outside);
+	free(db);
+	free(link);
+	free(opdir_link);
+	free(to);
+	free(to_link);
+	layout_free(&l);
+}
+
+static void test_a_damaged_point_keeps_the_working_directories(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 1, "");
+	char *damaged = at(&l, "chk-2");
+	mkdir_p(damaged);
+	free(write_text(damaged, "_metadata", "not Flink's"));
+	file_at(&l, OPDIR "/db/bbbb-unknown");
+	file_at(&l, "taskowned/tm_x/cccc-unknown");
+	struct leftovers out;
+	assert_int_equal(find(&l, 2, NULL, &out), 0);
+	assert_non_null(out.shared_skipped);
+	assert_int_equal(out.shared.n + out.dirs.n, 0);
+	leftovers_free(&out);
+	free(damaged);
+	layout_free(&l);
+}
+
 static void test_no_checkpoint_directory_yet(void **state)
 {
 	(void)state;
@@ -410,6 +575,10 @@ int main(void)
 	    cmocka_unit_test(test_too_much_metadata_leaves_shared_alone),
 	    cmocka_unit_test(test_links_and_directories_in_shared_are_left_alone),
 	    cmocka_unit_test(test_no_checkpoint_directory_yet),
+	    cmocka_unit_test(test_forst_working_files_no_kept_point_names_go),
+	    cmocka_unit_test(test_file_merging_and_taskowned_files_go_when_unnamed),
+	    cmocka_unit_test(test_links_below_shared_are_never_followed_nor_removed),
+	    cmocka_unit_test(test_a_damaged_point_keeps_the_working_directories),
 	    cmocka_unit_test(test_a_claimed_savepoint_counts_as_the_checkpoint_it_became),
 	    cmocka_unit_test(test_what_flink_left_of_a_disposed_savepoint_stays_while_named),
 	    cmocka_unit_test(test_a_claimed_savepoint_named_by_file_name_alone_keeps_those_files),
