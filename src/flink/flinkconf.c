@@ -290,7 +290,8 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 	for (size_t i = 0; environ_in && environ_in[i]; i++) {
 		const char *e = environ_in[i];
 		if (str_has_prefix(e, "FLINK_CONF_DIR=") || str_has_prefix(e, "FLINK_HOME=") ||
-		    str_has_prefix(e, "FLINK_LIB_DIR=") || str_has_prefix(e, "FLINK_PLUGINS_DIR=") ||
+		    str_has_prefix(e, "FLINK_LIB_DIR=") || str_has_prefix(e, "FLINK_OPT_DIR=") ||
+		    str_has_prefix(e, "FLINK_PLUGINS_DIR=") || str_has_prefix(e, "FLINK_BIN_DIR=") ||
 		    str_has_prefix(e, "NOTIFY_SOCKET=") || str_has_prefix(e, "FLINKLET_"))
 			continue;
 		strv_push(envp, e);
@@ -307,6 +308,10 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 	strv_push_take(envp, xasprintf("FLINK_HOME=%s", home));
 	strv_push_take(envp, xasprintf("FLINK_LIB_DIR=%s/lib", home));
 	strv_push_take(envp, xasprintf("FLINK_PLUGINS_DIR=%s/plugins", home));
+	/* what bin/config.sh sets besides: Flink's CLI finds opt/flink-python*.jar through FLINK_OPT_DIR for a
+	 * PythonDriver entry class or -py (PackagedProgramUtils.getPythonJar), and PyFlink its bin/ scripts */
+	strv_push_take(envp, xasprintf("FLINK_OPT_DIR=%s/opt", home));
+	strv_push_take(envp, xasprintf("FLINK_BIN_DIR=%s/bin", home));
 }
 
 int flink_detect_version(const char *lib_dir, char **ret)

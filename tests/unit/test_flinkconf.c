@@ -746,6 +746,7 @@ static void test_envp(void **state)
 	    "FLINKLET_CONFIG=/etc/flinklet/flinklet.yaml",
 	    "NOTIFY_SOCKET=/run/systemd/notify",
 	    "FLINK_CONF_DIRX=kept",
+	    "FLINK_OPT_DIR=/old/flink/opt",
 	    NULL,
 	};
 	struct strv envp = {0};
@@ -760,6 +761,10 @@ static void test_envp(void **state)
 	assert_int_equal(argv_count_prefix(&envp, "FLINK_HOME="), 1);
 	assert_true(argv_index(&envp, "FLINK_LIB_DIR=/opt/flink/lib") >= 0);
 	assert_true(argv_index(&envp, "FLINK_PLUGINS_DIR=/opt/flink/plugins") >= 0);
+	/* Flink's CLI finds opt/flink-python*.jar through FLINK_OPT_DIR (a PythonDriver entry class) */
+	assert_true(argv_index(&envp, "FLINK_OPT_DIR=/opt/flink/opt") >= 0);
+	assert_int_equal(argv_count_prefix(&envp, "FLINK_OPT_DIR="), 1);
+	assert_true(argv_index(&envp, "FLINK_BIN_DIR=/opt/flink/bin") >= 0);
 	assert_int_equal(argv_count_prefix(&envp, "FLINKLET_"), 0);
 	assert_int_equal(argv_count_prefix(&envp, "NOTIFY_SOCKET="), 0);
 	assert_true(argv_index(&envp, "FLINK_CONF_DIRX=kept") >= 0);
@@ -768,7 +773,7 @@ static void test_envp(void **state)
 
 	/* an empty environment still gets the Flink variables */
 	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
-	assert_int_equal(envp.n, 5);
+	assert_int_equal(envp.n, 7);
 	assert_string_equal(envp.v[0], "MALLOC_ARENA_MAX=2");
 	assert_string_equal(envp.v[1], "FLINK_CONF_DIR=/var/lib/flinklet/conf");
 	strv_free(&envp);
