@@ -98,7 +98,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # tests/e2e/test_sanitizer_harness.py, found that)
 ASAN_LINK  = $(ASAN_FLAGS) -static-libasan -static-libubsan
 
-.PHONY: all curl-refresh deps deps-run flink-lib kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all curl-refresh deps deps-run flink-lib pyflink kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -170,6 +170,13 @@ endif
 	cd deps/launcher && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dlauncher.build.dir=$(CURDIR)/$(BUILD)/launcher-$(FLINK_VERSION)
 	touch $@
+
+# PyFlink of FLINK_VERSION (apache-flink from PyPI) in a virtual environment, the Python of Python jobs on the host
+# (tests/e2e/test_python.py makes it itself when it is missing); the image's is container/README.md's variant
+PYFLINK_DIR = $(BUILD)/pyflink-$(FLINK_VERSION)
+pyflink: $(PYFLINK_DIR)/.complete
+$(PYFLINK_DIR)/.complete: scripts/pyflink-venv.sh
+	scripts/pyflink-venv.sh $(FLINK_VERSION) $(CURDIR)/$(PYFLINK_DIR) $(CURDIR)/$(PYPI_CACHE)
 
 kafka-lib: $(KAFKA_LIB)/.complete
 $(KAFKA_LIB)/.complete: deps/kafka/pom.xml

@@ -787,6 +787,37 @@ static void test_envp(void **state)
 	spec_free(&s);
 }
 
+/* A Python job (the operator's PythonDriver form) runs its UDFs' workers as processes, as on a cluster: the script's
+ * own process, where PyFlink would serve them under `run -t local`, ends once the job is submitted. */
+static void test_envp_python_job(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	struct strv envp = {0};
+	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
+	assert_int_equal(argv_count_prefix(&envp, "_python_worker_execution_mode="), 0); /* a Java job: nothing */
+	strv_free(&envp);
+
+	free(s.job.entry_class);
+	s.job.entry_class = xstrdup("org.apache.flink.client.python.PythonDriver");
+	assert_true(flink_python_entry(s.job.entry_class));
+	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
+	assert_true(argv_index(&envp, "_python_worker_execution_mode=process") >= 0);
+	assert_true(argv_index(&envp, "FLINK_OPT_DIR=/opt/flink/opt") >= 0);
+	strv_free(&envp);
+
+	/* the environment's own mode wins (loopback: the UDFs in the script's process, for a script that waits) */
+	char *const env_mode[] = {"_python_worker_execution_mode=loopback", NULL};
+	flinkconf_build_envp(&s, &LAUNCH, env_mode, &envp);
+	assert_int_equal(argv_count_prefix(&envp, "_python_worker_execution_mode="), 1);
+	assert_true(argv_index(&envp, "_python_worker_execution_mode=loopback") >= 0);
+	strv_free(&envp);
+	assert_false(flink_python_entry("com.example.Clicks"));
+	assert_false(flink_python_entry(NULL));
+	spec_free(&s);
+}
+
 static void test_rest_port(void **state)
 {
 	(void)state;
@@ -941,6 +972,7 @@ int main(void)
 	    cmocka_unit_test(test_cpu),
 	    cmocka_unit_test(test_jvm_options_and_homes),
 	    cmocka_unit_test(test_envp),
+	    cmocka_unit_test(test_envp_python_job),
 	    cmocka_unit_test(test_rest_port),
 	    cmocka_unit_test(test_rest_url),
 	    cmocka_unit_test(test_detect_version),
