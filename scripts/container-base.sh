@@ -77,7 +77,8 @@ DROP_JARS=('async-profiler-*.jar')
 
 say() { echo "container-base: $*" >&2; }
 
-if [ "$VARIANT" != builder ] && ! ls "$FLINK_LIB"/flink-dist-*.jar "$FLINK_LIB"/flink-core-*.jar >/dev/null 2>&1; then
+if [ "$VARIANT" != builder ] && ! compgen -G "$FLINK_LIB/flink-dist-*.jar" >/dev/null &&
+	! compgen -G "$FLINK_LIB/flink-core-*.jar" >/dev/null; then
 	say "no Flink jars in $FLINK_LIB (run: make flink-lib FLINK_VERSION=$FLINK_VERSION)"
 	exit 3
 fi
