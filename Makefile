@@ -13,7 +13,14 @@ PROMETHEUS_REPORTER_VERSION ?= $(if $(filter 1.20.%,$(FLINK_VERSION)),1.20.3,$(F
 TABLE_VERSION ?= $(if $(filter 1.20.%,$(FLINK_VERSION)),1.20.3,$(FLINK_VERSION))
 PREFIX        ?= /usr/local
 BUILD         ?= build
-FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)
+# the Flink runtime `make flink-lib` builds: `dist` (the default), the official distribution's lib/ and opt/ (flink-dist
+# and the jars beside it, flink-python and the SQL client) from PyPI's apache-flink-libraries of FLINK_VERSION
+# (scripts/flink-dist.py; PyPI has every release flinklet supports, 1.20.x to 2.3.x), in build/flink-<version>;
+# `modules`: Flink's module jars from Maven Central (deps/flink), no opt/, in build/flink-<version>-modules, for
+# a machine that cannot reach PyPI and for `make bench BENCH=runtime`, which compares the two
+FLINK_RUNTIME ?= dist
+FLINK_HOME_DIR = $(BUILD)/flink-$(FLINK_VERSION)$(if $(filter modules,$(FLINK_RUNTIME)),-modules)
+PYPI_CACHE     = $(BUILD)/pypi
 FLINK_LIB      = $(FLINK_HOME_DIR)/lib
 JOBS_DIR       = $(BUILD)/jobs-$(FLINK_VERSION)
 JOBS_JAR       = $(JOBS_DIR)/flinklet-test-jobs.jar
@@ -91,7 +98,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # tests/e2e/test_sanitizer_harness.py, found that)
 ASAN_LINK  = $(ASAN_FLAGS) -static-libasan -static-libubsan
 
-.PHONY: all curl-refresh deps deps-run flink-lib kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all curl-refresh deps deps-run flink-lib pyflink kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -142,20 +149,34 @@ deps:
 deps-run:
 	CURL=$(CURL) scripts/deps.sh run
 
-# Flink's jars, flinklet's loopback Prometheus reporter built against them (deps/reporter: Flink's metrics
-# through flinklet's /metrics) and flinklet's launcher, the JVM's main class (deps/launcher: the job runs until Flink
-# says it ended, whatever main() does after submitting it)
+# Flink's jars (FLINK_RUNTIME: the distribution's or the modules'), flinklet's loopback Prometheus reporter built
+# against them (deps/reporter: Flink's metrics through flinklet's /metrics) and flinklet's launcher, the JVM's main
+# class (deps/launcher: the job runs until Flink says it ended, whatever main() does after submitting it)
 flink-lib: $(FLINK_LIB)/.complete
-$(FLINK_LIB)/.complete: deps/flink/pom.xml deps/reporter/pom.xml $(shell find deps/reporter/src -type f 2>/dev/null) \
+$(FLINK_LIB)/.complete: deps/flink/pom.xml scripts/flink-dist.py deps/reporter/pom.xml \
+                        $(shell find deps/reporter/src -type f 2>/dev/null) \
                         deps/launcher/pom.xml $(shell find deps/launcher/src -type f 2>/dev/null)
+ifeq ($(FLINK_RUNTIME),modules)
 	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dtable.version=$(TABLE_VERSION) \
 		$(if $(FORST_VERSION),-Dforst.version=$(FORST_VERSION))
+else ifeq ($(FLINK_RUNTIME),dist)
+	scripts/flink-dist.py $(FLINK_VERSION) $(CURDIR)/$(FLINK_HOME_DIR) $(CURDIR)/$(PYPI_CACHE)
+else
+	@echo "flink-lib: FLINK_RUNTIME must be dist or modules (got $(FLINK_RUNTIME))" >&2; exit 2
+endif
 	cd deps/reporter && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dreporter.build.dir=$(CURDIR)/$(BUILD)/reporter-$(FLINK_VERSION)
 	cd deps/launcher && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dtable.version=$(TABLE_VERSION) -Dlauncher.build.dir=$(CURDIR)/$(BUILD)/launcher-$(FLINK_VERSION)
 	touch $@
+
+# PyFlink of FLINK_VERSION (apache-flink from PyPI) in a virtual environment, the Python of Python jobs on the host
+# (tests/e2e/test_python.py makes it itself when it is missing); the image's is container/README.md's variant
+PYFLINK_DIR = $(BUILD)/pyflink-$(FLINK_VERSION)
+pyflink: $(PYFLINK_DIR)/.complete
+$(PYFLINK_DIR)/.complete: scripts/pyflink-venv.sh
+	scripts/pyflink-venv.sh $(FLINK_VERSION) $(CURDIR)/$(PYFLINK_DIR) $(CURDIR)/$(PYPI_CACHE)
 
 kafka-lib: $(KAFKA_LIB)/.complete
 $(KAFKA_LIB)/.complete: deps/kafka/pom.xml

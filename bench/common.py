@@ -166,8 +166,9 @@ def check_components():
 class Flinklet:
     """One `flinklet run` on its own state directory under build/bench/<name>."""
 
-    def __init__(self, name, conf=None, job=None, memory=FLINKLET_MEMORY, fresh=True, binary=None):
+    def __init__(self, name, conf=None, job=None, memory=FLINKLET_MEMORY, fresh=True, binary=None, flink_home=None):
         self.bin = binary or BIN
+        self.flink_home = flink_home or FLINK_HOME
         self.dir = os.path.join(WORK, name)
         if fresh and os.path.exists(self.dir):
             shutil.rmtree(self.dir)
@@ -210,7 +211,7 @@ class Flinklet:
         scratch = os.path.join(self.dir, "scratch")
         os.makedirs(scratch, exist_ok=True)
         self.proc = subprocess.Popen([self.bin, "run", "-c", self.config, "--state-dir", self.state, "--flink-home",
-                                      FLINK_HOME], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                      self.flink_home], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
                                      preexec_fn=preexec_fn, env={**os.environ, "TMPDIR": scratch, **(env or {})})
         return self
 

@@ -171,10 +171,12 @@ restroutes: $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 	python3 -m pytest -v -p no:cacheprovider tests/restroutes
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
-# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image state promtext, or all); each prints its figures and one
-# table at the end. They measure side by side in one run and assert no timing.
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image state promtext runtime,
+# or all); each prints its figures and one table at the end. They measure side by side in one run and assert no
+# timing. runtime compares the distribution's runtime with the module jars' (FLINK_RUNTIME=modules, built here for it).
 BENCH ?= all
 bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle $(BUILD)/bench-bin/promtext_parse
+	$(if $(filter all runtime,$(BENCH)),$(MAKE) --no-print-directory flink-lib FLINK_RUNTIME=modules)
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 bench/run.py $(BENCH)
 

@@ -2,9 +2,10 @@
 # container-base: builds a local stand-in for the official Flink image, for machines that cannot pull one
 # (no registry): a Debian bookworm rootfs (debootstrap, variant minbase) with a Java 17 runtime made by jlink
 # from the build machine's JDK (only the modules Flink uses: JAVA_MODULES below), the shared libraries flinklet
-# links against, the user flink (uid/gid 9999, as in the official image), and the Maven-fetched Flink jars
-# (make flink-lib) under /opt/flink/lib less what a MiniCluster never loads (DROP_JARS below, and RocksDB's
-# and ForSt's native libraries for other platforms); imported into podman as
+# links against, the user flink (uid/gid 9999, as in the official image), and the Flink jars of make flink-lib
+# (the distribution's lib/ and opt/, or the module jars) under /opt/flink/lib and /opt/flink/opt less what a
+# MiniCluster never loads (DROP_JARS below, and RocksDB's and ForSt's native libraries for other platforms, also
+# those inside flink-dist); imported into podman as
 #
 #     localhost/flinklet-base:<flink version>-<12 hex of the inputs>
 #
@@ -29,6 +30,8 @@ self="$top/scripts/container-base.sh"
 
 FLINK_VERSION=${FLINK_VERSION:-2.2.1}
 FLINK_LIB=${FLINK_LIB:-$top/build/flink-$FLINK_VERSION/lib}
+# the distribution's opt/ beside lib/ (flink-python for Python jobs, the SQL client: 42 MB), copied when there
+FLINK_OPT=${FLINK_OPT:-$(dirname "$FLINK_LIB")/opt}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 if [ -z "${PODMAN:-}" ]; then
 	if command -v runc >/dev/null; then PODMAN="podman --runtime runc --cgroup-manager cgroupfs"; else PODMAN=podman; fi
@@ -74,7 +77,8 @@ DROP_JARS=('async-profiler-*.jar')
 
 say() { echo "container-base: $*" >&2; }
 
-if [ "$VARIANT" != builder ] && ! ls "$FLINK_LIB"/flink-core-*.jar >/dev/null 2>&1; then
+if [ "$VARIANT" != builder ] && ! compgen -G "$FLINK_LIB/flink-dist-*.jar" >/dev/null &&
+	! compgen -G "$FLINK_LIB/flink-core-*.jar" >/dev/null; then
 	say "no Flink jars in $FLINK_LIB (run: make flink-lib FLINK_VERSION=$FLINK_VERSION)"
 	exit 3
 fi
@@ -108,6 +112,9 @@ inputs=$(
 	echo "suite=$suite arch=$arch packages=${packages[*]} jdk=$jdk_version"
 	if [ "$VARIANT" != builder ]; then
 		cd "$FLINK_LIB" && find . -maxdepth 1 -name '*.jar' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+		if [ -d "$FLINK_OPT" ]; then
+			cd "$FLINK_OPT" && find . -maxdepth 1 -name '*.jar' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+		fi
 	fi
 )
 hash=$(printf '%s\n' "$inputs" | sha256sum | cut -c1-12)
@@ -174,30 +181,41 @@ if [ "$VARIANT" != builder ]; then
 	say "adding the user flink (9999) and the Flink jars"
 	chroot "$root" groupadd --system --gid 9999 flink
 	chroot "$root" useradd --system --home-dir /opt/flink --no-create-home --uid 9999 --gid flink --shell /bin/bash flink
-	mkdir -p "$root/opt/flink/lib" "$root/opt/flink/usrlib" "$root/opt/flink/conf"
+	mkdir -p "$root/opt/flink/lib" "$root/opt/flink/usrlib" "$root/opt/flink/conf" "$root/opt/flink/plugins"
 	cp "$FLINK_LIB"/*.jar "$root/opt/flink/lib/"
+	if [ -d "$FLINK_OPT" ]; then
+		mkdir -p "$root/opt/flink/opt"
+		cp "$FLINK_OPT"/*.jar "$root/opt/flink/opt/"
+	fi
 	for pattern in "${DROP_JARS[@]}"; do
 		# shellcheck disable=SC2086 # the pattern is a glob
 		rm -f "$root"/opt/flink/lib/$pattern
 	done
-	for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar "$root"/opt/flink/lib/forstjni-*.jar; do
+	# the distribution's flink-dist jar carries both sets (RocksDB's and ForSt's) inside
+	for jar in "$root"/opt/flink/lib/frocksdbjni-*.jar "$root"/opt/flink/lib/forstjni-*.jar \
+		"$root"/opt/flink/lib/flink-dist-*.jar; do
 		[ -f "$jar" ] && [ -n "$native_platform" ] || continue
 		case "$(basename "$jar")" in
-		frocksdbjni-*) lib=librocksdbjni ;;
-		*) lib=libforstjni ;;
+		frocksdbjni-*) libs=(librocksdbjni) ;;
+		forstjni-*) libs=(libforstjni) ;;
+		*) libs=(librocksdbjni libforstjni) ;;
 		esac
-		python3 - "$jar" "$lib" "$lib-$native_platform.so" <<'PY'
+		python3 - "$jar" "$native_platform" "${libs[@]}" <<'PY'
 import os, sys, zipfile
-path, prefix, keep = sys.argv[1], sys.argv[2], sys.argv[3]
+path, platform, prefixes = sys.argv[1], sys.argv[2], sys.argv[3:]
 tmp = path + ".tmp"
 with zipfile.ZipFile(path) as src:
-    if keep not in src.namelist():  # no library for this platform: the jar stays whole
-        print(f"container-base: {keep} is not in {path}, kept whole", file=sys.stderr)
+    names = set(src.namelist())
+    # a prefix without a library for this platform keeps all of its own
+    strip = [p for p in prefixes if f"{p}-{platform}.so" in names]
+    for p in set(prefixes) - set(strip):
+        print(f"container-base: {p}-{platform}.so is not in {path}, its libraries kept", file=sys.stderr)
+    if not strip:
         sys.exit(0)
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
             name = info.filename
-            if "/" not in name and name.startswith(prefix + "-") and name != keep:
+            if "/" not in name and any(name.startswith(p + "-") and name != f"{p}-{platform}.so" for p in strip):
                 continue
             dst.writestr(info, src.read(name))
 os.replace(tmp, path)

@@ -292,7 +292,8 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 	for (size_t i = 0; environ_in && environ_in[i]; i++) {
 		const char *e = environ_in[i];
 		if (str_has_prefix(e, "FLINK_CONF_DIR=") || str_has_prefix(e, "FLINK_HOME=") ||
-		    str_has_prefix(e, "FLINK_LIB_DIR=") || str_has_prefix(e, "FLINK_PLUGINS_DIR=") ||
+		    str_has_prefix(e, "FLINK_LIB_DIR=") || str_has_prefix(e, "FLINK_OPT_DIR=") ||
+		    str_has_prefix(e, "FLINK_PLUGINS_DIR=") || str_has_prefix(e, "FLINK_BIN_DIR=") ||
 		    str_has_prefix(e, "NOTIFY_SOCKET=") || str_has_prefix(e, "FLINKLET_"))
 			continue;
 		strv_push(envp, e);
@@ -309,6 +310,25 @@ void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *co
 	strv_push_take(envp, xasprintf("FLINK_HOME=%s", home));
 	strv_push_take(envp, xasprintf("FLINK_LIB_DIR=%s/lib", home));
 	strv_push_take(envp, xasprintf("FLINK_PLUGINS_DIR=%s/plugins", home));
+	/* what bin/config.sh sets besides: Flink's CLI finds opt/flink-python*.jar through FLINK_OPT_DIR for a
+	 * PythonDriver entry class or -py (PackagedProgramUtils.getPythonJar), and PyFlink its bin/ scripts */
+	strv_push_take(envp, xasprintf("FLINK_OPT_DIR=%s/opt", home));
+	strv_push_take(envp, xasprintf("FLINK_BIN_DIR=%s/bin", home));
+	/* PyFlink runs a Python job's UDFs in the script's own process (a "loopback" server) when the execution
+	 * target is local, as `run -t local` makes it; the script ends once it has submitted the job, and the UDFs'
+	 * workers with it. Process mode is what a cluster (the operator's application mode) does: each task starts
+	 * python.executable. PyFlink reads it from the environment, which the script's process inherits. */
+	bool mode = false;
+	for (size_t i = 0; environ_in && environ_in[i]; i++)
+		mode = mode || str_has_prefix(environ_in[i], "_python_worker_execution_mode=");
+	if (flink_python_entry(s->job.entry_class) && !mode)
+		strv_push(envp, "_python_worker_execution_mode=process");
+}
+
+bool flink_python_entry(const char *entry_class)
+{
+	return entry_class && (!strcmp(entry_class, "org.apache.flink.client.python.PythonDriver") ||
+	                       !strcmp(entry_class, "org.apache.flink.client.python.PythonGatewayServer"));
 }
 
 int flink_detect_version(const char *lib_dir, char **ret)

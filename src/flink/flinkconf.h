@@ -68,6 +68,10 @@ char *flinkconf_rest_url(const struct spec *s);
 /* The version of the Flink jars in lib_dir ("2.2.1"), from flink-clients-*.jar or flink-dist-*.jar.
  * Returns 0, or -ENOENT when there are no Flink jars. */
 int flink_detect_version(const char *lib_dir, char **ret);
+
+/* Whether entry_class is Flink's entry point of a Python job (PythonDriver, or PythonGatewayServer), which Flink's
+ * CLI runs with opt/flink-python*.jar on the job's class path. */
+bool flink_python_entry(const char *entry_class);
 /* "2.2.1" -> "v2_2"; NULL when not one of the versions flinklet knows. */
 const char *flink_version_label(const char *version);
 /* Whether this Flink version keeps a rescale history (2.3 and later: GET /jobs/:id/rescales/..., FLIP-495).

@@ -3,6 +3,7 @@
  * for Main-Class when no entryClass is given. */
 #include "preflight.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -311,6 +312,35 @@ int preflight_jar(const char *path, const char *entry_class, char **why)
 	return 0;
 }
 
+static struct loc loc_of(const struct spec *s, const char *key);
+
+int preflight_python(const char *flink_home, const char *entry_class, char **why)
+{
+	if (!flink_python_entry(entry_class))
+		return 0;
+	char *opt = path_join(flink_home ? flink_home : "/opt/flink", "opt");
+	DIR *dir = opendir(opt);
+	int found = 0;
+	struct dirent *de;
+	while (dir && (de = readdir(dir)))
+		found += str_has_prefix(de->d_name, "flink-python");
+	if (dir)
+		closedir(dir);
+	int r = 0;
+	if (found != 1) {
+		*why =
+		    xasprintf("%s runs a Python job, which needs one flink-python-*.jar in %s (Flink's CLI adds it "
+		              "to the job's class path, found through FLINK_OPT_DIR; Flink's distribution has it): %s",
+		              entry_class, opt,
+		              found ? "there are several"
+		              : dir ? "there is none"
+		                    : "no such directory");
+		r = -ENOENT;
+	}
+	free(opt);
+	return r;
+}
+
 int preflight_jar_diag(const struct spec *s, const char *jar_path, struct diags *d)
 {
 	char *why = NULL;
@@ -319,6 +349,10 @@ int preflight_jar_diag(const struct spec *s, const char *jar_path, struct diags 
 		diags_add(d, &s->job.entry_class_loc, "spec.job.entryClass", "%s", why);
 	else if (r < 0)
 		diags_add(d, &s->job.jar_uri_loc, "spec.job.jarURI", "%s", why);
+	else if ((r = preflight_python(spec_get(s, "flinklet.flink.home"), s->job.entry_class, &why)) < 0) {
+		struct loc home_loc = loc_of(s, "flinklet.flink.home");
+		diags_add(d, &home_loc, "spec.flinkConfiguration.flinklet.flink.home", "%s", why);
+	}
 	free(why);
 	return r;
 }

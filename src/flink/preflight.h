@@ -15,8 +15,14 @@
  * what is wrong: missing, unreadable, not a jar, no Main-Class and no entryClass; -ESRCH: no such entry class. */
 int preflight_jar(const char *path, const char *entry_class, char **why);
 
-/* preflight_jar for the job's jar at jar_path, its problem (if any) one message in d naming the field to
- * change: spec.job.entryClass for a class the jar lacks, spec.job.jarURI for anything else. Returns its r. */
+/* For a Python job (entry class Flink's PythonDriver or PythonGatewayServer): the one opt/flink-python*.jar of
+ * flink_home that Flink's CLI puts beside the job (PackagedProgramUtils.getPythonJar, through FLINK_OPT_DIR) is
+ * there. 0 (also for any other entry class), or -ENOENT with *why (malloc'd): none, or more than one. */
+int preflight_python(const char *flink_home, const char *entry_class, char **why);
+
+/* preflight_jar for the job's jar at jar_path, then preflight_python for its Flink home; the problem (if any)
+ * one message in d naming the field to change: spec.job.entryClass for a class the jar lacks, flinklet.flink.home
+ * for a Python job's missing opt/flink-python jar, spec.job.jarURI for anything else. Returns its r. */
 int preflight_jar_diag(const struct spec *s, const char *jar_path, struct diags *d);
 
 /* host:port can be bound now (SO_REUSEADDR, as a server would): 0, or -errno (-EADDRINUSE: taken). */

@@ -38,6 +38,36 @@ VALGRIND_LOGS = os.environ.get("FLINKLET_VALGRIND_LOGS", "")
 CDS_DIR = os.environ.get("FLINKLET_E2E_CDS_DIR", os.path.abspath("build/e2e-cds"))
 
 
+def flink_version(home=None):
+    """The Flink version of a Flink home's jars ("2.2.1"): the distribution's flink-dist-<version>.jar, else the
+    module jars' flink-core-<version>.jar (make flink-lib FLINK_RUNTIME=modules), as flinklet detects it."""
+    lib = os.path.join(home or FLINK_HOME, "lib")
+    for prefix in ("flink-dist-", "flink-dist_2.12-", "flink-core-"):
+        for name in sorted(os.listdir(lib)):
+            m = re.fullmatch(re.escape(prefix) + r"(\d[\w.\-]*)\.jar", name)
+            if m:
+                return m.group(1)
+    raise AssertionError(f"no flink-dist nor flink-core jar in {lib}")
+
+
+def flink_minor():
+    """(major, minor) of FLINK_HOME's Flink."""
+    return tuple(int(x) for x in flink_version().split("-")[0].split(".")[:2])
+
+
+def flink_has_forst():
+    """Whether FLINK_HOME has the ForSt state backend: its own jar (module jars) or inside flink-dist."""
+    lib = os.path.join(FLINK_HOME, "lib")
+    if glob.glob(os.path.join(lib, "flink-statebackend-forst-*.jar")):
+        return True
+    import zipfile
+    for dist in glob.glob(os.path.join(lib, "flink-dist*.jar")):
+        with zipfile.ZipFile(dist) as z:
+            if any(n.endswith("/ForStStateBackend.class") for n in z.namelist()):
+                return True
+    return False
+
+
 class Flinklet:
     """One `flinklet run` process on its own state directory."""
 

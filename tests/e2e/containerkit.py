@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 
-from conftest import BIN, FLINK_HOME
+from conftest import BIN, FLINK_HOME, flink_version  # noqa: F401  (re-exported)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONTAINERFILE = os.path.join(ROOT, "container", "Containerfile")
@@ -57,13 +57,6 @@ def podman(*args, check=True, timeout=120):
     return r
 
 
-def flink_version():
-    """The Flink version of FLINK_HOME's jars (flink-core-<version>.jar)."""
-    for name in os.listdir(os.path.join(FLINK_HOME, "lib")):
-        m = re.fullmatch(r"flink-core-(\d[\w.\-]*)\.jar", name)
-        if m:
-            return m.group(1)
-    raise AssertionError(f"no flink-core jar in {FLINK_HOME}/lib")
 
 
 def say(capsys, msg):

@@ -31,7 +31,7 @@ import yaml
 
 from conftest import JOBS_JAR, SANITIZER_LOGS, check_output, wait_for
 from containerkit import (CONFIGMAP, JAR_IN_IMAGE, POD_SECURITY, ROOT, RUN_OPTS, SHUTDOWN_BUDGET, STATE,
-                          TOKEN_FILE, build_base, build_full_image, build_image, podman, same_location, say,
+                          TOKEN_FILE, assert_no_debian_libcurl, build_base, build_full_image, build_image, podman, same_location, say,
                           volume_path, volume_status)
 
 pytestmark = [

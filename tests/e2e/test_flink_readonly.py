@@ -9,22 +9,17 @@ metrics, the UI's files) stays open. tests/unit/test_restroutes.c checks the sam
 tests/restroutes that it is all of Flink's routes."""
 import http.client
 import json
-import os
 import re
 import socket
 import time
 
-from conftest import FLINK_HOME, wait_for
+from conftest import flink_minor, wait_for
 
 SECRET = "hunter2-e2e-secret"
 
 
 def flink_version():
-    for name in os.listdir(os.path.join(FLINK_HOME, "lib")):
-        m = re.match(r"flink-core-(\d+)\.(\d+)\.", name)
-        if m:
-            return int(m.group(1)), int(m.group(2))
-    raise AssertionError(f"no flink-core jar in {FLINK_HOME}/lib")
+    return flink_minor()
 
 
 def request(port, method, path, token=None, timeout=10):

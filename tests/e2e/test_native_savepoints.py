@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, FLINK_HOME, check_output, restored, wait_for, wait_restarted
+from conftest import BIN, FLINK_HOME, check_output, flink_has_forst, restored, wait_for, wait_restarted
 from testkit import norm
 
 # RocksDB's block-based table magic number (table/format.h: kBlockBasedTableMagicNumber 0x88e241b785f4cff7), the
@@ -114,7 +114,7 @@ def test_rocksdb_stops_with_a_native_savepoint_and_restores_it(flinklets):
 # asan_elsewhere: the format's choice runs under ASan in the rocksdb test above and in every stop
 @pytest.mark.asan_elsewhere
 def test_forst_stops_with_a_native_savepoint_and_restores_it(flinklets):
-    if not glob.glob(os.path.join(FLINK_HOME, "lib", "flink-statebackend-forst-*.jar")):
+    if not flink_has_forst():
         pytest.skip(f"no ForSt state backend in {FLINK_HOME}/lib (make flink-lib adds it for Flink 2.x only)")
     f = flinklets(conf=FORST, job={"savepointTriggerNonce": 0}).start()
     job_id = f.wait_stable()["jobStatus"]["jobId"]

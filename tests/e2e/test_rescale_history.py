@@ -5,12 +5,11 @@ requirements through flinklet's /flink/ with the token, the request the autoscal
 GET /autoscaler lists, field for field, as Flink's own GET /jobs/:id/rescales/history and /details/:uuid say it.
 Below Flink 2.3 the test is skipped (tests/faults/test_rescale_history.py checks that nothing is asked there)."""
 import json
-import os
 import urllib.request
 
 import pytest
 
-from conftest import FLINK_HOME, wait_for
+from conftest import flink_minor, wait_for
 
 QUIET = {
     "job.autoscaler.enabled": "true",
@@ -25,10 +24,7 @@ PER_VERTEX = ("jobVertexName", "desiredParallelism", "sufficientParallelism", "p
 
 
 def flink_version():
-    for name in os.listdir(os.path.join(FLINK_HOME, "lib")):
-        if name.startswith("flink-core-") and name[len("flink-core-"):][:1].isdigit():
-            return tuple(int(x) for x in name[len("flink-core-"):-len(".jar")].split("-")[0].split(".")[:2])
-    raise AssertionError(f"no flink-core jar in {FLINK_HOME}/lib")
+    return flink_minor()
 
 
 def count_vertex(f, job_id):

@@ -746,6 +746,7 @@ static void test_envp(void **state)
 	    "FLINKLET_CONFIG=/etc/flinklet/flinklet.yaml",
 	    "NOTIFY_SOCKET=/run/systemd/notify",
 	    "FLINK_CONF_DIRX=kept",
+	    "FLINK_OPT_DIR=/old/flink/opt",
 	    NULL,
 	};
 	struct strv envp = {0};
@@ -760,6 +761,10 @@ static void test_envp(void **state)
 	assert_int_equal(argv_count_prefix(&envp, "FLINK_HOME="), 1);
 	assert_true(argv_index(&envp, "FLINK_LIB_DIR=/opt/flink/lib") >= 0);
 	assert_true(argv_index(&envp, "FLINK_PLUGINS_DIR=/opt/flink/plugins") >= 0);
+	/* Flink's CLI finds opt/flink-python*.jar through FLINK_OPT_DIR (a PythonDriver entry class) */
+	assert_true(argv_index(&envp, "FLINK_OPT_DIR=/opt/flink/opt") >= 0);
+	assert_int_equal(argv_count_prefix(&envp, "FLINK_OPT_DIR="), 1);
+	assert_true(argv_index(&envp, "FLINK_BIN_DIR=/opt/flink/bin") >= 0);
 	assert_int_equal(argv_count_prefix(&envp, "FLINKLET_"), 0);
 	assert_int_equal(argv_count_prefix(&envp, "NOTIFY_SOCKET="), 0);
 	assert_true(argv_index(&envp, "FLINK_CONF_DIRX=kept") >= 0);
@@ -768,7 +773,7 @@ static void test_envp(void **state)
 
 	/* an empty environment still gets the Flink variables */
 	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
-	assert_int_equal(envp.n, 5);
+	assert_int_equal(envp.n, 7);
 	assert_string_equal(envp.v[0], "MALLOC_ARENA_MAX=2");
 	assert_string_equal(envp.v[1], "FLINK_CONF_DIR=/var/lib/flinklet/conf");
 	strv_free(&envp);
@@ -779,6 +784,37 @@ static void test_envp(void **state)
 	assert_int_equal(argv_count_prefix(&envp, "MALLOC_ARENA_MAX="), 1);
 	assert_true(argv_index(&envp, "MALLOC_ARENA_MAX=4") >= 0);
 	strv_free(&envp);
+	spec_free(&s);
+}
+
+/* A Python job (the operator's PythonDriver form) runs its UDFs' workers as processes, as on a cluster: the script's
+ * own process, where PyFlink would serve them under `run -t local`, ends once the job is submitted. */
+static void test_envp_python_job(void **state)
+{
+	(void)state;
+	struct spec s;
+	load(EXAMPLE, &s);
+	struct strv envp = {0};
+	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
+	assert_int_equal(argv_count_prefix(&envp, "_python_worker_execution_mode="), 0); /* a Java job: nothing */
+	strv_free(&envp);
+
+	free(s.job.entry_class);
+	s.job.entry_class = xstrdup("org.apache.flink.client.python.PythonDriver");
+	assert_true(flink_python_entry(s.job.entry_class));
+	flinkconf_build_envp(&s, &LAUNCH, NULL, &envp);
+	assert_true(argv_index(&envp, "_python_worker_execution_mode=process") >= 0);
+	assert_true(argv_index(&envp, "FLINK_OPT_DIR=/opt/flink/opt") >= 0);
+	strv_free(&envp);
+
+	/* the environment's own mode wins (loopback: the UDFs in the script's process, for a script that waits) */
+	char *const env_mode[] = {"_python_worker_execution_mode=loopback", NULL};
+	flinkconf_build_envp(&s, &LAUNCH, env_mode, &envp);
+	assert_int_equal(argv_count_prefix(&envp, "_python_worker_execution_mode="), 1);
+	assert_true(argv_index(&envp, "_python_worker_execution_mode=loopback") >= 0);
+	strv_free(&envp);
+	assert_false(flink_python_entry("com.example.Clicks"));
+	assert_false(flink_python_entry(NULL));
 	spec_free(&s);
 }
 
@@ -922,6 +958,7 @@ int main(void)
 	    cmocka_unit_test(test_cpu),
 	    cmocka_unit_test(test_jvm_options_and_homes),
 	    cmocka_unit_test(test_envp),
+	    cmocka_unit_test(test_envp_python_job),
 	    cmocka_unit_test(test_rest_port),
 	    cmocka_unit_test(test_rest_url),
 	    cmocka_unit_test(test_detect_version),
