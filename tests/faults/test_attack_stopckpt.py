@@ -28,6 +28,7 @@ import pytest
 from attack_kit import MAGIC, http, token
 from conftest import BIN, wait_for
 from fakeflink import end_once_reported
+from memtune_kit import set_option
 
 JID = "0123456789abcdef0123456789abcdef"
 BEFORE = 7                     # the newest checkpoint before the signal, on disk and reported by Flink
@@ -748,9 +749,11 @@ A_FILES = ("a-5f1c0e-sst-1", "a-5f1c0e-sst-2", "a-5f1c0e-sst-3")
 
 
 def run(server, supervisors, state, version="2.3.1", conf=None):
-    """A flinklet on the volume whose job is RUNNING (JobRunning, not only a status.json saying so)."""
+    """A flinklet on the volume whose job is RUNNING (JobRunning, not only a status.json saying so), on jars of
+    version and a (fake) Flink that reports that version when asked (GET /config)."""
     sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=dict(ROCKS, **(conf or {})))
     prepare(sup, version)
+    server.flink_version = version
     sup.spawns = fake_java(sup)
     n = len(events(sup, "JobRunning"))
     sup.start()
@@ -779,19 +782,49 @@ def norm(location):
     return re.sub(r"^file:/*", "/", location or "").rstrip("/")
 
 
+def heard_version(server, sup):
+    """Waits until the running JVM was asked its version (GET /config) and flinklet took the answer: a flinklet claims
+    only what a Flink it heard say its version may restore (a new flinklet's first launch never claims)."""
+    wait_for(lambda: sum(1 for r in list(server.requests) if r[2] == "/config") >= len(events(sup, "JobRunning")),
+             TIMEOUT, "GET /config of the running JVM")
+    time.sleep(0.5)
+
+
+def kill_jvm(sup):
+    """kill -9 of the running (fake) JVM: flinklet restarts it from the newest restore point."""
+    os.kill(sup.status()["jvm"]["pid"], signal.SIGKILL)
+
+
+def upgrade_on(server, sup, d, interval):
+    """An upgrade of the running job (a changed option and SIGHUP, upgradeMode savepoint): Flink completes the
+    stop-with-savepoint at d, the JVM ends, and the same flinklet launches the next JVM from d. Returns its argv."""
+    heard_version(server, sup)
+    n, ran = len(launches(sup.spawns)), len(events(sup, "JobRunning"))
+    server.checkpoint = None  # no state size told: a savepoint is taken
+    server.savepoint_location = "file:" + d
+    end_once_reported(server, sup.stop_file)
+    set_option(sup, "execution.checkpointing.interval", interval)
+    sup.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: len(launches(sup.spawns)) > n, TIMEOUT, f"the upgrade's launch\n{sup.logs()[-3000:]}")
+    server.savepoint_location = server.on_savepoint_reported = None
+    wait_for(lambda: len(events(sup, "JobRunning")) > ran or not sup.alive(), TIMEOUT, "JobRunning after the upgrade")
+    assert sup.alive(), sup.logs()[-3000:]
+    return launches(sup.spawns)[-1]
+
+
 def claimed_a(server, supervisors, tmp_path, version="2.3.1", conf=None):
-    """The stop savepoint A (id 7, NATIVE: RocksDB) taken by a first flinklet and claimed by the launch of a second,
-    which is killed (kill -9 of flinklet; the JVM dies with it) before Flink disposed of anything."""
+    """The upgrade savepoint A (id 7, NATIVE: RocksDB) taken by a flinklet and claimed by its next launch (the
+    running Flink said it is version), whose flinklet is then killed (kill -9; the JVM dies with it) by the caller
+    before Flink disposed of anything."""
     state = str(tmp_path / "state")
-    first = run(server, supervisors, state, version, conf)
+    sup = run(server, supervisors, state, version, conf)
     a = savepoint(state, BEFORE, "aaaaaaaaaaaa", files=A_FILES)
-    sp = stop_on(server, first, a)
+    point, cm = point_of(upgrade_on(server, sup, a, "2 s"))
+    assert norm(point) == a and cm == "claim", launches(sup.spawns)
+    sp = info(state)["lastSavepoint"]
     assert sp["formatType"] == "NATIVE" and sp["triggerType"] == "UPGRADE", sp
-    second = run(server, supervisors, state, version, conf)
-    point, cm = point_of(launches(second.spawns)[-1])
-    assert norm(point) == a and cm == "claim", launches(second.spawns)
     assert [norm(c["location"]) for c in info(state)["claimedSavepoints"]] == [a], info(state)
-    return state, a, second
+    return state, a, sup
 
 
 def history_exists(state):
@@ -921,11 +954,11 @@ def test_the_sweep_treats_a_claimed_savepoint_as_the_checkpoint_it_became(server
     not stay whole for ever (the volume stays bounded)."""
     state, a, second = claimed_a(server, supervisors, tmp_path)
     if case == "claimed-twice":  # the JVM dies before any checkpoint: the restart restores A again, claimed again
-        n = len(events(second, "JobRunning"))
+        n, spawned = len(events(second, "JobRunning")), len(launches(second.spawns))
         os.kill(second.jvm_pid(), signal.SIGKILL)
-        wait_for(lambda: len(events(second, "JobRunning")) > n and len(launches(second.spawns)) >= 2, TIMEOUT,
+        wait_for(lambda: len(events(second, "JobRunning")) > n and len(launches(second.spawns)) > spawned, TIMEOUT,
                  f"the restart\n{second.logs()[-3000:]}")
-        assert [point_of(x) for x in launches(second.spawns)] == [(f"file://{a}", "claim")] * 2, \
+        assert [point_of(x) for x in launches(second.spawns)[-2:]] == [(f"file://{a}", "claim")] * 2, \
             launches(second.spawns)
         again = [norm(c["location"]) for c in info(state)["claimedSavepoints"]]
         assert again == [a], f"A claimed twice is listed {len(again)} times: {again}"
@@ -975,7 +1008,8 @@ def test_the_sweep_treats_a_claimed_savepoint_as_the_checkpoint_it_became(server
         assert left is None, f"{case}: the claimed savepoint beyond the kept ones stayed: {left}"
     if case == "within-retained":
         assert left == sorted(A_FILES + ("_metadata",)), left
-        assert norm(point) == a and cm == "claim", (point, cm)
+        # a new flinklet's first launch has heard no Flink say its version: it restores A without claiming it
+        assert norm(point) == a and cm == "no_claim", (point, cm)
     if case == "claimed-list-lost":
         assert os.path.exists(named), left
     if case == "renamed":
@@ -1017,9 +1051,8 @@ def test_seventeen_claims_in_a_row(server, supervisors, tmp_path):
     dirs = []
     for i in range(18):
         dirs.append(savepoint(state, BEFORE + i, f"s{i:02d}s{i:02d}s{i:02d}s{i:02d}", files=(f"s{i:02d}-sst-1",)))
-        stop_on(server, sup, dirs[-1])
-        sup = run(server, supervisors, state, conf=conf)
-        assert point_of(launches(sup.spawns)[-1]) == (f"file://{dirs[-1]}", "claim"), launches(sup.spawns)
+        argv = upgrade_on(server, sup, dirs[-1], f"{2 + i % 2} s")
+        assert point_of(argv) == (f"file://{dirs[-1]}", "claim"), launches(sup.spawns)
     sup.cleanup()
     listed = [norm(c["location"]) for c in info(state)["claimedSavepoints"]]
     named = exported = whole = None
@@ -1059,13 +1092,22 @@ def test_the_claim_mode_by_flink_version(server, supervisors, tmp_path, version,
     jars = version.split("-")[0]
     first = run(server, supervisors, state, jars)
     d = savepoint(state, BEFORE, "aaaaaaaaaaaa")
-    sp = stop_on(server, first, d)
-    assert sp["formatType"] == "NATIVE", sp
-    # outside: the savepoint directory was moved elsewhere since the stop (Flink writes a stop savepoint only where
-    # flinklet asks, and flinklet takes one only from there)
-    conf = {"execution.checkpointing.savepoint-dir": str(tmp_path / "elsewhere")} if version.endswith(
-        "-outside-savepoints") else None
-    second = run(server, supervisors, state, jars, conf=conf)
+    if version.endswith("-outside-savepoints"):
+        sp = stop_on(server, first, d)
+        assert sp["formatType"] == "NATIVE", sp
+        # the savepoint directory was moved elsewhere since the stop (Flink writes a stop savepoint only where
+        # flinklet asks, and flinklet takes one only from there); the next flinklet must not claim it, even after
+        # its own JVM said it is a fixed Flink: its second launch restores the same point (a kill of the JVM)
+        second = run(server, supervisors, state, jars,
+                     conf={"execution.checkpointing.savepoint-dir": str(tmp_path / "elsewhere")})
+        heard_version(server, second)
+        n = len(launches(second.spawns))
+        kill_jvm(second)
+        wait_for(lambda: len(launches(second.spawns)) > n, TIMEOUT, "the relaunch")
+    else:
+        second = first
+        upgrade_on(server, second, d, "2 s")
+        assert info(state)["lastSavepoint"]["formatType"] == "NATIVE", info(state)
     point, cm = point_of(launches(second.spawns)[-1])
     assert (norm(point), cm) == (d, mode), launches(second.spawns)
     i = info(state)
