@@ -21,8 +21,12 @@ ACTING = {"/jobs/:jobid/yarn-cancel", "/jobs/:jobid/yarn-stop"}
 
 
 def flink_version(home):
-    jar = next(f for f in os.listdir(os.path.join(home, "lib")) if re.match(r"flink-runtime-\d", f))
-    return re.match(r"flink-runtime-(\d+\.\d+\.\d+)", jar).group(1)
+    """The version of a Flink home's jars: the distribution's flink-dist-<v>.jar, or the module jars' flink-runtime."""
+    for name in sorted(os.listdir(os.path.join(home, "lib"))):
+        m = re.match(r"flink-(?:dist|runtime)-(\d+\.\d+\.\d+)\.jar$", name)
+        if m:
+            return m.group(1)
+    raise AssertionError(f"no flink-dist nor flink-runtime jar in {home}/lib")
 
 
 def flinks_routes(home):
