@@ -42,6 +42,30 @@ static void sweep_job_free(struct sweep_job *j)
 }
 
 /* On the worker thread: find, and rename the checkpoints aside (one directory fsync for them all). */
+/* Each path of list onto the removal list, renamed aside to *.disposing first (a name no scan restores from) unless
+ * it has that name already; one that cannot be renamed stays where it is and counts in *not_renamed. Returns how many
+ * were renamed. */
+static size_t rename_aside(struct sweep_job *j, const struct strv *list, unsigned *not_renamed)
+{
+	size_t renamed = 0;
+	for (size_t i = 0; i < list->n; i++) {
+		const char *p = list->v[i];
+		if (str_has_suffix(p, SAVEPOINT_DISPOSING_SUFFIX)) {
+			strv_push(&j->remove, p);
+			continue;
+		}
+		char *aside = xasprintf("%s%s", p, SAVEPOINT_DISPOSING_SUFFIX);
+		if (rename(p, aside) == 0) {
+			strv_push(&j->remove, aside);
+			renamed++;
+		} else {
+			(*not_renamed)++;
+		}
+		free(aside);
+	}
+	return renamed;
+}
+
 static void sweep_run(void *arg)
 {
 	struct sweep_job *j = arg;
@@ -57,40 +81,15 @@ static void sweep_run(void *arg)
 	j->r = leftovers_find(&in, &j->found);
 	if (j->r < 0)
 		return;
-	bool renamed = false;
-	for (size_t i = 0; i < j->found.checkpoints.n; i++) {
-		const char *p = j->found.checkpoints.v[i];
-		if (str_has_suffix(p, SAVEPOINT_DISPOSING_SUFFIX)) {
-			strv_push(&j->remove, p);
-			continue;
-		}
-		char *aside = xasprintf("%s%s", p, SAVEPOINT_DISPOSING_SUFFIX);
-		if (rename(p, aside) == 0) {
-			strv_push(&j->remove, aside);
-			renamed = true;
-		} else {
-			j->not_renamed++; /* stays where it is: never removed under a name a scan restores from */
-		}
-		free(aside);
-	}
-	if (renamed)
+	/* complete checkpoints (all in the job's directory: one fsync of it), and directories of shared/ or taskowned/
+	 * that go whole (the new JVM may make one of the same name, ForSt's working directory of the same subtask,
+	 * while the child removes) */
+	if (rename_aside(j, &j->found.checkpoints, &j->not_renamed) > 0)
 		fsync_parent(j->found.checkpoints.v[0]);
-	/* a directory of shared/ or taskowned/ that goes whole is renamed aside first, like a checkpoint: the new JVM
-	 * may make one of the same name (ForSt's working directory of the same subtask) while the child removes */
 	for (size_t i = 0; i < j->found.dirs.n; i++) {
-		const char *p = j->found.dirs.v[i];
-		if (str_has_suffix(p, SAVEPOINT_DISPOSING_SUFFIX)) {
-			strv_push(&j->remove, p);
-			continue;
-		}
-		char *aside = xasprintf("%s%s", p, SAVEPOINT_DISPOSING_SUFFIX);
-		if (rename(p, aside) == 0) {
-			strv_push(&j->remove, aside);
-			fsync_parent(aside);
-		} else {
-			j->dirs_not_renamed++; /* stays, with what is in it */
-		}
-		free(aside);
+		struct strv one = {.v = &j->found.dirs.v[i], .n = 1};
+		if (rename_aside(j, &one, &j->dirs_not_renamed) > 0)
+			fsync_parent(j->found.dirs.v[i]);
 	}
 	for (size_t i = 0; i < j->found.savepoints.n; i++)
 		strv_push(&j->remove, j->found.savepoints.v[i]);
