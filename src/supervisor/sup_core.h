@@ -217,6 +217,8 @@ struct sup_snapshot {
 	/* stop-with-savepoint */
 	char *savepoint_request;
 	struct strv savepoints_before; /* the job's complete savepoints when the stop was asked for */
+	int64_t ckpt_before;           /* the job's newest checkpoint on the volume then (-1: none) */
+	int64_t stop_savepoint_id;     /* the stop's savepoint's checkpoint id once recorded (-1: unknown) */
 	bool savepoint_recorded;
 	bool stop_savepoint_sent; /* a stop-with-savepoint went to this JVM: its savepoint may be on disk */
 	uintptr_t stop_sp_gen;    /* the stop-with-savepoint whose request waits for its intent to be durable */

@@ -152,16 +152,36 @@ static char *find_stop_savepoint(struct supervisor *s, int64_t above)
 	return uri;
 }
 
+/* The stop's savepoint is location, a savepoint of the job newer than every checkpoint when the stop was asked for.
+ * A checkpoint Flink completed after it (its periodic trigger fires as the savepoint ends, and a task that has not
+ * begun closing acks it: seen with PyFlink's jobs) holds the same state or later: it is the next start's restore
+ * point, no rewind, and the Stopped event names it (sup_snapshot_checkpoint_after_stop_savepoint). */
+static void stop_savepoint_taken(struct supervisor *s, const char *location)
+{
+	int64_t id = -1;
+	char *why = NULL;
+	if (savepoint_verify(location, s->sp_dir, s->job_id, -1, &id, &why) < 0)
+		id = -1;
+	free(why);
+	s->snapshot.savepoint_recorded = true;
+	s->snapshot.stop_savepoint_id = id;
+	sup_snapshot_record_savepoint(s, location, "UPGRADE", s->snapshot.stop_format);
+	int64_t newest = checkpoints_newest_id(s->ckpt_dir, s->job_id);
+	if (id >= 0 && newest > id)
+		log_info("checkpoint %lld completed after the stop's savepoint (checkpoint id %lld): the next start "
+		         "restores that checkpoint, which holds the savepoint's state or later",
+		         (long long)newest, (long long)id);
+}
+
 /* Flink says the stop-with-savepoint completed at location: the stop ends on it only when the volume holds it, a
- * savepoint of the job newer than every checkpoint there (what the next start restores); else on the stop's
+ * savepoint of the job newer than every checkpoint there when the stop was asked for; else on the stop's
  * savepoint found on the volume, else on none (SavepointFailed: the newest checkpoint stays the restore point). */
 static void stop_savepoint_reported(struct supervisor *s, const char *location)
 {
-	int64_t id = -1, above = checkpoints_newest_id(s->ckpt_dir, s->job_id);
+	int64_t id = -1, above = s->snapshot.ckpt_before;
 	char *why = NULL;
 	if (savepoint_verify(location, s->sp_dir, s->job_id, above, &id, &why) == 0) {
-		s->snapshot.savepoint_recorded = true;
-		sup_snapshot_record_savepoint(s, location, "UPGRADE", s->snapshot.stop_format);
+		stop_savepoint_taken(s, location);
 		sup_raise(s, EV_SAVEPOINT_DONE);
 		return;
 	}
@@ -169,8 +189,7 @@ static void stop_savepoint_reported(struct supervisor *s, const char *location)
 	if (found) {
 		log_warn("Flink reported the stop's savepoint at %s, but %s; the stop's savepoint is %s", location, why,
 		         found);
-		s->snapshot.savepoint_recorded = true;
-		sup_snapshot_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
+		stop_savepoint_taken(s, found);
 		free(found);
 		free(why);
 		sup_raise(s, EV_SAVEPOINT_DONE);
@@ -301,6 +320,8 @@ int sup_snapshot_stop_with_savepoint(struct supervisor *s, usec_t until)
 	/* what is there now is not the stop's savepoint, whatever the clock says later */
 	strv_free(&s->snapshot.savepoints_before);
 	savepoints_present(s->sp_dir, s->job_id, &s->snapshot.savepoints_before);
+	s->snapshot.ckpt_before = checkpoints_newest_id(s->ckpt_dir, s->job_id);
+	s->snapshot.stop_savepoint_id = -1;
 	s->snapshot.savepoint_recorded = false;
 	s->snapshot.stop_savepoint_sent = true;
 	free(s->snapshot.savepoint_request);
@@ -808,13 +829,20 @@ bool sup_snapshot_recover_stop_savepoint(struct supervisor *s)
 {
 	if (s->snapshot.savepoint_recorded)
 		return true;
-	char *found = find_stop_savepoint(s, checkpoints_newest_id(s->ckpt_dir, s->job_id));
+	char *found = find_stop_savepoint(s, s->snapshot.ckpt_before);
 	if (!found)
 		return false;
-	s->snapshot.savepoint_recorded = true;
-	sup_snapshot_record_savepoint(s, found, "UPGRADE", s->snapshot.stop_format);
+	stop_savepoint_taken(s, found);
 	free(found);
 	return true;
+}
+
+int64_t sup_snapshot_checkpoint_after_stop_savepoint(struct supervisor *s)
+{
+	if (!s->snapshot.savepoint_recorded || s->snapshot.stop_savepoint_id < 0)
+		return -1;
+	int64_t newest = checkpoints_newest_id(s->ckpt_dir, s->job_id);
+	return newest > s->snapshot.stop_savepoint_id ? newest : -1;
 }
 
 void sup_snapshot_free(struct supervisor *s)

@@ -38,6 +38,8 @@ void sup_snapshot_forget_stop_savepoint(struct supervisor *s);
 /* The JVM is gone before flinklet heard of the stop's savepoint: what is on disk decides (recorded then).
  * true: the stop's savepoint is recorded. */
 bool sup_snapshot_recover_stop_savepoint(struct supervisor *s);
+/* The id of a checkpoint Flink completed after the stop's recorded savepoint (the next start restores it), or -1. */
+int64_t sup_snapshot_checkpoint_after_stop_savepoint(struct supervisor *s);
 void sup_snapshot_free(struct supervisor *s);
 
 #endif

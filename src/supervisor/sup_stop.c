@@ -359,7 +359,14 @@ enum sup_state sup_stop_done(struct supervisor *s)
 		/* a second TERM (or the budget) cut the stop short, but Flink may have completed the savepoint
 		 * before the JVM was killed: what is on disk decides, not what flinklet heard */
 		sup_snapshot_recover_stop_savepoint(s);
-	if (s->snapshot.savepoint_recorded)
+	int64_t after = sup_snapshot_checkpoint_after_stop_savepoint(s);
+	if (s->snapshot.savepoint_recorded && after >= 0)
+		sup_event(
+		    s, "Stopped",
+		    "stopped with savepoint %s; Flink completed checkpoint %lld after it (the same state or later): "
+		    "the next start restores from that checkpoint",
+		    s->status.last_savepoint.location, (long long)after);
+	else if (s->snapshot.savepoint_recorded)
 		sup_event(s, "Stopped", "stopped; the next start restores from savepoint %s",
 		          s->status.last_savepoint.location);
 	else if (s->stop.checkpoint_done)

@@ -292,8 +292,9 @@ def check_output(directory, expect_count=None):
 
 
 @pytest.fixture
-def flinklets(tmp_path):
+def flinklets(tmp_path, request):
     made = []
+    request.node._flinklets = made
 
     def make(**kw):
         f = Flinklet(tmp_path, **kw)
@@ -303,6 +304,36 @@ def flinklets(tmp_path):
     yield make
     for f in made:
         f.stop()
+
+
+def flinklet_story(f, lines=80):
+    """What a failed test's flinklets said: flinklet's own log lines, Flink's warnings and errors and the events
+    other than checkpoints, the last `lines` of each (a CI run keeps no state directory: this is all there is)."""
+    try:
+        own = [ln[:400] for ln in f.logs().splitlines()
+               if any(w in ln[:40] for w in (" flinklet ", " WARN ", " ERROR ")) or ln.startswith("flinklet")]
+    except OSError as e:
+        own = [f"(no log: {e})"]
+    try:
+        events = [f"{e.get('time')} {e.get('type')}: {e.get('message', '')[:300]}" for e in f.events()
+                  if not str(e.get("type", "")).startswith("Checkpoint")]
+    except (OSError, ValueError) as e:
+        events = [f"(no events: {e})"]
+    return (f"--- {f.state}: flinklet's log, last {lines} of {len(own)} lines\n" + "\n".join(own[-lines:]) +
+            f"\n--- events, last {lines} of {len(events)} (checkpoints left out)\n" + "\n".join(events[-lines:]))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries its flinklets' story (flinklet_story)."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call" and rep.failed:
+        seen = []
+        for f in getattr(item, "_flinklets", []):
+            if f.state not in seen:
+                seen.append(f.state)
+                rep.sections.append((f"flinklet {len(seen)}", flinklet_story(f)))
 
 
 # make check-fast: the files of tests/e2e that start no JVM (NO_JVM_FILES in the Makefile), without Flink's jars

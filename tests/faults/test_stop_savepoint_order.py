@@ -1,0 +1,85 @@
+"""The stop's savepoint and the checkpoints around it, with the fake Flink (issue 37: PyFlink's jobs). Flink fires a
+periodic checkpoint as a stop-with-savepoint ends, and a task that has not begun closing may ack it: a checkpoint
+with an id above the savepoint's completes after it. That is no rewind (it holds the savepoint's state or later)
+and the stop is a good one (exit 0): the Stopped event says which of the two the next start restores, and the next
+start restores that checkpoint. A savepoint no newer than a checkpoint that was there when the stop was asked for
+is still refused (SavepointFailed, exit 4): the next start would restore that checkpoint, not the stop's point."""
+import os
+import re
+import signal
+import struct
+
+from conftest import wait_for
+from fakeflink import end_once_reported
+
+MAGIC = 0x4960672D
+
+
+def job_id_of(sup):
+    with open(os.path.join(sup.state, "job-id")) as f:
+        return f.read().strip()
+
+
+def checkpoint(sup, server, cid, tell=True):
+    """Flink completes checkpoint cid: its _metadata on the volume, then (tell) the REST API says so."""
+    job_id = job_id_of(sup)
+    d = os.path.join(sup.state, "checkpoints", job_id, f"chk-{cid}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "_metadata"), "wb") as f:
+        f.write(struct.pack(">IIq", MAGIC, 4, cid) + b"\0" * 64)
+    if tell:
+        server.checkpoint = {"id": cid, "external_path": f"file:{d}", "state_size": 50_000,
+                             "end_to_end_duration": 100}
+    return d
+
+
+def started(server, supervisors, **kw):
+    sup = supervisors(server, upgrade_mode="savepoint", **kw).start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    checkpoint(sup, server, 7)
+    wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id") == 7, 30,
+             "checkpoint 7 seen")
+    return sup
+
+
+def norm(location):
+    return re.sub(r"^file:/*", "/", location or "").rstrip("/")
+
+
+def named(sup, kind):
+    return [e for e in sup.events() if e["type"] == kind]
+
+
+def test_a_checkpoint_completed_after_the_stop_savepoint_is_no_failed_stop(server, supervisors, tmp_path):
+    sup = started(server, supervisors)
+    server.real_savepoints = True
+    server.next_savepoint_id = 8
+    # as the savepoint ends, Flink's periodic trigger fires and checkpoint 9 completes before the tasks close
+    server.on_stop = lambda: checkpoint(sup, server, 9, tell=False)
+    end_once_reported(server, sup.stop_file)
+    sup.proc.send_signal(signal.SIGTERM)
+    assert sup.proc.wait(15) == 0, sup.logs()[-3000:]
+    assert not named(sup, "SavepointFailed"), named(sup, "SavepointFailed")
+    sp = sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert norm(sp["location"]) == norm(server.written_savepoints[-1]) and sp["triggerType"] == "UPGRADE", sp
+    stopped = named(sup, "Stopped")[-1]["message"]
+    assert "checkpoint 9" in stopped and "restores from that checkpoint" in stopped, stopped
+    assert not sup.status().get("error"), sup.status()
+
+    # the next start restores checkpoint 9, as the Stopped event said
+    server.real_savepoints, server.on_stop = False, None
+    os.unlink(sup.stop_file)
+    nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
+    ev = wait_for(lambda: named(nxt, "Restoring"), 30, "Restoring")
+    assert "checkpoint id 9" in ev[-1]["message"] and "chk-9" in ev[-1]["message"], ev[-1]
+
+
+def test_a_stop_savepoint_older_than_a_checkpoint_before_the_stop_is_refused(server, supervisors):
+    sup = started(server, supervisors)
+    server.real_savepoints = True
+    server.next_savepoint_id = 6  # Flink reports a savepoint no newer than checkpoint 7, there before the stop
+    end_once_reported(server, sup.stop_file)
+    sup.proc.send_signal(signal.SIGTERM)
+    assert sup.proc.wait(15) == 4, sup.logs()[-3000:]
+    failed = named(sup, "SavepointFailed")
+    assert failed and "no newer than checkpoint 7" in failed[-1]["message"], failed
