@@ -98,7 +98,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # tests/e2e/test_sanitizer_harness.py, found that)
 ASAN_LINK  = $(ASAN_FLAGS) -static-libasan -static-libubsan
 
-.PHONY: all curl-refresh deps deps-run flink-lib pyflink kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-test bench
+.PHONY: all curl-refresh deps deps-run flink-lib pyflink kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-image-python container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -242,10 +242,21 @@ container-image: $(BUILD)/flinklet flink-lib
 	  --build-arg FLINK_IMAGE=$$base --build-arg FLINKLET_BINARY=$(BUILD)/flinklet -t $(IMAGE) .
 	@echo "container-image: $(IMAGE)"
 
+# the Python variant (container/README.md, "Python jobs"): PyFlink's wheels fetched on the host
+# (scripts/pyflink-wheels.sh), the base with Debian's Python and PyFlink in /opt/pyflink, the image on it
+container-image-python: $(BUILD)/flinklet flink-lib
+	@[ "$(CURL)" = bundled ] || { echo "container-image-python: build flinklet with CURL=bundled" >&2; exit 2; }
+	scripts/pyflink-wheels.sh $(FLINK_VERSION)
+	base=$$(PODMAN="$(PODMAN)" FLINK_VERSION=$(FLINK_VERSION) FLINK_LIB=$(CURDIR)/$(FLINK_LIB) VARIANT=python \
+	  scripts/container-base.sh) && \
+	$(PODMAN) build --format docker $(CONTAINER_OPTS) -f container/Containerfile --target runtime-prebuilt \
+	  --build-arg FLINK_IMAGE=$$base --build-arg FLINKLET_BINARY=$(BUILD)/flinklet -t $(IMAGE)-python .
+	@echo "container-image-python: $(IMAGE)-python"
+
 container-test: $(BUILD)/flinklet flink-lib jobs
 	PODMAN="$(PODMAN)" FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 -m pytest -v tests/e2e/test_container.py \
-	  tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py \
+	  tests/e2e/test_container_python.py tests/e2e/test_manifests.py tests/e2e/test_units.py tests/e2e/test_systemd.py \
 	  tests/e2e/test_deployment_docs.py $(E2E_ARGS)
 
 

@@ -22,7 +22,10 @@
 # default localhost/flinklet-base), VARIANT (empty, or `systemd`: the same with systemd as /sbin/init, for
 # tests/e2e/test_systemd.py; named BASE_NAME-systemd; or `builder`: no Java and no jars, but the C toolchain and
 # flinklet's -dev packages, a stand-in for the Containerfile's BUILDER debian:bookworm, for its build stage without
-# a registry; named BASE_NAME-builder:bookworm-<12 hex>).
+# a registry; named BASE_NAME-builder:bookworm-<12 hex>; or `python`: the same as the default with Debian's Python
+# and PyFlink of FLINK_VERSION in the virtual environment /opt/pyflink, installed with no network from the wheels
+# in PYFLINK_WHEELS (default build/pyflink-wheels-$FLINK_VERSION, made by scripts/pyflink-wheels.sh), for Python
+# jobs; named BASE_NAME-python).
 # Needs root (debootstrap), which is also what the podman that runs the image needs here.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +53,16 @@ systemd)
 	packages+=(systemd systemd-sysv)
 	name=$name-systemd
 	;;
+python)
+	# python3-venv brings ensurepip's pip and setuptools: the venv installs the wheels with no network
+	packages+=(python3 python3-venv)
+	name=$name-python
+	PYFLINK_WHEELS=${PYFLINK_WHEELS:-$top/build/pyflink-wheels-$FLINK_VERSION}
+	if [ ! -f "$PYFLINK_WHEELS/.complete" ]; then
+		echo "container-base: no PyFlink wheels in $PYFLINK_WHEELS (run: scripts/pyflink-wheels.sh $FLINK_VERSION)" >&2
+		exit 3
+	fi
+	;;
 builder)
 	# what the Containerfile's build stage installs in a BUILDER that lacks it: the toolchain, the -dev
 	# packages, and what scripts/curl.sh needs to unpack Debian's curl source (dpkg-source) and fetch it (apt's
@@ -59,7 +72,7 @@ builder)
 	name=$name-builder
 	;;
 *)
-	echo "container-base: unknown VARIANT=$VARIANT (empty, systemd or builder)" >&2
+	echo "container-base: unknown VARIANT=$VARIANT (empty, systemd, python or builder)" >&2
 	exit 2
 	;;
 esac
@@ -115,6 +128,9 @@ inputs=$(
 		if [ -d "$FLINK_OPT" ]; then
 			cd "$FLINK_OPT" && find . -maxdepth 1 -name '*.jar' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 		fi
+	fi
+	if [ "$VARIANT" = python ]; then
+		cd "$PYFLINK_WHEELS" && find . -maxdepth 1 -name '*.whl' -printf '%f %s\n' | LC_ALL=C sort
 	fi
 )
 hash=$(printf '%s\n' "$inputs" | sha256sum | cut -c1-12)
@@ -222,6 +238,23 @@ os.replace(tmp, path)
 PY
 	done
 	chown -R 9999:9999 "$root/opt/flink"
+fi
+
+if [ "$VARIANT" = python ]; then
+	# PyFlink as the operator's examples/flink-python-example has it (pip install apache-flink), from the wheels
+	# with no network. Its pyflink/lib and pyflink/opt are Flink's jars again (apache-flink-libraries, about
+	# 300 MB): a job under flinklet does not load them (the JVM's class path is /opt/flink/lib; the script and
+	# the UDFs' workers talk to that JVM), so they are left out (tests/e2e/test_container_python.py runs both).
+	say "PyFlink $FLINK_VERSION into /opt/pyflink from $PYFLINK_WHEELS"
+	mkdir -p "$root/tmp/wheels"
+	cp "$PYFLINK_WHEELS"/*.whl "$root/tmp/wheels/"
+	chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin python3 -m venv /opt/pyflink
+	chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin /opt/pyflink/bin/pip install -q --no-index --no-cache-dir --disable-pip-version-check \
+		--find-links /tmp/wheels "apache-flink==$FLINK_VERSION" >&2
+	rm -rf "$root/tmp/wheels"
+	site=$(chroot "$root" /opt/pyflink/bin/python -c 'import os, pyflink; print(os.path.dirname(pyflink.__file__))')
+	rm -rf "$root$site/lib" "$root$site/opt"
+	chroot "$root" /opt/pyflink/bin/python -c 'import pyflink.table, pyflink.fn_execution' >&2
 fi
 
 # what an image does not need: package caches and lists, documentation, man pages

@@ -78,10 +78,11 @@ def build_base(capsys, variant=""):
     return tag
 
 
-def build_image(capsys, base):
-    """The Containerfile's runtime-prebuilt target with the host's flinklet, from a context holding only it."""
+def build_image(capsys, base, flavor=""):
+    """The Containerfile's runtime-prebuilt target with the host's flinklet, from a context holding only it (flavor:
+    a suffix of the tag, for an image on another base)."""
     t0 = time.monotonic()
-    tag = f"localhost/flinklet:e2e-{flink_version()}{TAG_SUFFIX}"
+    tag = f"localhost/flinklet:e2e-{flink_version()}{flavor}{TAG_SUFFIX}"
     before = podman("image", "inspect", "--format", "{{.Id}}", tag, check=False).stdout.strip()
     with tempfile.TemporaryDirectory() as ctx:
         shutil.copy(BIN, os.path.join(ctx, "flinklet"))
