@@ -13,6 +13,7 @@ import subprocess
 import time
 
 from conftest import BIN, FLINK_HOME, restored, wait_for
+from sqlkit import config_text, events_of
 from testkit import free_port, norm
 
 SCRIPT = """-- clicks per user, a grouped aggregation (keyed state)
@@ -32,25 +33,10 @@ SELECT user_id, COUNT(*) FROM clicks GROUP BY user_id;
 """
 
 
-def config_text(f, sql, allow_non_restored=False):
-    """f's configuration with the script inline as a literal block (no jarURI, no entryClass)."""
-    lines = ["apiVersion: flink.apache.org/v1beta1", "kind: FlinkMiniCluster", "metadata:", f"  name: {f.name}",
-             "spec:", "  flinkConfiguration:"]
-    lines += [f"    {json.dumps(k)}: {json.dumps(str(v))}" for k, v in f.conf.items()]
-    lines += ["  job:", "    parallelism: 1", f"    allowNonRestoredState: {str(allow_non_restored).lower()}",
-              "    sql: |"]
-    lines += ["      " + line if line else "" for line in sql.splitlines()]
-    return "\n".join(lines) + "\n"
-
-
 def sql_flinklet(flinklets, sql, allow_non_restored=False, **kw):
     f = flinklets(name="sql-clicks", **kw)
     f.write_config(raw=config_text(f, sql, allow_non_restored))
     return f
-
-
-def events_of(f, kind, after=0):
-    return [e for e in f.events() if e["type"] == kind and e["timeMs"] >= after]
 
 
 def test_sql_job_runs_past_a_minute_upgrades_with_its_state_and_resumes_from_its_savepoint(flinklets):
