@@ -190,6 +190,11 @@ void sup_reload(struct supervisor *s, const char *why)
 		free(n);
 		return;
 	}
+	/* the same launch as the spec adopted before (a file watcher and a SIGHUP for one edit): an upgrade to it
+	 * is already under way when the running JVM is not yet its */
+	char *fp_adopted = sup_launch_fingerprint(s, s->spec);
+	bool underway = restart && s->reload.upgrading && !strcmp(fp, fp_adopted);
+	free(fp_adopted);
 	free(fp);
 	static const char *const at_next_start[] = {"flinklet.http.address", "flinklet.http.max-connections",
 	                                            "flinklet.http.max-connections-per-ip",
@@ -201,7 +206,9 @@ void sup_reload(struct supervisor *s, const char *why)
 	sup_adopt_spec(s, n);
 	sup_memtune_reloaded(s); /* a relaunch held after an aborted one may be tried again */
 	sup_event(s, "ConfigChanged", "%s: configuration reloaded (%s)", why,
-	          restart ? "the job must be restarted for it" : "applied in place");
+	          underway  ? "the job's upgrade to it is under way"
+	          : restart ? "the job must be restarted for it"
+	                    : "applied in place");
 	sup_snapshot_arm_periodic(s);
 	sup_snapshot_check_nonces(s);
 

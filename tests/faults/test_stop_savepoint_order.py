@@ -11,6 +11,7 @@ import struct
 
 from conftest import wait_for
 from fakeflink import end_once_reported
+from memtune_kit import set_option
 
 MAGIC = 0x4960672D
 
@@ -83,3 +84,19 @@ def test_a_stop_savepoint_older_than_a_checkpoint_before_the_stop_is_refused(ser
     assert sup.proc.wait(15) == 4, sup.logs()[-3000:]
     failed = named(sup, "SavepointFailed")
     assert failed and "no newer than checkpoint 7" in failed[-1]["message"], failed
+
+
+def test_a_second_reload_of_the_same_edit_says_the_upgrade_is_under_way(server, supervisors):
+    """One edit seen twice (the file watcher and a SIGHUP) while the upgrade's savepoint runs: one upgrade, and the
+    second ConfigChanged says it is under way rather than that the job must be restarted again."""
+    sup = started(server, supervisors)
+    server.savepoint_location = None  # the upgrade's stop-with-savepoint stays IN_PROGRESS
+    set_option(sup, "execution.checkpointing.interval", "3 s")
+    sup.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 10,
+             "the upgrade's stop-with-savepoint request")
+    sup.proc.send_signal(signal.SIGHUP)
+    changed = wait_for(lambda: (c := named(sup, "ConfigChanged")) and len(c) >= 2 and c, 10, "two ConfigChanged")
+    assert "the job must be restarted for it" in changed[0]["message"], changed
+    assert "the job's upgrade to it is under way" in changed[-1]["message"], changed
+    assert len([r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]) == 1
