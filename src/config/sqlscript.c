@@ -15,12 +15,19 @@
 #include "util.h"
 
 static const char *const kind_names[] = {
-    [SQL_SET] = "SET",       [SQL_RESET] = "RESET",
-    [SQL_CREATE] = "CREATE", [SQL_DROP] = "DROP",
-    [SQL_ALTER] = "ALTER",   [SQL_USE] = "USE",
-    [SQL_LOAD] = "LOAD",     [SQL_UNLOAD] = "UNLOAD",
-    [SQL_INSERT] = "INSERT", [SQL_STATEMENT_SET] = "EXECUTE STATEMENT SET",
-    [SQL_QUERY] = "SELECT",  [SQL_UNKNOWN] = "unknown",
+    [SQL_SET] = "SET",
+    [SQL_RESET] = "RESET",
+    [SQL_CREATE] = "CREATE",
+    [SQL_DROP] = "DROP",
+    [SQL_ALTER] = "ALTER",
+    [SQL_USE] = "USE",
+    [SQL_LOAD] = "LOAD",
+    [SQL_UNLOAD] = "UNLOAD",
+    [SQL_INSERT] = "INSERT",
+    [SQL_STATEMENT_SET] = "EXECUTE STATEMENT SET",
+    [SQL_CTAS] = "CREATE TABLE AS",
+    [SQL_QUERY] = "SELECT",
+    [SQL_UNKNOWN] = "unknown",
 };
 
 const char *sqlscript_kind_name(enum sql_kind k)
@@ -88,6 +95,76 @@ static const char *nth_word(const char *text, size_t len, int i, char *buf, size
 	}
 }
 
+/* Whether text[0..len) has, outside parentheses, quotes and comments, the word AS followed by a query (SELECT, WITH,
+ * VALUES, or a parenthesis): a CREATE TABLE's AS SELECT, not a computed column's AS (inside the column list) nor
+ * anything quoted. */
+static bool has_top_level_as_query(const char *text, size_t len)
+{
+	int depth = 0;
+	bool after_as = false;
+	for (size_t p = 0; p < len;) {
+		char ch = text[p], next = p + 1 < len ? text[p + 1] : 0;
+		if (ch == '-' && next == '-') {
+			while (p < len && text[p] != '\n')
+				p++;
+		} else if (ch == '/' && next == '*') {
+			for (p += 2; p < len && !(text[p] == '*' && p + 1 < len && text[p + 1] == '/'); p++)
+				;
+			p += 2;
+		} else if (ch == '\'' || ch == '`' || ch == '"') {
+			for (p++; p < len; p++)
+				if (text[p] == ch && !(p + 1 < len && text[p + 1] == ch))
+					break;
+				else if (text[p] == ch)
+					p++; /* a doubled quote is one quote inside */
+			p++;
+			after_as = false;
+		} else if (ch == '(') {
+			if (after_as && depth == 0)
+				return true;
+			depth++;
+			p++;
+		} else if (ch == ')') {
+			depth -= depth > 0;
+			p++;
+			after_as = false;
+		} else if (word_char(ch)) {
+			size_t from = p;
+			while (p < len && word_char(text[p]))
+				p++;
+			char w[8];
+			size_t n = p - from;
+			if (n < sizeof(w)) {
+				for (size_t j = 0; j < n; j++)
+					w[j] = (char)toupper((unsigned char)text[from + j]);
+				w[n] = '\0';
+			} else {
+				w[0] = '\0';
+			}
+			if (depth == 0 && after_as &&
+			    (!strcmp(w, "SELECT") || !strcmp(w, "WITH") || !strcmp(w, "VALUES")))
+				return true;
+			after_as = depth == 0 && !strcmp(w, "AS");
+		} else {
+			p++;
+		}
+	}
+	return false;
+}
+
+/* CREATE [OR REPLACE] TABLE ... AS <query> */
+static bool is_ctas(const char *text, size_t len)
+{
+	char w[16];
+	int i = 1;
+	if (!strcmp(nth_word(text, len, i, w, sizeof(w)), "OR")) {
+		if (strcmp(nth_word(text, len, i + 1, w, sizeof(w)), "REPLACE"))
+			return false;
+		i += 2;
+	}
+	return !strcmp(nth_word(text, len, i, w, sizeof(w)), "TABLE") && has_top_level_as_query(text, len);
+}
+
 static enum sql_kind classify(const char *text, size_t len)
 {
 	static const struct {
@@ -105,6 +182,8 @@ static enum sql_kind classify(const char *text, size_t len)
 		               !strcmp(nth_word(text, len, 2, w2, sizeof(w2)), "SET")
 		           ? SQL_STATEMENT_SET
 		           : SQL_UNKNOWN;
+	if (!strcmp(w, "CREATE") && is_ctas(text, len))
+		return SQL_CTAS;
 	for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
 		if (!strcmp(w, first[i].word))
 			return first[i].kind;
@@ -319,25 +398,25 @@ int sqlscript_parse(const char *text, size_t len, int line0, int col0, struct sq
 	for (size_t i = 0; i < ret->n; i++) {
 		const struct sql_stmt *st = &ret->stmts[i];
 		const char *t = text + st->off;
-		if (st->kind == SQL_INSERT || st->kind == SQL_STATEMENT_SET) {
+		if (st->kind == SQL_INSERT || st->kind == SQL_STATEMENT_SET || st->kind == SQL_CTAS) {
 			if (st->kind == SQL_STATEMENT_SET && !st->ninserts)
 				problem(ret, st->line, st->col, "EXECUTE STATEMENT SET without an INSERT");
 			if (ret->job >= 0)
-				problem(ret, st->line, st->col,
-				        "%s: a second job in the script (the first is the %s at line %d): one INSERT "
-				        "or one "
-				        "EXECUTE STATEMENT SET BEGIN ... END; per script (put the INSERTs in one "
-				        "statement set)",
-				        sqlscript_kind_name(st->kind), sqlscript_kind_name(ret->stmts[ret->job].kind),
-				        ret->stmts[ret->job].line);
+				problem(
+				    ret, st->line, st->col,
+				    "%s: a second job in the script (the first is the %s at line %d): one INSERT, "
+				    "one EXECUTE STATEMENT SET BEGIN ... END; or one CREATE TABLE ... AS SELECT per "
+				    "script (put the INSERTs in one statement set)",
+				    sqlscript_kind_name(st->kind), sqlscript_kind_name(ret->stmts[ret->job].kind),
+				    ret->stmts[ret->job].line);
 			else
 				ret->job = (int)i;
 			continue;
 		}
 		if (ret->job >= 0)
 			problem(ret, st->line, st->col,
-			        "%s after the job's %s (line %d): the INSERT or statement set is the script's last "
-			        "statement",
+			        "%s after the job's %s (line %d): the job (its INSERT, statement set or CREATE TABLE "
+			        "AS) is the script's last statement",
 			        sqlscript_kind_name(st->kind), sqlscript_kind_name(ret->stmts[ret->job].kind),
 			        ret->stmts[ret->job].line);
 		else if (st->kind == SQL_QUERY)
@@ -357,7 +436,8 @@ int sqlscript_parse(const char *text, size_t len, int line0, int col0, struct sq
 	}
 	if (ret->job < 0 && !ret->nproblems)
 		problem(ret, ret->n ? ret->stmts[ret->n - 1].line : line0, ret->n ? ret->stmts[ret->n - 1].col : col0,
-		        "no INSERT and no EXECUTE STATEMENT SET: the script has no job to run");
+		        "no INSERT, EXECUTE STATEMENT SET or CREATE TABLE ... AS SELECT: the script has no job to "
+		        "run");
 	return ret->nproblems ? -EINVAL : 0;
 }
 

@@ -2,7 +2,8 @@
  * the split flinklet's SQL runner (deps/launcher SqlScript.java) makes, each statement classified by its first words,
  * and what would stop the runner said with the script's line and column: an unterminated string, quoted identifier,
  * comment or statement set; a statement kind a job script does not have (a SELECT, SHOW, EXPLAIN, an unknown word);
- * no job, or more than one (one INSERT or one EXECUTE STATEMENT SET BEGIN ... END; per script, its last statement).
+ * no job, or more than one (one INSERT, one EXECUTE STATEMENT SET BEGIN ... END; or one CREATE [OR REPLACE] TABLE ...
+ * AS <query> per script, its last statement).
  * Pure: text in, statements and problems out. */
 #ifndef FLINKLET_SQLSCRIPT_H
 #define FLINKLET_SQLSCRIPT_H
@@ -20,6 +21,7 @@ enum sql_kind {
 	SQL_UNLOAD,
 	SQL_INSERT,
 	SQL_STATEMENT_SET,
+	SQL_CTAS,  /* CREATE [OR REPLACE] TABLE ... AS <query>: a table and the job that fills it */
 	SQL_QUERY, /* SELECT, WITH, VALUES: rows that go nowhere in a job */
 	SQL_UNKNOWN,
 };
@@ -44,7 +46,7 @@ struct sqlscript {
 	size_t n;
 	struct sql_problem *problems;
 	size_t nproblems;
-	int job; /* index of the INSERT or statement set in stmts, -1: none */
+	int job; /* index of the INSERT, statement set or CTAS in stmts, -1: none */
 };
 
 /* Splits and checks a script of len bytes whose first line and column are at line0 and col0 of the file that holds

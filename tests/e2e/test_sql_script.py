@@ -122,8 +122,8 @@ def test_check_config_refuses_a_broken_script_at_its_line_and_column_without_a_j
     assert time.monotonic() - t < 5, "check-config ran a JVM"
     assert rc == 2 and out == ""
     assert err.strip() == (f"{script}:4:3: spec.job.sqlScript: INSERT: a second job in the script (the first is the "
-                           "INSERT at line 3): one INSERT or one EXECUTE STATEMENT SET BEGIN ... END; per script (put "
-                           "the INSERTs in one statement set)"), err
+                           "INSERT at line 3): one INSERT, one EXECUTE STATEMENT SET BEGIN ... END; or one CREATE "
+                           "TABLE ... AS SELECT per script (put the INSERTs in one statement set)"), err
     # mended, it is the effective document with the runner filled in
     script.write_text("EXECUTE STATEMENT SET BEGIN\n  INSERT INTO b SELECT 1;\nEND;\n")
     rc, out, err = check_config("-c", str(cfg), "--json")
@@ -158,3 +158,51 @@ def test_preflight_has_the_planner_name_an_unknown_table_at_its_position(tmp_pat
     line = [ln for ln in err.splitlines() if "nosuch" in ln]
     assert line and line[0].startswith(f"{cfg}:15:28: spec.job.sql: INSERT: "), err
     assert "Object 'nosuch' not found" in line[0], err
+
+
+CTAS = """-- the job is a CREATE TABLE AS SELECT: the table and the query filling it in one statement
+CREATE TABLE clicks (
+  user_id INT,
+  url     STRING
+) WITH (
+  'connector' = 'datagen',
+  'rows-per-second' = '20',
+  'fields.user_id.min' = '1',
+  'fields.user_id.max' = '8'
+);
+CREATE TABLE per_user WITH ('connector' = 'blackhole')
+AS SELECT user_id, COUNT(*) AS n FROM clicks GROUP BY user_id;
+"""
+
+
+def test_create_table_as_select_is_the_job_stops_with_a_savepoint_and_resumes(flinklets, tmp_path):
+    """A CREATE TABLE ... AS SELECT as the script's job: check-config takes it (and --preflight has the planner check
+    its query, an unknown column at its line and column); it keeps RUNNING in its first JVM with checkpoints, a stop
+    takes a savepoint, and the next start restores the aggregate's state from it."""
+    f = sql_flinklet(flinklets, CTAS)
+    rc, out, err = check_config("-c", str(f.config))
+    assert rc == 0, err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f.config.read_text().replace("COUNT(*) AS n", "COUNT(nosuch) AS n"))
+    rc, out, err = check_config("-c", str(bad), "--preflight")
+    assert rc == 2 and "CREATE TABLE AS" in err and "nosuch" in err, err
+
+    f.start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    assert "flinklet-sql: submitting the CREATE TABLE AS" in f.logs()
+    assert "main() returned; the JVM runs job" in f.logs()
+    c0 = (st["jobStatus"]["checkpointInfo"]["lastCheckpoint"] or {}).get("id", 0)
+    st = f.wait_checkpoint(c0 + 2, timeout=60)
+    assert st["jvm"]["starts"] == 1 and st["jobStatus"]["state"] == "RUNNING", st
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
+    sp = f.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert sp and sp["triggerType"] == "UPGRADE", sp
+
+    g = sql_flinklet(flinklets, CTAS, state_dir=f.state).start()
+    assert g.wait_stable()["jobStatus"]["jobId"] == job_id
+    r = restored(g, job_id)
+    assert r["is_savepoint"] is True and norm(r["external_path"]) == norm(sp["location"]), r
+    g.signal(signal.SIGTERM)
+    assert g.wait_exit(60) == 0

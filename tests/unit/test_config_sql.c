@@ -54,7 +54,8 @@ static void test_inline_literal_positions_are_the_files(void **state)
 	        "        INSERT INTO b SELECT 1;\n" /* 10 */
 	        "        INSERT INTO c SELECT 1;\n",
 	    "t.yaml:11:9: spec.job.sql: INSERT: a second job in the script (the first is the INSERT at line 10): one "
-	    "INSERT or one EXECUTE STATEMENT SET BEGIN ... END; per script (put the INSERTs in one statement set)");
+	    "INSERT, one EXECUTE STATEMENT SET BEGIN ... END; or one CREATE TABLE ... AS SELECT per script (put the "
+	    "INSERTs in one statement set)");
 	/* a quoted one: the value's position, and the script's own line and column in the message */
 	expect(
 	    DOC "    sql: \"SHOW TABLES; INSERT INTO b SELECT 1\"\n",

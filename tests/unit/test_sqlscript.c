@@ -110,7 +110,7 @@ static void test_positions_of_an_inline_script(void **state)
 static void test_job_count(void **state)
 {
 	(void)state;
-	refused("CREATE TABLE a (x INT);\n", 1, 1, "no INSERT and no EXECUTE STATEMENT SET");
+	refused("CREATE TABLE a (x INT);\n", 1, 1, "no INSERT, EXECUTE STATEMENT SET or CREATE TABLE ... AS SELECT");
 	refused("-- nothing\n", 1, 1, "no INSERT");
 	refused("INSERT INTO b SELECT 1;\n\nINSERT INTO c SELECT 2;\n", 3, 1,
 	        "a second job in the script (the first is "
@@ -119,6 +119,48 @@ static void test_job_count(void **state)
 	        "a second job");
 	refused("INSERT INTO b SELECT 1;\nSET 'a' = 'b';\n", 2, 1, "SET after the job's INSERT (line 1)");
 	refused("EXECUTE STATEMENT SET BEGIN END;", 1, 1, "without an INSERT");
+	refused("CREATE TABLE b AS SELECT 1;\nINSERT INTO c SELECT 2;\n", 2, 1,
+	        "INSERT: a second job in the script (the first is the CREATE TABLE AS at line 1)");
+	refused("CREATE TABLE b AS SELECT 1;\nSET 'a' = 'b';\n", 2, 1, "SET after the job's CREATE TABLE AS (line 1)");
+}
+
+/* CREATE TABLE ... AS <query> is the job (Flink submits the query filling the table); an AS elsewhere is not */
+static void test_create_table_as_is_the_job(void **state)
+{
+	(void)state;
+	static const char *const jobs[] = {
+	    "CREATE TABLE t WITH ('connector' = 'print') AS SELECT * FROM s",
+	    "create or replace table t with ('connector' = 'print') as\n  select x from s",
+	    "CREATE TABLE t AS WITH w AS (SELECT 1 AS x) SELECT x FROM w",
+	    "CREATE TABLE t /* as select */ AS (SELECT x FROM s)",
+	    "CREATE TABLE t (y INT, PRIMARY KEY (y) NOT ENFORCED) WITH ('k' = 'as select') AS SELECT y FROM s",
+	    "CREATE TABLE t AS VALUES (1), (2)",
+	};
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		struct sqlscript s = parse_ok(jobs[i]);
+		assert_int_equal(s.n, 1);
+		if (s.stmts[0].kind != SQL_CTAS)
+			fail_msg("not a CREATE TABLE AS: %s", jobs[i]);
+		assert_int_equal(s.job, 0);
+		sqlscript_free(&s);
+	}
+	static const char *const not_jobs[] = {
+	    "CREATE TABLE t (x INT, y AS x + 1) WITH ('connector' = 'datagen')",
+	    "CREATE VIEW v AS SELECT * FROM s",
+	    "CREATE TEMPORARY VIEW v AS SELECT * FROM s",
+	    "CREATE TABLE t (x INT) WITH ('connector' = 'datagen') -- AS SELECT 1",
+	    "CREATE TABLE t (x INT) COMMENT 'AS SELECT' WITH ('connector' = 'datagen')",
+	    "CREATE TABLE t LIKE s",
+	    "CREATE FUNCTION f AS 'com.example.F'",
+	};
+	for (size_t i = 0; i < sizeof(not_jobs) / sizeof(not_jobs[0]); i++) {
+		struct sqlscript s;
+		sqlscript_parse(not_jobs[i], strlen(not_jobs[i]), 1, 1, &s);
+		assert_int_equal(s.n, 1);
+		if (s.stmts[0].kind != SQL_CREATE)
+			fail_msg("taken for a job: %s", not_jobs[i]);
+		sqlscript_free(&s);
+	}
 }
 
 static void test_statement_kinds_refused(void **state)
@@ -141,9 +183,10 @@ static void test_statement_kinds_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_split_positions_and_kinds), cmocka_unit_test(test_statement_set_is_one_statement),
-	    cmocka_unit_test(test_unterminated_parts),        cmocka_unit_test(test_job_count),
-	    cmocka_unit_test(test_statement_kinds_refused),   cmocka_unit_test(test_positions_of_an_inline_script),
+	    cmocka_unit_test(test_split_positions_and_kinds),  cmocka_unit_test(test_statement_set_is_one_statement),
+	    cmocka_unit_test(test_unterminated_parts),         cmocka_unit_test(test_job_count),
+	    cmocka_unit_test(test_statement_kinds_refused),    cmocka_unit_test(test_positions_of_an_inline_script),
+	    cmocka_unit_test(test_create_table_as_is_the_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

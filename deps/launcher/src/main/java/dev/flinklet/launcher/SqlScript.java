@@ -11,8 +11,8 @@ import java.util.Locale;
 
 /** A script's statements. */
 final class SqlScript {
-    /** What a statement is, by its first words. */
-    enum Kind { SET, INSERT, STATEMENT_SET, OTHER }
+    /** What a statement is, by its first words (CTAS: CREATE [OR REPLACE] TABLE ... AS query, a job too). */
+    enum Kind { SET, INSERT, STATEMENT_SET, CTAS, OTHER }
 
     /** One statement: its text, kind, position (1-based) and, for a statement set, its INSERTs. */
     static final class Statement {
@@ -202,6 +202,9 @@ final class SqlScript {
     private Statement statement(int start, int l, int c, String[] first, List<Statement> inner) {
         String t = s.substring(start, pos).trim();
         Kind k = kind(first);
+        if (k == Kind.OTHER && "CREATE".equals(first[0]) && ctasQuery(t) >= 0) {
+            k = Kind.CTAS;
+        }
         return new Statement(t, k, l, c, k == Kind.STATEMENT_SET ? inner : List.of());
     }
 
@@ -212,6 +215,69 @@ final class SqlScript {
             out[i] = parts[i].toUpperCase(Locale.ROOT);
         }
         return out;
+    }
+
+    /**
+     * Where the query of a CREATE [OR REPLACE] TABLE ... AS query starts in t (the word after its AS, outside
+     * parentheses, quotes and comments), or -1: not one (a computed column's AS is inside the column list). As
+     * src/config/sqlscript.c's is_ctas.
+     */
+    static int ctasQuery(String t) {
+        String[] w = words(t, 4);
+        int i = "OR".equals(w[1]) && "REPLACE".equals(w[2]) ? 3 : 1;
+        if (!"TABLE".equals(w[i])) {
+            return -1;
+        }
+        int depth = 0;
+        int asEnd = -1;
+        for (int p = 0; p < t.length();) {
+            char ch = t.charAt(p);
+            char next = p + 1 < t.length() ? t.charAt(p + 1) : 0;
+            if (ch == '-' && next == '-') {
+                while (p < t.length() && t.charAt(p) != '\n') {
+                    p++;
+                }
+            } else if (ch == '/' && next == '*') {
+                int end = t.indexOf("*/", p + 2);
+                p = end < 0 ? t.length() : end + 2;
+            } else if (ch == '\'' || ch == '`' || ch == '"') {
+                for (p++; p < t.length(); p++) {
+                    if (t.charAt(p) == ch) {
+                        if (p + 1 < t.length() && t.charAt(p + 1) == ch) {
+                            p++;
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                p++;
+                asEnd = -1;
+            } else if (ch == '(') {
+                if (asEnd >= 0 && depth == 0) {
+                    return p;
+                }
+                depth++;
+                p++;
+            } else if (ch == ')') {
+                depth = Math.max(0, depth - 1);
+                p++;
+                asEnd = -1;
+            } else if (Character.isLetterOrDigit(ch) || ch == '_' || ch == '$') {
+                int from = p;
+                while (p < t.length() && (Character.isLetterOrDigit(t.charAt(p)) || t.charAt(p) == '_'
+                        || t.charAt(p) == '$')) {
+                    p++;
+                }
+                String word = t.substring(from, p).toUpperCase(Locale.ROOT);
+                if (depth == 0 && asEnd >= 0 && ("SELECT".equals(word) || "WITH".equals(word) || "VALUES".equals(word))) {
+                    return from;
+                }
+                asEnd = depth == 0 && "AS".equals(word) ? p : -1;
+            } else {
+                p++;
+            }
+        }
+        return -1;
     }
 
     private static Kind kind(String[] first) {

@@ -92,6 +92,8 @@ public final class SqlScriptRunner {
         switch (st.kind) {
             case STATEMENT_SET:
                 return "EXECUTE STATEMENT SET";
+            case CTAS:
+                return "CREATE TABLE AS";
             case OTHER:
                 return w[0].toUpperCase(Locale.ROOT) + (w.length > 1 && w[0].equalsIgnoreCase("CREATE")
                         ? " " + w[1].toUpperCase(Locale.ROOT) : "");
@@ -115,7 +117,8 @@ public final class SqlScriptRunner {
     private void run(List<SqlScript.Statement> statements, boolean validate) throws Failure {
         SqlScript.Statement job = null;
         for (SqlScript.Statement st : statements) {
-            if (st.kind == SqlScript.Kind.INSERT || st.kind == SqlScript.Kind.STATEMENT_SET) {
+            if (st.kind == SqlScript.Kind.INSERT || st.kind == SqlScript.Kind.STATEMENT_SET
+                    || st.kind == SqlScript.Kind.CTAS) {
                 if (job != null) {
                     throw new Failure(st.line, st.col, kindName(st) + ": a second job in the script (the first at line "
                             + (job.line + lineOrigin - 1) + "): put the INSERTs in one EXECUTE STATEMENT SET BEGIN ... END;");
@@ -123,11 +126,13 @@ public final class SqlScriptRunner {
                 job = st;
             } else if (job != null) {
                 throw new Failure(st.line, st.col, kindName(st) + ": after the job's " + kindName(job) + " (line "
-                        + (job.line + lineOrigin - 1) + "): the INSERT or statement set is the script's last statement");
+                        + (job.line + lineOrigin - 1) + "): the job (its INSERT, statement set or CREATE TABLE AS) is the"
+                        + " script's last statement");
             }
         }
         if (job == null) {
-            throw new Failure(1, 1, "no INSERT and no EXECUTE STATEMENT SET: the script has no job to run");
+            throw new Failure(1, 1, "no INSERT, EXECUTE STATEMENT SET or CREATE TABLE ... AS SELECT: the script has"
+                    + " no job to run");
         }
         TableEnvironment tableEnv = validate
                 ? TableEnvironment.create(EnvironmentSettings.inStreamingMode())
@@ -148,8 +153,11 @@ public final class SqlScriptRunner {
                 throw new Failure(st, kindName(st), e);
             }
         }
-        if (!validate && planDir == null) {
-            System.out.println("flinklet-sql: submitting the " + kindName(job) + " at " + where(job, null));
+        // a CREATE TABLE AS has no compiled plan (Flink compiles INSERTs and statement sets): it is planned from its
+        // SQL at every start, the same SQL into the same operators
+        if (!validate && (planDir == null || job.kind == SqlScript.Kind.CTAS)) {
+            System.out.println("flinklet-sql: submitting the " + kindName(job) + " at " + where(job, null)
+                    + (planDir != null ? " from its SQL (a CREATE TABLE AS has no compiled plan)" : ""));
             try {
                 tableEnv.executeSql(job.text);
             } catch (Exception e) {
@@ -171,6 +179,18 @@ public final class SqlScriptRunner {
                     + " from its compiled plan");
             try {
                 plan.execute();
+            } catch (Exception e) {
+                throw new Failure(job, kindName(job), e);
+            }
+            return;
+        }
+        if (job.kind == SqlScript.Kind.CTAS) {
+            // the planner checks the query that fills the table (the table itself is created by the job)
+            // (what comes before it blanked, newlines kept: Flink's positions in the query are the statement's)
+            int q = SqlScript.ctasQuery(job.text);
+            String query = job.text.substring(0, q).replaceAll("[^\n]", " ") + job.text.substring(q);
+            try {
+                tableEnv.explainSql(query);
             } catch (Exception e) {
                 throw new Failure(job, kindName(job), e);
             }
