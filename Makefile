@@ -35,6 +35,9 @@ KAFKA_CONNECTOR_VERSION ?= $(strip $(if $(filter 1.19.%,$(FLINK_VERSION)),3.3.0-
 # tests/e2e/test_kafka.py starts on loopback; not part of flinklet
 KAFKA_VERSION ?= 4.1.1
 KAFKA_LIB      = $(BUILD)/kafka-$(KAFKA_VERSION)/libs
+# Flink's SQL Kafka connector (flink-sql-connector-kafka, one shaded jar; deps/kafka-sql/pom.xml) of
+# KAFKA_CONNECTOR_VERSION, which tests/e2e/test_kafka_sql.py's SQL script job is given as its jarURI; not part of flinklet
+KAFKA_SQL_DIR  = $(BUILD)/kafka-sql-$(KAFKA_CONNECTOR_VERSION)
 VERSION       := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC      ?= cc
@@ -98,7 +101,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # tests/e2e/test_sanitizer_harness.py, found that)
 ASAN_LINK  = $(ASAN_FLAGS) -static-libasan -static-libubsan
 
-.PHONY: all curl-refresh deps deps-run flink-lib pyflink kafka-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-image-python container-test bench
+.PHONY: all curl-refresh deps deps-run flink-lib pyflink kafka-lib kafka-sql-lib jobs quartz-parity unit unit-asan e2e lint check demo demo-run install clean format container-base container-image container-image-python container-test bench
 
 all: $(BUILD)/flinklet
 
@@ -181,6 +184,12 @@ $(PYFLINK_DIR)/.complete: scripts/pyflink-venv.sh
 kafka-lib: $(KAFKA_LIB)/.complete
 $(KAFKA_LIB)/.complete: deps/kafka/pom.xml
 	cd deps/kafka && mvn -B -q package -Dkafka.version=$(KAFKA_VERSION) -Dlib.dir=$(CURDIR)/$(KAFKA_LIB)
+	touch $@
+
+kafka-sql-lib: $(KAFKA_SQL_DIR)/.complete
+$(KAFKA_SQL_DIR)/.complete: deps/kafka-sql/pom.xml
+	cd deps/kafka-sql && mvn -B -q package -Dkafka.connector.version=$(KAFKA_CONNECTOR_VERSION) \
+	  -Dlib.dir=$(CURDIR)/$(KAFKA_SQL_DIR)
 	touch $@
 
 # one Maven build makes both jars

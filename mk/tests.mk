@@ -12,9 +12,10 @@ unit-asan: $(ASAN_BINS)
 
 # E2E_FILES narrows e2e, e2e-asan and e2e-rest to some files (scripts/lanes.py runs them a file at a time)
 E2E_FILES ?= tests/e2e
-e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib
+e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
-	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) python3 -m pytest -v --durations=20 $(E2E_FILES) $(E2E_ARGS)
+	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) \
+	FLINKLET_KAFKA_SQL_DIR=$(CURDIR)/$(KAFKA_SQL_DIR) python3 -m pytest -v --durations=20 $(E2E_FILES) $(E2E_ARGS)
 
 # check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses compiled (not run), and the
 # files of tests/e2e that start no JVM
@@ -26,9 +27,10 @@ check-fast: all unit lint
 	@for f in $(FUZZ_SRCS); do $(CC) $(CFLAGS) -fsyntax-only -Itests/support $$f || exit 1; done
 	FLINKLET_NO_JVM=1 FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet python3 -m pytest -q -p no:cacheprovider $(NO_JVM_FILES)
 
-e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib
+e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) \
+	FLINKLET_KAFKA_SQL_DIR=$(CURDIR)/$(KAFKA_SQL_DIR) \
 	python3 -m pytest -v --durations=20 -m "heavy or asan_elsewhere" $(E2E_FILES) $(E2E_ARGS)
 
 # e2e-matrix: the core e2e files (recovery, never-rewind, lifecycle, promotion) on each Flink version of
@@ -65,7 +67,7 @@ CHECK_LANES ?= 2
 CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
 check: deps
 	$(MAKE) all unit unit-asan lint
-	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib fuzz-build $(PARITY_JAR) \
+	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib kafka-sql-lib fuzz-build $(PARITY_JAR) \
 	  parity-116-harness $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers \
 	  $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 	@set -e; for v in $(MATRIX_VERSIONS); do $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; done

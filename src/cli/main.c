@@ -195,6 +195,7 @@ static int cmd_check_config(struct cli *c)
 		}
 		artifact_free(&jar);
 		int problems = (int)d.msgs.n;
+		bool sql = config_sql_job(&spec); /* asked before spec_free, which clears the spec */
 		print_diags(&d);
 		diags_free(&d);
 		spec_free(&spec);
@@ -202,7 +203,7 @@ static int cmd_check_config(struct cli *c)
 			fprintf(stderr,
 			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports%s and "
 			        "the state directory are fine\n",
-			        config_sql_job(&spec) ? ", the SQL script (the planner's check)" : "");
+			        sql ? ", the SQL script (the planner's check)" : "");
 		return problems ? EXIT_USAGE : 0;
 	}
 	cJSON *j = spec_to_json(&spec);

@@ -16,6 +16,7 @@
 
 #include <zlib.h>
 
+#include "config_sql.h"
 #include "flinkconf.h"
 #include "http.h"
 #include "util.h"
@@ -302,7 +303,9 @@ int preflight_jar(const char *path, const char *entry_class, char **why)
 		free(cls);
 		return -ENOENT;
 	}
-	if (entry_class && !has_class && !nested) {
+	/* flinklet's SQL runner is in Flink's lib/ (flinklet-launcher.jar), which Flink's client loads the entry class
+	 * from too: a jarURI beside a SQL script is a jar of the connectors or UDFs the script uses, without it */
+	if (entry_class && !has_class && !nested && strcmp(entry_class, SQL_RUNNER_CLASS)) {
 		*why = xasprintf("%s has no class %s (no %s in the jar)", path, entry_class, cls);
 		free(cls);
 		return -ESRCH;

@@ -12,7 +12,8 @@
 #include "config.h"
 
 /* The jar at path (a local file) as Flink's client would take it: 0, or -errno with *why (allocated) saying
- * what is wrong: missing, unreadable, not a jar, no Main-Class and no entryClass; -ESRCH: no such entry class. */
+ * what is wrong: missing, unreadable, not a jar, no Main-Class and no entryClass; -ESRCH: no such entry class
+ * (never for flinklet's SQL runner, which is in Flink's lib/: a SQL script's jar is one of connectors or UDFs). */
 int preflight_jar(const char *path, const char *entry_class, char **why);
 
 /* For a Python job (entry class Flink's PythonDriver or PythonGatewayServer): the one opt/flink-python*.jar of

@@ -1,6 +1,7 @@
 """kafkakit: a real single-node KRaft Kafka broker on loopback (Kafka's own jars from Maven Central, `make
-kafka-lib`), Kafka's console tools to write and read topics, and where the Kafka test job is, for the e2e files that
-run Kafka jobs under flinklet (test_kafka.py, test_autoscaler_kafka.py)."""
+kafka-lib`), Kafka's console tools to write and read topics, and where the Kafka test job and Flink's SQL Kafka
+connector are, for the e2e files that run Kafka jobs under flinklet (test_kafka.py, test_autoscaler_kafka.py,
+test_kafka_sql.py)."""
 import ctypes
 import glob
 import os
@@ -24,6 +25,18 @@ def _kafka_libs():
 KAFKA_LIBS = _kafka_libs()
 KAFKA_JOBS_JAR = os.environ.get("FLINKLET_KAFKA_JOBS_JAR",
                                 os.path.join(os.path.dirname(JOBS_JAR), "flinklet-test-jobs-kafka.jar"))
+
+
+def _kafka_sql_jar():
+    """Flink's SQL Kafka connector jar (flink-sql-connector-kafka, `make kafka-sql-lib`): FLINKLET_KAFKA_SQL_DIR's
+    (make e2e says which), else the newest build/kafka-sql-*'s; None when there is none."""
+    given = os.environ.get("FLINKLET_KAFKA_SQL_DIR")
+    dirs = [given] if given else sorted(glob.glob(os.path.abspath("build/kafka-sql-*")))[-1:]
+    jars = [j for d in dirs for j in sorted(glob.glob(os.path.join(d, "flink-sql-connector-kafka-*.jar")))]
+    return jars[-1] if jars else None
+
+
+KAFKA_SQL_JAR = _kafka_sql_jar()
 
 # the sink's transaction.timeout.ms: far longer than any restart here (and within the broker's
 # transaction.max.timeout.ms, 15 min), so a reader that sees output again within it did not wait for the broker
@@ -131,6 +144,52 @@ class Broker:
         if self.log:
             self.log.close()
         self.tools_log.close()
+
+
+class Feeder:
+    """Kafka's console producer (acks=all) on a topic, fed seqs 0, 1, 2, ... at rate records/s from a background
+    thread until finish() (or until count of them, when given), so that a job reading the topic has input in flight
+    whenever a test faults it, however long the faults take."""
+
+    def __init__(self, broker, topic, rate, count=None):
+        self.rate, self.count = rate, count
+        self.sent = 0
+        self.done = threading.Event()
+        self.proc = subprocess.Popen(
+            broker.java("org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", broker.bootstrap,
+                        "--topic", topic, "--producer-property", "acks=all", "--producer-property", "linger.ms=20"),
+            stdin=subprocess.PIPE, stdout=broker.tools_log, stderr=subprocess.STDOUT, preexec_fn=die_with_pytest)
+        self.thread = threading.Thread(target=self._feed, daemon=True)
+        self.thread.start()
+
+    def _feed(self):
+        t0, step = time.monotonic(), max(1, self.rate // 10)  # tenths of a second
+        try:
+            while not self.done.is_set() and (self.count is None or self.sent < self.count):
+                n = step if self.count is None else min(step, self.count - self.sent)
+                self.proc.stdin.write("".join(f"{v}\n" for v in range(self.sent, self.sent + n)).encode())
+                self.proc.stdin.flush()
+                self.sent += n
+                self.done.wait(max(0.0, t0 + self.sent / self.rate - time.monotonic()))
+            self.proc.stdin.close()
+        except OSError:  # the producer is gone (stop(), or it failed: finish() says so)
+            pass
+
+    def finish(self, timeout=120):
+        """Ends the input (now, or when count were written), waits for the producer to have every record
+        acknowledged (it flushes and exits at the end of its input); returns how many were written."""
+        if self.count is None:
+            self.done.set()
+        self.thread.join(timeout)
+        rc = self.proc.wait(max(1.0, timeout))
+        assert rc == 0, f"the console producer exited {rc} after {self.sent} records"
+        return self.sent
+
+    def stop(self):
+        self.done.set()
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
 
 
 class Reader:

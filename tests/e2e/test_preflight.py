@@ -108,6 +108,22 @@ def test_jars_flink_would_refuse_are_named_with_file_line_column(tmp_path, case)
     assert f"{cfg}:{line}:" in r.stderr and f"{field}: " in r.stderr and words in r.stderr, r.stderr
 
 
+def test_a_sql_scripts_jar_of_connectors_or_udfs_needs_no_entry_class_of_its_own(tmp_path):
+    """A jarURI beside a SQL script is a jar of the connectors or UDFs the script uses: flinklet's SQL runner, the
+    entry class, is in Flink's lib/, not in it. Such a jar was refused ("has no class ...SqlScriptRunner"), by
+    check-config --preflight and by run before its first launch (test_kafka_sql.py found it)."""
+    udfs = jar(tmp_path / "udfs.jar", {"com/example/Upper.class": b"\xca\xfe\xba\xbe"})
+    cfg = config(tmp_path, f"local://{udfs}")
+    cfg.write_text(cfg.read_text() + "    sql: |\n"
+                   "      CREATE TABLE a (x INT) WITH ('connector' = 'datagen');\n"
+                   "      CREATE TABLE b (x INT) WITH ('connector' = 'blackhole');\n"
+                   "      INSERT INTO b SELECT x FROM a;\n")
+    r = subprocess.run([BIN, "check-config", "--preflight", "-c", str(cfg), "--flink-home", FLINK_HOME],
+                       capture_output=True, text=True, timeout=200)  # the planner's check: a JVM
+    assert r.returncode == 0, r.stderr
+    assert "the SQL script (the planner's check)" in r.stderr and "has no class" not in r.stderr, r.stderr
+
+
 def test_busy_ports_and_missing_flink_are_named(tmp_path):
     path = jar(tmp_path / "job.jar", CLASS)
     cfg = config(tmp_path, f"local://{path}", CLS)
