@@ -37,11 +37,14 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 # MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION.
 # test_rescale_history runs on the versions that have Flink's rescale history (2.3+) and skips on the others;
 # test_flink_readonly holds the routes open under /flink/ without the token to each version's real REST API;
-# test_flink_metrics holds flinklet's Prometheus reporter (deps/reporter, built against each version's jars) to each
+# test_flink_metrics holds flinklet's Prometheus reporter (deps/reporter, built against each version's jars) to each;
+# test_sql_script holds the SQL runner and the launcher (deps/launcher, built against each version's jars) to each: a
+# script job whose main() returns after submitting, its savepoint restored into its compiled plan, and --preflight.
+# A test marked single_version (a longer one whose ground a shorter test of its file covers) runs on FLINK_VERSION only.
 MATRIX_VERSIONS ?= 1.20.5 2.3.0
 MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
                    tests/e2e/test_promotion.py tests/e2e/test_job_failure.py tests/e2e/test_rescale_history.py \
-                   tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py
+                   tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py tests/e2e/test_sql_script.py
 .PHONY: e2e-rest e2e-matrix
 e2e-matrix: $(BUILD)/flinklet
 	@set -e; for v in $(MATRIX_VERSIONS); do \
@@ -49,7 +52,7 @@ e2e-matrix: $(BUILD)/flinklet
 	  $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; \
 	  FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(BUILD)/flink-$$v \
 	  FLINKLET_JOBS_JAR=$(CURDIR)/$(BUILD)/jobs-$$v/flinklet-test-jobs.jar \
-	  python3 -m pytest -v -p no:cacheprovider --durations=10 -m "not heavy" $(MATRIX_FILES) $(E2E_ARGS); \
+	  python3 -m pytest -v -p no:cacheprovider --durations=10 -m "not heavy and not single_version" $(MATRIX_FILES) $(E2E_ARGS); \
 	done
 
 lint:

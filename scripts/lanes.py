@@ -36,7 +36,7 @@ NO_TESTS = 5
 
 ASAN_MARKS = "not heavy and not asan_elsewhere"
 REST_MARKS = "heavy or asan_elsewhere"
-MATRIX_MARKS = "not heavy"
+MATRIX_MARKS = "not heavy and not single_version"
 
 
 def collected_files(marks, paths, env):

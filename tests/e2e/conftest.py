@@ -479,6 +479,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "asan_elsewhere: its flinklet C paths run under ASan in other tests (what it adds is Flink's or a "
         "browser's side, or a variant the JVM tells apart and flinklet does not); `make e2e-asan` leaves it out")
+    config.addinivalue_line(
+        "markers", "single_version: runs on FLINK_VERSION only: `make e2e-matrix` (and make check's matrix items) leave "
+        "it out, a shorter test of its file covering the same on each of MATRIX_VERSIONS")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -6,14 +6,16 @@ import json
 import os
 
 
-def config_text(f, sql, allow_non_restored=False, parallelism=1):
-    """f's configuration with the script inline as a literal block (no jarURI, no entryClass)."""
+def config_text(f, sql, allow_non_restored=False, parallelism=1, script=None):
+    """f's configuration with the script inline as a literal block, or the file script (no jarURI, no entryClass)."""
     lines = ["apiVersion: flink.apache.org/v1beta1", "kind: FlinkMiniCluster", "metadata:", f"  name: {f.name}",
              "spec:", "  flinkConfiguration:"]
     lines += [f"    {json.dumps(k)}: {json.dumps(str(v))}" for k, v in f.conf.items()]
     lines += ["  job:", f"    parallelism: {parallelism}",
-              f"    allowNonRestoredState: {str(allow_non_restored).lower()}", "    sql: |"]
-    lines += ["      " + line if line else "" for line in sql.splitlines()]
+              f"    allowNonRestoredState: {str(allow_non_restored).lower()}"]
+    if script:
+        return "\n".join(lines + [f"    sqlScript: local://{script}"]) + "\n"
+    lines += ["    sql: |"] + ["      " + line if line else "" for line in sql.splitlines()]
     return "\n".join(lines) + "\n"
 
 

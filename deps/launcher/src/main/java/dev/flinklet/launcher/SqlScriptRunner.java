@@ -54,6 +54,24 @@ public final class SqlScriptRunner {
         Failure(int line, int col, String message) {
             super(at(line, col) + ": " + message);
         }
+
+        /** f without its cause (whose message f's has), for the JVM's exit: flinklet names the exit's cause by the
+         *  innermost "Caused by" of the JVM's last trace (src/flink/jvmout.c), which is then f's message with the
+         *  script's position, not Flink's exception without it. */
+        Failure(Failure f) {
+            super(f.getMessage());
+            setStackTrace(f.getStackTrace());
+        }
+    }
+
+    /** The failure the runner's main() ends with: f alone, Flink's exception (its trace) printed before it. */
+    private Failure alone(Failure f) {
+        if (f.getCause() == null) {
+            return f;
+        }
+        System.err.println("flinklet-sql: " + f.getMessage() + "; Flink's exception:");
+        f.getCause().printStackTrace();
+        return new Failure(f);
     }
 
     private String at(int line, int col) {
@@ -302,7 +320,7 @@ public final class SqlScriptRunner {
             System.exit(1);
         } catch (Failure f) {
             if (!validate) {
-                throw f;
+                throw r.alone(f);
             }
             System.out.println("flinklet-sql: " + f.getMessage());
             System.exit(1);
