@@ -73,6 +73,7 @@ const char *status_error_source_name(enum status_error_source src)
 	    [STATUS_ERR_CONFIG] = "configuration",
 	    [STATUS_ERR_SNAPSHOT] = "snapshot",
 	    [STATUS_ERR_VOLUME_SPACE] = "volumeSpace",
+	    [STATUS_ERR_PROGRESS] = "checkpointProgress",
 	    [STATUS_ERR_FAILOVER] = "failover",
 	};
 	return (unsigned)src < STATUS_ERR_MAX && n[src] ? n[src] : "?";

@@ -68,6 +68,7 @@ enum status_error_source {
 	STATUS_ERR_CONFIG,         /* sup_reload.c: a configuration was rejected; the job runs on the old one */
 	STATUS_ERR_SNAPSHOT,       /* sup_snapshot.c: a savepoint or checkpoint asked for while the job ran failed */
 	STATUS_ERR_VOLUME_SPACE,   /* sup_snapshot.c: below flinklet.volume.min-free-percent */
+	STATUS_ERR_PROGRESS,       /* sup_poll.c: no checkpoint completed within the progress window while it runs */
 	STATUS_ERR_FAILOVER,       /* sup_poll.c: the job failed and Flink restarts it (until every task runs) */
 	STATUS_ERR_MAX
 };

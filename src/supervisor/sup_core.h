@@ -184,6 +184,7 @@ struct sup_poll {
 	int zero_slot_polls;
 	int64_t completed_checkpoints;
 	usec_t last_checkpoint_progress; /* sup_now */
+	bool progress_stalled; /* CheckpointsStalled said (STATUS_ERR_PROGRESS): no checkpoint in the window */
 	/* what the stop's estimate reads (stopfit): the newest checkpoint's full state size and duration, and the
 	 * throughput of the newest savepoint Flink reported (bytes per second; 0: none yet) */
 	bool sizes_known;

@@ -202,6 +202,9 @@ char *sup_metrics(struct supervisor *s, struct shbuf **flink)
 	       "Seconds since the last savepoint (absent before the first).");
 	if (sp_age >= 0)
 		strbuf_appendf(&b, "flinklet_last_savepoint_age_seconds %.3f\n", sp_age);
+	metric(&b, "flinklet_checkpoints_stalled", "gauge",
+	       "1 while the running job has completed no checkpoint within the progress window (CheckpointsStalled).");
+	strbuf_appendf(&b, "flinklet_checkpoints_stalled %d\n", s->poll.progress_stalled ? 1 : 0);
 	metric(&b, "flinklet_last_checkpoint_id", "gauge", "The id of the last completed checkpoint.");
 	strbuf_appendf(&b, "flinklet_last_checkpoint_id %lld\n",
 	               (long long)(st->last_checkpoint.id > 0 ? st->last_checkpoint.id : 0));

@@ -250,6 +250,48 @@ static usec_t checkpoint_progress_window(const struct spec *spec)
 	return (interval > timeout ? interval : timeout) * (usec_t)(tolerable + 2);
 }
 
+/* A job that completes no checkpoint within the progress window while it runs (checkpointing on) is said while it
+ * runs, whether or not the health check restarts the JVM for it: a CheckpointsStalled warning, the status error and
+ * flinklet_checkpoints_stalled; the next completed checkpoint clears them (CheckpointsResumed, progress_resumed). */
+static void progress_check(struct supervisor *s)
+{
+	if (s->state != SUP_RUNNING || s->poll.progress_stalled ||
+	    spec_duration(s->spec, "execution.checkpointing.interval") == 0)
+		return;
+	usec_t window = checkpoint_progress_window(s->spec);
+	usec_t since =
+	    s->poll.last_checkpoint_progress > s->stable_since ? s->poll.last_checkpoint_progress : s->stable_since;
+	if (sup_now(s) - since <= window)
+		return;
+	s->poll.progress_stalled = true;
+	const struct snapshot_ref *cp = &s->status.last_checkpoint, *sp = &s->status.last_savepoint;
+	const char *point = cp->location ? cp->location : sp->location;
+	char *msg = xasprintf("job %s has completed no checkpoint for %llu s while RUNNING (the progress window, "
+	                      "kubernetes.operator.cluster.health-check.checkpoint-progress.window); %s%s",
+	                      s->job_id, (unsigned long long)((sup_now(s) - since) / USEC_PER_SEC),
+	                      point ? "a stop or a crash now goes back to "
+	                            : "there is no restore point: a stop or a crash now starts the job "
+	                              "with empty state",
+	                      point ? point : "");
+	sup_error_set(s, STATUS_ERR_PROGRESS, msg);
+	sup_alert(s, "CheckpointsStalled", "%s", msg);
+	sup_write_status(s);
+	free(msg);
+}
+
+/* A checkpoint completed (or a new JVM starts its own window): a stall said is over. */
+static void progress_resumed(struct supervisor *s, bool said)
+{
+	if (!s->poll.progress_stalled)
+		return;
+	s->poll.progress_stalled = false;
+	sup_error_clear(s, STATUS_ERR_PROGRESS);
+	if (said) {
+		sup_event(s, "CheckpointsResumed", "job %s completes checkpoints again", s->job_id);
+		sup_write_status(s);
+	}
+}
+
 static void on_overview(void *userdata, long code, cJSON *body, const char *error)
 {
 	struct poll_chain *c = userdata;
@@ -267,6 +309,7 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 	if (s->poll.zero_slot_polls >= 2)
 		health_unhealthy(s, "the MiniCluster has no task manager or no slots left (a fatal TaskManager error)");
 
+	progress_check(s);
 	bool enabled = spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled");
 	if (enabled && s->state == SUP_RUNNING &&
 	    spec_bool(s->spec, "kubernetes.operator.cluster.health-check.checkpoint-progress.enabled") &&
@@ -331,6 +374,7 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		if (completed_count >= 0 && completed_count != s->poll.completed_checkpoints) {
 			s->poll.completed_checkpoints = completed_count;
 			s->poll.last_checkpoint_progress = sup_now(s);
+			progress_resumed(s, true);
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
 		const cJSON *completed = cJSON_GetObjectItemCaseSensitive(latest, "completed");
@@ -653,6 +697,7 @@ void sup_poll_launched(struct supervisor *s)
 	s->poll.zero_slot_polls = 0;
 	s->poll.n_restart_samples = 0;
 	s->poll.last_checkpoint_progress = sup_now(s);
+	progress_resumed(s, false);
 	/* Flink's exception history is the new JVM's own */
 	s->poll.failure_ts = 0;
 	status_set_string(&s->poll.failure, NULL);

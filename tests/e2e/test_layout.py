@@ -197,6 +197,7 @@ ERROR_OWNER = {
     "STATUS_ERR_CONFIG": "sup_reload.c",
     "STATUS_ERR_SNAPSHOT": "sup_snapshot.c",
     "STATUS_ERR_VOLUME_SPACE": "sup_snapshot.c",
+    "STATUS_ERR_PROGRESS": "sup_poll.c",
     "STATUS_ERR_FAILOVER": "sup_poll.c",
 }
 # the source of a warning of the status document -> the one file that sets and clears it (sup_warning_set/clear)

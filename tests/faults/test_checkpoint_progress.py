@@ -1,0 +1,69 @@
+"""A job RUNNING that completes no checkpoint (issue 38, item 1), with the fake Flink: flinklet says so while it runs,
+whether or not the health check restarts the JVM for it (it is off by default): a CheckpointsStalled warning naming
+what a stop or a crash would go back to, the status error `checkpointProgress` and flinklet_checkpoints_stalled 1.
+The JVM is left alone. The next completed checkpoint clears all three (CheckpointsResumed)."""
+import os
+import struct
+import time
+
+from conftest import wait_for
+from memtune_kit import gauge, metrics_text
+
+MAGIC = 0x4960672D
+CONF = {"kubernetes.operator.cluster.health-check.checkpoint-progress.window": "3 s"}
+
+
+def named(sup, kind):
+    return [e for e in sup.events() if e["type"] == kind]
+
+
+def checkpoint(sup, server, cid):
+    """Flink completes checkpoint cid: its _metadata on the volume, then the REST API says so."""
+    with open(os.path.join(sup.state, "job-id")) as f:
+        job_id = f.read().strip()
+    d = os.path.join(sup.state, "checkpoints", job_id, f"chk-{cid}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "_metadata"), "wb") as f:
+        f.write(struct.pack(">IIq", MAGIC, 4, cid) + b"\0" * 64)
+    server.checkpoint = {"id": cid, "external_path": f"file:{d}", "state_size": 50_000, "end_to_end_duration": 100}
+
+
+def stable(server, supervisors):
+    sup = supervisors(server, conf=CONF).start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    return sup
+
+
+def test_no_checkpoint_in_the_window_is_said_while_the_job_runs_and_cleared_by_the_next(server, supervisors):
+    sup = stable(server, supervisors)
+    pid = sup.status()["jvm"]["pid"]
+    ev = wait_for(lambda: named(sup, "CheckpointsStalled"), 20, "CheckpointsStalled")[0]
+    assert ev["level"] == "Warning", ev
+    assert "has completed no checkpoint for" in ev["message"] and "no restore point" in ev["message"], ev
+    st = sup.status()
+    assert "checkpointProgress" in [e["source"] for e in st["errors"]], st["errors"]
+    assert st["jvm"]["pid"] == pid and st["lifecycleState"] == "STABLE", st  # the health check is off: no restart
+    assert gauge(metrics_text(sup), "flinklet_checkpoints_stalled") == 1
+
+    checkpoint(sup, server, 4)
+    wait_for(lambda: named(sup, "CheckpointsResumed"), 20, "CheckpointsResumed")
+    st = sup.status()
+    assert "checkpointProgress" not in [e["source"] for e in st.get("errors") or []], st.get("errors")
+    assert gauge(metrics_text(sup), "flinklet_checkpoints_stalled") == 0
+    assert len(named(sup, "CheckpointsStalled")) == 1  # said once, not at every poll
+
+
+def test_the_warning_names_the_restore_point_a_stop_would_go_back_to(server, supervisors):
+    sup = stable(server, supervisors)
+    checkpoint(sup, server, 2)
+    wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id") == 2, 20,
+             "checkpoint 2 seen")
+    ev = wait_for(lambda: named(sup, "CheckpointsStalled"), 20, "CheckpointsStalled")[0]
+    assert "a stop or a crash now goes back to" in ev["message"] and "chk-2" in ev["message"], ev
+
+
+def test_no_checkpointing_no_warning(server, supervisors):
+    sup = supervisors(server, conf={**CONF, "execution.checkpointing.interval": "0 s"}).start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    time.sleep(5)
+    assert not named(sup, "CheckpointsStalled")
