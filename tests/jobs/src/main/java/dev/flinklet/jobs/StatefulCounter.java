@@ -38,7 +38,9 @@ import org.apache.flink.util.Collector;
  * incompressible state, written on its first record: keys x N is the state's size, for tests
  * and benchmarks of large state; default 0), --open-delay-file PATH (while that file exists, the
  * Count function's open() sleeps the milliseconds it holds: its tasks stay INITIALIZING, as a
- * restore of a large state from a slow volume keeps them).
+ * restore of a large state from a slow volume keeps them), --snapshot-delay-file PATH (while that file exists, a
+ * SnapshotDelay step after Count sleeps the milliseconds it holds in each checkpoint's synchronous part: with
+ * execution.checkpointing.timeout below that, every checkpoint expires while the job runs on).
  *
  * <p>Checkpointing, parallelism, state backend and restart strategy are deliberately NOT set
  * here: they come from the Flink configuration given by the supervisor.
@@ -67,6 +69,7 @@ public final class StatefulCounter {
         long failAfter = args.getLong("fail-after", 0);
         long padBytes = args.getLong("pad-bytes", 0);
         String openDelayFile = args.get("open-delay-file", null);
+        String snapshotDelayFile = args.get("snapshot-delay-file", null);
         if (rate <= 0) {
             throw new IllegalArgumentException("--rate must be > 0");
         }
@@ -94,6 +97,9 @@ public final class StatefulCounter {
                                 openDelayFile))
                         .name("Count")
                         .uid("count");
+        if (snapshotDelayFile != null) {
+            lines = lines.map(new SnapshotDelay(snapshotDelayFile)).name("SnapshotDelay").uid("snapshot-delay");
+        }
 
         FileSink<String> sink =
                 FileSink.forRowFormat(new Path(output), new SimpleStringEncoder<String>("UTF-8"))
@@ -107,6 +113,40 @@ public final class StatefulCounter {
             name += " (count=" + count + ")";
         }
         return name;
+    }
+
+    /** Passes records on; while its file exists, each checkpoint's snapshot sleeps the milliseconds it holds. */
+    static final class SnapshotDelay implements org.apache.flink.api.common.functions.MapFunction<String, String>,
+            org.apache.flink.streaming.api.checkpoint.CheckpointedFunction {
+        private static final long serialVersionUID = 1L;
+        private final String file;
+
+        SnapshotDelay(String file) {
+            this.file = file;
+        }
+
+        @Override
+        public String map(String line) {
+            return line;
+        }
+
+        @Override
+        public void snapshotState(org.apache.flink.runtime.state.FunctionSnapshotContext context)
+                throws InterruptedException {
+            long ms = 0;
+            try {
+                ms = Long.parseLong(new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(file)),
+                        java.nio.charset.StandardCharsets.UTF_8).trim());
+            } catch (Exception e) {
+                ms = 0; // no file (or not a number): no delay
+            }
+            if (ms > 0) {
+                Thread.sleep(ms);
+            }
+        }
+
+        @Override
+        public void initializeState(org.apache.flink.runtime.state.FunctionInitializationContext context) {}
     }
 
     /** index -> index. */
