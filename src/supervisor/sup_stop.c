@@ -328,6 +328,19 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 	return stop_snapshot(s);
 }
 
+/* Whether the next start would begin empty: no checkpoint or savepoint of the job on the volume and no
+ * initialSavepointPath (a restore point given up is already out of the scan: sup_restore_put_aside). */
+static bool no_restore_point(struct supervisor *s)
+{
+	if (s->spec->job.initial_savepoint_path || checkpoints_newest_id(s->ckpt_dir, s->job_id) >= 0)
+		return false;
+	struct strv sps = {0};
+	savepoints_present(s->sp_dir, s->job_id, &sps);
+	bool none = sps.n == 0;
+	strv_free(&sps);
+	return none;
+}
+
 enum sup_state sup_stop_done(struct supervisor *s)
 {
 	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);
@@ -377,6 +390,12 @@ enum sup_state sup_stop_done(struct supervisor *s)
 		    (long long)s->stop.checkpoint_id);
 	else if (s->spec->job.upgrade_mode == UPGRADE_STATELESS)
 		sup_event(s, "Stopped", "stopped; upgradeMode stateless: the next start begins empty");
+	else if (no_restore_point(s))
+		sup_alert(
+		    s, "Stopped",
+		    "stopped with no restore point: no checkpoint or savepoint of job %s is on the volume; the next "
+		    "start begins with empty state",
+		    s->job_id);
 	else
 		sup_event(s, "Stopped", "stopped; the newest retained checkpoint is the restore point");
 	/* 0 only when the job stopped as asked: a savepoint when one was due, and no SIGKILL */
@@ -386,8 +405,12 @@ enum sup_state sup_stop_done(struct supervisor *s)
 		code = SUP_EXIT_NO_SAVEPOINT;
 		/* said already when the stop or its savepoint said why */
 		if (!sup_error(s, STATUS_ERR_STOP) && !sup_error(s, STATUS_ERR_STOP_SAVEPOINT))
-			sup_error_set(s, STATUS_ERR_STOP,
-			              "the stop took no savepoint; the newest checkpoint stays the restore point");
+			sup_error_set(
+			    s, STATUS_ERR_STOP,
+			    no_restore_point(s)
+			        ? "the stop took no savepoint and there is no checkpoint: the next start begins "
+			          "with empty state"
+			        : "the stop took no savepoint; the newest checkpoint stays the restore point");
 		log_error("exiting with code %d: %s", code,
 		          sup_error(s, STATUS_ERR_STOP) ? sup_error(s, STATUS_ERR_STOP)
 		                                        : sup_error(s, STATUS_ERR_STOP_SAVEPOINT));

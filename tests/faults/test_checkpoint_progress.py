@@ -3,6 +3,7 @@ whether or not the health check restarts the JVM for it (it is off by default): 
 what a stop or a crash would go back to, the status error `checkpointProgress` and flinklet_checkpoints_stalled 1.
 The JVM is left alone. The next completed checkpoint clears all three (CheckpointsResumed)."""
 import os
+import signal
 import struct
 import time
 
@@ -67,3 +68,17 @@ def test_no_checkpointing_no_warning(server, supervisors):
     wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
     time.sleep(5)
     assert not named(sup, "CheckpointsStalled")
+
+
+def test_a_stop_that_leaves_no_restore_point_says_so(server, supervisors):
+    """The operator's users found out at the next start ("starting with empty state", an info line): a stop whose
+    savepoint fails when the job has no checkpoint ends with a warning that the next start begins empty (exit 4)."""
+    sup = supervisors(server, upgrade_mode="savepoint", conf=CONF).start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    server.stop_failures = 100  # every stop-with-savepoint fails, as when a task cannot take part
+    server.savepoint_location = "file:/nowhere"
+    sup.proc.send_signal(signal.SIGTERM)
+    assert sup.proc.wait(20) == 4, sup.logs()[-3000:]
+    stopped = named(sup, "Stopped")[-1]
+    assert stopped["level"] == "Warning" and "no restore point" in stopped["message"], stopped
+    assert "begins with empty state" in stopped["message"], stopped
