@@ -60,14 +60,14 @@ static void autoscaler_figures(struct strbuf *b, struct supervisor *s)
 	metric(b, "flinklet_autoscaler_enabled", "gauge", "1 when job.autoscaler.enabled is true.");
 	strbuf_appendf(b, "flinklet_autoscaler_enabled %d\n", o.enabled ? 1 : 0);
 	as_options_free(&o);
-	if (!s->autoscaler.as)
-		return;
-	cJSON *report = autoscaler_report_json(s->autoscaler.as, s->job_id);
+	/* every family is declared, with or without the autoscaler: a dashboard or an alert never names an unknown one
+	 */
+	cJSON *report = s->autoscaler.as ? autoscaler_report_json(s->autoscaler.as, s->job_id) : NULL;
 	metric(b, "flinklet_autoscaler_evaluations_total", "counter",
 	       "Evaluations of the autoscaler by this supervisor that decided, by outcome (scale: a rescale; "
 	       "no_scale: every vertex within its bounds or a gate held it; error: a cycle that failed).");
 	static const char *const outcomes[][2] = {{"scale", "scalings"}, {"no_scale", "balanced"}, {"error", "errors"}};
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; report && i < 3; i++) {
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(report, outcomes[i][1]);
 		strbuf_appendf(b, "flinklet_autoscaler_evaluations_total{outcome=\"%s\"} %.0f\n", outcomes[i][0],
 		               cJSON_IsNumber(n) ? n->valuedouble : 0);
@@ -83,13 +83,13 @@ static void autoscaler_figures(struct strbuf *b, struct supervisor *s)
 	cJSON_Delete(report);
 }
 
-/* One gauge per memory pool (heap, managed, metaspace); nothing when the first is unknown (-1). */
+/* One gauge per memory pool (heap, managed, metaspace); declared without samples when the first is unknown (-1). */
 static void pool_gauge(struct strbuf *b, const char *name, const char *help, int64_t heap, int64_t managed,
                        int64_t metaspace)
 {
+	metric(b, name, "gauge", help);
 	if (heap < 0)
 		return;
-	metric(b, name, "gauge", help);
 	strbuf_appendf(b, "%s{pool=\"heap\"} %lld\n%s{pool=\"managed\"} %lld\n%s{pool=\"metaspace\"} %lld\n", name,
 	               (long long)heap, name, (long long)managed, name, (long long)metaspace);
 }
@@ -102,12 +102,11 @@ static void memory_tuning_figures(struct strbuf *b, struct supervisor *s)
 	           mt->rec_heap, mt->rec_managed, mt->rec_metaspace);
 	pool_gauge(b, "flinklet_memory_tuning_running_bytes", "The running JVM's tuned memory pools (absent: untuned).",
 	           mt->run_heap, mt->run_managed, mt->run_metaspace);
-	if (mt->min_memory >= 0) {
-		metric(b, "flinklet_memory_min_bytes", "gauge",
-		       "The smallest spec.resources.memory that holds the job as it runs, by memory tuning's last "
-		       "evaluation.");
+	metric(b, "flinklet_memory_min_bytes", "gauge",
+	       "The smallest spec.resources.memory that holds the job as it runs, by memory tuning's last "
+	       "evaluation.");
+	if (mt->min_memory >= 0)
 		strbuf_appendf(b, "flinklet_memory_min_bytes %lld\n", (long long)mt->min_memory);
-	}
 	metric(
 	    b, "flinklet_memory_tuning_suspended", "gauge",
 	    "1 while memory tuning is undone (a tuned JVM died of memory or failed twice) until the budget changes.");
@@ -168,13 +167,13 @@ char *sup_metrics(struct supervisor *s, struct shbuf **flink)
 	metric(&b, "flinklet_volume_write_errors_total", "counter", "Writes to the state volume that failed.");
 	strbuf_appendf(&b, "flinklet_volume_write_errors_total %llu\n", (unsigned long long)s->volume_write_errors);
 	struct statvfs vfs;
-	if (statvfs(s->state_dir, &vfs) == 0 && vfs.f_blocks > 0) {
-		metric(&b, "flinklet_volume_free_bytes", "gauge",
-		       "Bytes free on the state volume for flinklet's user.");
+	bool vfs_ok = statvfs(s->state_dir, &vfs) == 0 && vfs.f_blocks > 0;
+	metric(&b, "flinklet_volume_free_bytes", "gauge", "Bytes free on the state volume for flinklet's user.");
+	if (vfs_ok)
 		strbuf_appendf(&b, "flinklet_volume_free_bytes %.0f\n", (double)vfs.f_bavail * (double)vfs.f_frsize);
-		metric(&b, "flinklet_volume_size_bytes", "gauge", "The size of the state volume in bytes.");
+	metric(&b, "flinklet_volume_size_bytes", "gauge", "The size of the state volume in bytes.");
+	if (vfs_ok)
 		strbuf_appendf(&b, "flinklet_volume_size_bytes %.0f\n", (double)vfs.f_blocks * (double)vfs.f_frsize);
-	}
 	metric(&b, "flinklet_volume_low", "gauge",
 	       "1 while the state volume's free space is below flinklet.volume.min-free-percent.");
 	strbuf_appendf(&b, "flinklet_volume_low %d\n", s->snapshot.volume_low ? 1 : 0);
