@@ -259,6 +259,7 @@ struct sup_stop {
 	usec_t requested_at, deadline;
 	int signal;
 	bool had_jvm, force_killed;
+	bool job_finished; /* Flink had said the job FINISHED when the stop came: nothing to save, exit 0 */
 	sd_event_source *kill_timer, *deadline_timer, *wait_timer;
 	/* a stop on the next checkpoint (no savepoint fits the budget): the newest checkpoint flinklet knew of when it
 	 * began, the one it stopped on, the poll and the share of the budget it has */

@@ -298,6 +298,14 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 	if (purpose == STOP_EXIT)
 		sup_stop_arm_deadline(s);
 	enum upgrade_mode mode = s->spec->job.upgrade_mode;
+	if (purpose == STOP_EXIT && s->state == SUP_RUNNING && s->status.job_state &&
+	    !strcmp(s->status.job_state, "FINISHED")) {
+		/* a bounded job that ended a moment ago, its JVM about to end by itself: no savepoint to take (Flink
+		 * would refuse it), and the job stays FINISHED */
+		s->stop.job_finished = true;
+		log_info("job %s FINISHED before the stop: no savepoint to take; the JVM ends", s->job_id);
+		return sup_stop_terminate(s);
+	}
 	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
 		sup_launch_next_fresh(s);
 	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
@@ -349,8 +357,9 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	sup_snapshot_stop_timers_off(s);
 	status_set_string(&s->status.intent, NULL);
 	s->status.tasks_running = 0; /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
-	if (s->state == SUP_FINISHED) {
+	if (s->state == SUP_FINISHED || s->stop.job_finished) {
 		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
+		sup_set_job_state(s, "FINISHED");
 		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);
 		sup_exit(s, 0);
 		return SUP_STOPPED;

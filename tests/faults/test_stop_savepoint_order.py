@@ -100,3 +100,21 @@ def test_a_second_reload_of_the_same_edit_says_the_upgrade_is_under_way(server, 
     assert "the job must be restarted for it" in changed[0]["message"], changed
     assert "the job's upgrade to it is under way" in changed[-1]["message"], changed
     assert len([r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]) == 1
+
+
+def test_a_stop_right_after_the_job_finished_takes_no_savepoint_and_exits_0(server, supervisors):
+    """A bounded job that FINISHED a moment before the SIGTERM, its JVM not yet gone (seen on Flink 2.3.0: the
+    launcher's JVM ends a few hundred ms after the job): Flink would refuse a stop-with-savepoint (or be gone), so
+    flinklet asks for none, lets the JVM end and exits 0 with the job still FINISHED; the next start does not run it."""
+    sup = supervisors(server, upgrade_mode="savepoint").start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    server.job_state = "FINISHED"
+    wait_for(lambda: sup.status()["jobStatus"]["state"] == "FINISHED", 20, "FINISHED in status.json")
+    sup.proc.send_signal(signal.SIGTERM)
+    assert sup.proc.wait(15) == 0, sup.logs()[-3000:]
+    assert not [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], "a savepoint was asked"
+    assert not named(sup, "SavepointFailed")
+    assert sup.status()["jobStatus"]["state"] == "FINISHED"
+    assert "had FINISHED" in named(sup, "Stopped")[-1]["message"]
+    nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
+    wait_for(lambda: named(nxt, "JobAlreadyFinished"), 20, "JobAlreadyFinished")
