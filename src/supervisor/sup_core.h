@@ -240,6 +240,9 @@ struct sup_snapshot {
 	sd_event_source *periodic_savepoint_timer, *periodic_checkpoint_timer;
 	bool volume_low;
 	uint64_t savepoints, savepoint_failures, checkpoints, checkpoint_failures; /* /metrics */
+	/* periodic ones failing in a row, by kind (SNAP_SAVEPOINT, SNAP_CHECKPOINT): the first is said, the rest logged
+	 */
+	unsigned periodic_failed_in_row[2];
 	/* savepoints retention disposes of: renamed *.disposing on the worker, then removed by a child process */
 	struct disposal {
 		struct disposal *next;

@@ -352,6 +352,26 @@ static void op_done(struct supervisor *s)
 	sup_snapshot_kick(s);
 }
 
+/* The count of periodic failures in a row of the running operation's kind, NULL when it is not a periodic one. */
+static unsigned *periodic_row(struct supervisor *s)
+{
+	if (!s->snapshot.op.trigger || strcmp(s->snapshot.op.trigger, "PERIODIC"))
+		return NULL;
+	return &s->snapshot.periodic_failed_in_row[s->snapshot.op.kind == SNAP_SAVEPOINT ? 0 : 1];
+}
+
+/* A periodic one completed: failures in a row before it are over, and said so. */
+static void periodic_completed(struct supervisor *s)
+{
+	unsigned *row = periodic_row(s);
+	if (!row || !*row)
+		return;
+	const char *what = s->snapshot.op.kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint";
+	sup_event(s, s->snapshot.op.kind == SNAP_SAVEPOINT ? "SavepointsRecovered" : "CheckpointsRecovered",
+	          "a periodic %s completed after %u failed in a row", what, *row);
+	*row = 0;
+}
+
 static void op_failed(struct supervisor *s, const char *why)
 {
 	const char *what = s->snapshot.op.kind == SNAP_SAVEPOINT ? "savepoint" : "checkpoint";
@@ -361,7 +381,13 @@ static void op_failed(struct supervisor *s, const char *why)
 		s->snapshot.checkpoint_failures++;
 	char *msg = xasprintf("%s %s failed: %s", s->snapshot.op.trigger, what, why);
 	sup_error_set(s, STATUS_ERR_SNAPSHOT, msg);
-	sup_alert(s, s->snapshot.op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
+	unsigned *row = periodic_row(s);
+	if (row && (*row)++ > 0)
+		/* a periodic one that keeps failing is said once (the operator floods events: FLINK-40384); the status
+		 * error carries the newest cause, the metrics count them, the last good one stays */
+		log_warn("%s (%u periodic %ss failed in a row; said once, until one completes)", msg, *row, what);
+	else
+		sup_alert(s, s->snapshot.op.kind == SNAP_SAVEPOINT ? "SavepointFailed" : "CheckpointFailed", "%s", msg);
 	free(msg);
 	sup_write_status(s);
 	op_done(s);
@@ -403,6 +429,7 @@ static void on_op_status(void *userdata, long code, cJSON *body, const char *err
 			free(failure);
 			return;
 		}
+		periodic_completed(s);
 		if (s->snapshot.op.kind == SNAP_SAVEPOINT) {
 			const cJSON *loc = cJSON_GetObjectItemCaseSensitive(op, "location");
 			if (cJSON_IsString(loc))

@@ -11,7 +11,7 @@ import struct
 
 from conftest import wait_for
 from fakeflink import end_once_reported
-from memtune_kit import set_option
+from memtune_kit import gauge, metrics_text, set_option
 
 MAGIC = 0x4960672D
 
@@ -118,3 +118,27 @@ def test_a_stop_right_after_the_job_finished_takes_no_savepoint_and_exits_0(serv
     assert "had FINISHED" in named(sup, "Stopped")[-1]["message"]
     nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
     wait_for(lambda: named(nxt, "JobAlreadyFinished"), 20, "JobAlreadyFinished")
+
+
+def test_a_periodic_savepoint_that_keeps_failing_is_said_once(server, supervisors):
+    """Periodic savepoints every second, the first six failing (as when a task cannot take part): one SavepointFailed
+    warning for the run of failures (the operator floods events: FLINK-40384), the status error with the cause, the
+    failures counted in /metrics; the first that completes says the run is over and is the last good point."""
+    sup = supervisors(server, upgrade_mode="savepoint",
+                      conf={"kubernetes.operator.periodic.savepoint.interval": "1 s"}).start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    job_id = job_id_of(sup)
+    d = os.path.join(sup.state, "savepoints", f"savepoint-{job_id[:6]}-aaaaaaaaaaaa")
+    os.makedirs(d)
+    with open(os.path.join(d, "_metadata"), "wb") as f:
+        f.write(struct.pack(">IIq", MAGIC, 4, 12) + b"\0" * 64)
+    server.stop_failures = 6
+    server.savepoint_location = "file:" + d  # what the first that completes reports
+    recovered = wait_for(lambda: named(sup, "SavepointsRecovered"), 60, "SavepointsRecovered")[0]
+    assert "after 6 failed in a row" in recovered["message"], recovered
+    failed = named(sup, "SavepointFailed")
+    assert len(failed) == 1 and "PERIODIC savepoint failed" in failed[0]["message"], failed
+    assert "6 periodic savepoints failed in a row" in sup.logs()
+    sp = wait_for(lambda: sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"], 20, "the savepoint")
+    assert sp["triggerType"] == "PERIODIC", sp
+    assert gauge(metrics_text(sup), "flinklet_savepoint_failures_total") == 6
