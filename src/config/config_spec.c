@@ -157,6 +157,10 @@ const char *spec_savepoint_format(const struct spec *s, enum state_backend runni
 		return !strcmp(set, "NATIVE") ? "NATIVE" : "CANONICAL";
 	if (running == BACKEND_FORST)
 		return "NATIVE";
+	/* with the changelog state backend a savepoint is restored in legacy mode (sup_restore.c): a canonical one
+	 * shares no file with the checkpoints after it, so its disposal never breaks them */
+	if (spec_bool(s, "state.changelog.enabled"))
+		return "CANONICAL";
 	/* a backend change (an upgrade to another one) needs the canonical format to be restored from */
 	if (use == SAVEPOINT_STOP && running == BACKEND_ROCKSDB && spec_state_backend(s) == BACKEND_ROCKSDB)
 		return "NATIVE";

@@ -272,7 +272,7 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 		strv_push(argv, "-s");
 		strv_push(argv, l->restore_path);
 		strv_push(argv, "-cm");
-		strv_push(argv, l->restore_claim ? "claim" : "no_claim");
+		strv_push(argv, l->restore_claim ? "claim" : l->restore_legacy ? "legacy" : "no_claim");
 		if (s->job.allow_non_restored_state)
 			strv_push(argv, "-n");
 	}

@@ -25,6 +25,7 @@ struct launch {
 	const char *java;         /* the java launcher */
 	const char *restore_path; /* NULL: start empty */
 	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
+	bool restore_legacy;      /* legacy instead of no_claim (a savepoint with the changelog state backend) */
 	const char *jar_path;     /* the jar on disk; NULL: spec.job.jarURI's local path */
 	const char *cds_archive;  /* the class-data-sharing archive to start from, or NULL */
 	bool cds_record;          /* no archive: record what a dump of the running JVM needs */

@@ -155,8 +155,9 @@ struct sup_restore {
 	struct strv failed_points, reported_skips;
 	char *path;
 	enum restore_kind kind;
-	int64_t id; /* its checkpoint id (the _metadata header); -1 with no restore point */
-	bool claim; /* restored in claim mode: a checkpoint, or flinklet's own native stop savepoint */
+	int64_t id;  /* its checkpoint id (the _metadata header); -1 with no restore point */
+	bool claim;  /* restored in claim mode: a checkpoint, or flinklet's own native stop savepoint */
+	bool legacy; /* a savepoint not claimed, with the changelog state backend: legacy mode (FLINK-40476) */
 	bool reached;
 	struct restorelog scan;
 	char *evidence;

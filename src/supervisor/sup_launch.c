@@ -435,7 +435,9 @@ static int launch_jvm(struct supervisor *s)
 	if (uri)
 		sup_event(s, "Restoring", "restoring job %s to checkpoint id %lld from %s %s (%s)", s->job_id,
 		          (long long)s->restore.id, restore_kind_to_string(s->restore.kind), uri,
-		          s->restore.claim ? "claim mode" : "no_claim mode");
+		          s->restore.claim    ? "claim mode"
+		          : s->restore.legacy ? "legacy mode: the changelog state backend takes no other"
+		                              : "no_claim mode");
 	else
 		sup_event(s, "StartingEmpty", "starting job %s with empty state (no checkpoint or savepoint exists)",
 		          s->job_id);
@@ -448,6 +450,7 @@ static int launch_jvm(struct supervisor *s)
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = uri,
 	    .restore_claim = s->restore.claim,
+	    .restore_legacy = s->restore.legacy,
 	    .jar_path = s->launch.jar.local_path,
 	    .flink_version = s->flink_version,
 	};
@@ -527,6 +530,7 @@ int sup_launch_spawn(struct supervisor *s)
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = s->launch.spawn.uri,
 	    .restore_claim = s->restore.claim,
+	    .restore_legacy = s->restore.legacy,
 	    .jar_path = s->launch.jar.local_path,
 	    .cds_archive = s->cds.archive,
 	    .cds_record = s->cds.record,

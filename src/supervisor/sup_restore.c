@@ -332,6 +332,12 @@ int sup_restore_choose(struct supervisor *s)
 	s->restore.claim = claim_restore(s);
 	if (s->restore.claim && s->restore.kind == RESTORE_SAVEPOINT)
 		claim_savepoint(s);
+	/* the changelog state backend takes a savepoint in claim or legacy mode only: its first checkpoint after a
+	 * no_claim restore fails, and so does every one after it (FLINK-40476). Legacy leaves the savepoint where it
+	 * is, Flink's neither to delete nor to copy; flinklet's own savepoints are canonical with changelog
+	 * (spec_savepoint_format), so no checkpoint after the restore shares their files. */
+	s->restore.legacy =
+	    !s->restore.claim && s->restore.kind == RESTORE_SAVEPOINT && spec_bool(s->spec, "state.changelog.enabled");
 	s->restore.reached = false;
 	free(s->restore.evidence);
 	s->restore.evidence = NULL;

@@ -1780,6 +1780,11 @@ static void test_savepoint_format_follows_the_backend(void **state)
 	    {"    state.backend.type: forst\n    kubernetes.operator.savepoint.format.type: CANONICAL\n", BACKEND_FORST,
 	     SAVEPOINT_KEPT, "CANONICAL"},
 	    {"    kubernetes.operator.savepoint.format.type: NATIVE\n", BACKEND_HASHMAP, SAVEPOINT_KEPT, "NATIVE"},
+	    /* the changelog state backend restores a savepoint in legacy mode: canonical, sharing no file after it */
+	    {"    state.backend.type: rocksdb\n    state.changelog.enabled: true\n", BACKEND_ROCKSDB, SAVEPOINT_STOP,
+	     "CANONICAL"},
+	    {"    state.backend.type: forst\n    state.changelog.enabled: true\n", BACKEND_FORST, SAVEPOINT_STOP,
+	     "NATIVE"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *doc = xasprintf(CONF "%s", cases[i].conf);

@@ -471,6 +471,11 @@ static void test_argv_launcher(void **state)
 	assert_sequence(&argv, cp + 10, "-c", "com.example.Clicks", "/opt/flink/usrlib/clicks.jar", "--window", "1m");
 	assert_int_equal(argv_index(&argv, FLINK_CLI_CLASS), -1);
 	strv_free(&argv);
+	/* a savepoint with the changelog state backend: legacy mode, the one besides claim it takes */
+	l.restore_legacy = true;
+	flinkconf_build_argv(&s, &l, &argv);
+	assert_sequence(&argv, -1, "-s", "file:///var/lib/flinklet/savepoints/savepoint-1", "-cm", "legacy");
+	strv_free(&argv);
 	spec_free(&s);
 }
 
