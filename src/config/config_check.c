@@ -580,6 +580,24 @@ static void warn_full_checkpoints(const struct spec *s, struct diags *w)
 	free(field);
 }
 
+/* upgradeMode last-state carries the state in checkpoints: with checkpointing off there are none (FLINK-41283: the
+ * operator fails every reconcile of such an upgrade); flinklet's stops and upgrades take a savepoint instead. */
+static void warn_last_state_without_checkpoints(const struct spec *s, struct diags *w)
+{
+	if (s->job.upgrade_mode != UPGRADE_LAST_STATE || spec_duration(s, "execution.checkpointing.interval") > 0)
+		return;
+	const struct conf_entry *at = spec_entry(s, "execution.checkpointing.interval");
+	if (!at)
+		return;
+	char *field = field_of(at);
+	diags_add(w, &at->loc, "warning",
+	          "%s: %s turns checkpointing off, and upgradeMode last-state carries the job's state in its "
+	          "checkpoints: a stop, a suspend or an upgrade takes a savepoint instead, and a crash restarts "
+	          "from the newest savepoint, or empty",
+	          field, at->value);
+	free(field);
+}
+
 void config_warnings(const struct spec *s, struct diags *w)
 {
 	static const char rest[] = "Flink's REST API and web UI, which cancel, stop, savepoint and rescale the job "
@@ -618,6 +636,7 @@ void config_warnings(const struct spec *s, struct diags *w)
 	}
 	warn_forst_canonical(s, w);
 	warn_full_checkpoints(s, w);
+	warn_last_state_without_checkpoints(s, w);
 }
 
 /* ---- loading ---- */

@@ -308,6 +308,18 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 	}
 	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
 		sup_launch_next_fresh(s);
+	const struct spec *running = s->launched ? s->launched : s->spec;
+	if (mode == UPGRADE_LAST_STATE && purpose != STOP_ROLLBACK && s->state == SUP_RUNNING &&
+	    spec_duration(running, "execution.checkpointing.interval") == 0) {
+		/* last-state carries the state in checkpoints, and the running job takes none (FLINK-41283: the
+		 * operator fails every reconcile then): a savepoint carries it instead, as with upgradeMode savepoint
+		 */
+		sup_event(s, "LastStateWithoutCheckpoints",
+		          "upgradeMode last-state, but job %s takes no checkpoints (execution.checkpointing.interval "
+		          "is 0): stopping it with a savepoint instead, which the next start restores",
+		          s->job_id);
+		return stop_snapshot(s);
+	}
 	if (mode != UPGRADE_SAVEPOINT || purpose == STOP_ROLLBACK)
 		return sup_stop_terminate(s);
 	if (s->state == SUP_STARTING && purpose == STOP_EXIT && s->launch.jvm_pid > 0) {

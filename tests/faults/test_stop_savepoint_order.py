@@ -8,8 +8,9 @@ import os
 import re
 import signal
 import struct
+import subprocess
 
-from conftest import wait_for
+from conftest import BIN, wait_for
 from fakeflink import end_once_reported
 from memtune_kit import gauge, metrics_text, set_option
 
@@ -142,3 +143,34 @@ def test_a_periodic_savepoint_that_keeps_failing_is_said_once(server, supervisor
     sp = wait_for(lambda: sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"], 20, "the savepoint")
     assert sp["triggerType"] == "PERIODIC", sp
     assert gauge(metrics_text(sup), "flinklet_savepoint_failures_total") == 6
+
+
+def test_last_state_without_checkpoints_stops_with_a_savepoint(server, supervisors, tmp_path):
+    """upgradeMode last-state carries the state in checkpoints; with checkpointing off there are none (the operator
+    fails every reconcile of such an upgrade: FLINK-41283). check-config warns, and a stop takes a savepoint instead,
+    which the next start restores."""
+    sup = supervisors(server, upgrade_mode="last-state", conf={"execution.checkpointing.interval": "0 s"})
+    r = subprocess.run([BIN, "check-config", "-c", str(sup.config)], capture_output=True, text=True)
+    assert r.returncode == 0 and "turns checkpointing off" in r.stderr and "last-state" in r.stderr, r.stderr
+    sup.start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    server.real_savepoints = True
+    end_once_reported(server, sup.stop_file)
+    sup.proc.send_signal(signal.SIGTERM)
+    assert sup.proc.wait(15) == 0, sup.logs()[-3000:]
+    assert named(sup, "LastStateWithoutCheckpoints"), sup.logs()[-3000:]
+    assert [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], "no savepoint was asked"
+    sp = sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"]
+    assert sp and norm(sp["location"]) == norm(server.written_savepoints[-1]), sp
+    assert "restores from savepoint" in named(sup, "Stopped")[-1]["message"]
+
+
+def test_last_state_upgrade_without_checkpoints_takes_a_savepoint(server, supervisors):
+    sup = supervisors(server, upgrade_mode="last-state", conf={"execution.checkpointing.interval": "0 s"}).start()
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    server.savepoint_location = None  # the upgrade's stop-with-savepoint stays IN_PROGRESS: only the ask counts
+    set_option(sup, "execution.checkpointing.timeout", "5 min")
+    sup.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 15,
+             "the upgrade's stop-with-savepoint request")
+    assert named(sup, "LastStateWithoutCheckpoints")
