@@ -528,7 +528,8 @@ int leftovers_find(const struct leftovers_scan *in, struct leftovers *out)
 	bool *stays = xcalloc(ncomplete ? ncomplete : 1, sizeof(bool));
 	unsigned keep = in->keep ? in->keep : 1;
 	for (size_t i = 0; i < ncomplete; i++) {
-		stays[i] = i < keep || same_dir(complete[i].path, in->restore_path);
+		stays[i] = i < keep || same_dir(complete[i].path, in->restore_path) ||
+		           same_dir(complete[i].path, in->keep_path);
 		if (stays[i]) {
 			blobs_read(&b, complete[i].path, in->max_metadata_bytes);
 			out->kept_checkpoints++;

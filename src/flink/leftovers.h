@@ -40,6 +40,7 @@ struct leftovers_scan {
 	const char *restore_path;    /* the point the launch restores (NULL: none), kept whatever its rank */
 	uint64_t max_metadata_bytes; /* more kept _metadata than this: shared/ is not swept */
 	const char *const *claimed;  /* savepoints restored in claim mode (local paths), NULL-terminated; may be NULL */
+	const char *keep_path;       /* one more kept whatever its rank: an upgrade's base while it is on trial */
 };
 
 struct leftovers {

@@ -134,8 +134,10 @@ static int scan_dir(const char *dir, const char *prefix, enum restore_kind kind,
 			list->given_up++; /* given up by an earlier start (Flink could not read it): kept for a look */
 			continue;
 		}
-		if (str_has_suffix(de->d_name, SAVEPOINT_DISPOSING_SUFFIX))
-			continue; /* being removed by retention, or half removed by a crash: never a restore point */
+		if (str_has_suffix(de->d_name, SAVEPOINT_DISPOSING_SUFFIX) ||
+		    str_has_suffix(de->d_name, REJECTED_SUFFIX))
+			continue; /* being removed by retention, or half removed by a crash, or a rejected spec's: never
+			           * a restore point */
 		if (kind == RESTORE_CHECKPOINT) {
 			const char *n = de->d_name + strlen(prefix);
 			char *end;

@@ -73,6 +73,8 @@ int snapshot_check(const char *dir, int64_t *ret_id, usec_t *ret_time, char **wh
 /* What retention renames a savepoint it disposes of before removing it (src/supervisor/sup_snapshot.c): a name no
  * scan takes for a restore point, so a directory half removed (a crash meanwhile) is never restored from. */
 #define SAVEPOINT_DISPOSING_SUFFIX ".disposing"
+/* a savepoint a rejected (rolled-back) spec took: kept for a look, never a restore point */
+#define REJECTED_SUFFIX ".rejected"
 /* Appends the savepoint-*.disposing directories in dir (of any job) to out: what a disposal left unfinished. */
 void savepoints_disposing(const char *dir, struct strv *out);
 

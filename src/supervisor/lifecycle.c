@@ -47,6 +47,9 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 		[EV_STOP]             = TM(STOP, SAVEPOINTING, B(STOPPING) | B(STOPPED)),
 		[EV_SUSPEND]          = TM(SUSPEND, SAVEPOINTING, B(STOPPING) | STOP_ENDS),
 		[EV_UPGRADE]          = TM(UPGRADE, SAVEPOINTING, B(STOPPING) | STOP_ENDS),
+		/* an upgraded spec that runs without progress: terminated, the stable spec from the upgrade's point */
+		[EV_ROLLBACK]         = TM(ROLLBACK, STOPPING, STOP_ENDS),
+		[EV_PROGRESS]         = T(JUDGE, SAME),
 	},
 	[SUP_BACKOFF] = {
 		[EV_BACKOFF_DONE]     = TM(LAUNCH, STARTING, RELAUNCH_OR),
@@ -158,6 +161,7 @@ const char *sup_event_name(enum sup_event e)
 	    [EV_LAUNCH_DURABLE] = "LAUNCH_DURABLE",
 	    [EV_STOP_CHECKPOINT] = "STOP_CHECKPOINT",
 	    [EV_START] = "START",
+	    [EV_PROGRESS] = "PROGRESS",
 	};
 	return (size_t)e < SUP_EVENT_MAX && n[e] ? n[e] : "?";
 }
@@ -189,6 +193,7 @@ const char *sup_action_name(enum sup_action a)
 	    [ACT_EXIT] = "EXIT",
 	    [ACT_STOP_RUNNING] = "STOP_RUNNING",
 	    [ACT_SPAWN] = "SPAWN",
+	    [ACT_JUDGE] = "JUDGE",
 	    [ACT_START] = "START",
 	};
 	return (size_t)a < SUP_ACTION_MAX && n[a] ? n[a] : "?";

@@ -58,6 +58,7 @@ enum sup_event {
 	EV_LAUNCH_DURABLE,     /* a pending launch's intent (restore point, events, new job id) is on the volume */
 	EV_STOP_CHECKPOINT,    /* a stop that no savepoint fits: the next checkpoint it waited for completed */
 	EV_START,              /* the supervisor is set up: the first state (launch, or a finished or suspended job) */
+	EV_PROGRESS,           /* the poll saw a checkpoint complete or the job restart inside the JVM */
 	SUP_EVENT_MAX
 };
 
@@ -86,6 +87,7 @@ enum sup_action {
 	ACT_EXIT,              /* nothing runs: record the stop and exit */
 	ACT_STOP_RUNNING,      /* STOP_PENDING and now RUNNING: record it and stop with a savepoint */
 	ACT_SPAWN,             /* the pending launch's intent is durable: spawn the JVM (its failure backs off) */
+	ACT_JUDGE,             /* an upgraded (or rolled-back) spec on trial: stable now, or rolled back */
 	ACT_START,             /* the first state: a job that FINISHED stays so, a suspended one SUSPENDED; otherwise
 	                          the first launch (FAILED, exit 1 or 3, when it must not or cannot happen) */
 	SUP_ACTION_MAX

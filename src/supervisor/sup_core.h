@@ -185,6 +185,10 @@ struct sup_poll {
 	int zero_slot_polls;
 	int64_t completed_checkpoints;
 	usec_t last_checkpoint_progress; /* sup_now */
+	/* this JVM's: its last checkpoint completed, the last restart of the job inside it (numRestarts up, or a
+	 * failover seen), numRestarts as last polled (an upgraded spec's trial: sup_reload_judge) */
+	usec_t checkpoint_completed_at, restarted_at;
+	int64_t jvm_restarts;
 	bool progress_stalled; /* CheckpointsStalled said (STATUS_ERR_PROGRESS): no checkpoint in the window */
 	/* what the stop's estimate reads (stopfit): the newest checkpoint's full state size and duration, and the
 	 * throughput of the newest savepoint Flink reported (bytes per second; 0: none yet) */
@@ -285,6 +289,26 @@ struct sup_reload {
 	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
 	int inotify_fd;
 	bool upgrading, rolling_back, rolled_back;
+	/* the proof of an upgraded (or rolled-back) spec: stable only once it makes progress (sup_reload.c) */
+	struct {
+		bool on;                /* launched, not stable yet */
+		bool restarted;         /* Flink restarted the job inside a JVM of this spec, within the window */
+		bool window_over;       /* the readiness window passed without the proof */
+		bool said;              /* UpgradeUnstable or UpgradeNotStable said */
+		usec_t since;           /* the spec's first launch: the window starts */
+		usec_t jvm_since;       /* this JVM's launch */
+		usec_t running_since;   /* RUNNING with every task since (0: not now) */
+		usec_t restarted_at;    /* the last restart inside a JVM acted on (s->poll.restarted_at) */
+		char *why;              /* the last reason it is not stable */
+		sd_event_source *timer; /* the proof's time without checkpoints */
+	} proof;
+	/* where the upgraded spec started from: the rollback's restore point (never a checkpoint the new spec wrote) */
+	struct {
+		bool set;
+		bool reject_pending; /* the rollback's launch puts aside every point of the job newer than it */
+		char *path;          /* NULL: the upgraded spec started empty */
+		int64_t id;
+	} base;
 	enum job_state file_job_state; /* job.state as the file says it, before an API override */
 };
 
@@ -553,6 +577,11 @@ usec_t sup_now(const struct supervisor *s);
 int sup_clock_setup(struct supervisor *s);
 void sup_clock_free(struct supervisor *s);
 enum lifecycle_state sup_lifecycle(const struct supervisor *s);
+/* An upgraded (or rolled-back) spec on trial with rollback on (read from s->reload): the point its rollback would
+ * restore stays (upgrade_base: kept from the sweep), and no launch restores in claim mode (on_trial), which would let
+ * Flink dispose of it. */
+const char *sup_upgrade_base(const struct supervisor *s);
+bool sup_upgrade_on_trial(const struct supervisor *s);
 /* The one entry point into the lifecycle table (defined by its driver, supervisor.c): ev is dispatched now, or, raised
  * while an action runs, waits in the queue until that transition is complete (actions never re-enter the dispatch).
  * Every part, the driver's own sources and the tests raise events through it alone. */

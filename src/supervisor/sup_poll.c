@@ -119,6 +119,8 @@ static void note_failure(struct supervisor *s, const struct job_failure *f)
 	}
 	if (!fresh)
 		return;
+	s->poll.restarted_at = sup_now(s);
+	sup_raise(s, EV_PROGRESS);
 	char *err = xasprintf("job %s failed, Flink restarts it: %s", s->job_id, f->cause);
 	sup_warning(s, "JobFailover", "%s", err);
 	sup_error_set(s, STATUS_ERR_FAILOVER, err);
@@ -211,6 +213,13 @@ static void on_restart_metric(void *userdata, long code, cJSON *body, const char
 	}
 	if (value < 0)
 		return;
+	if (value > s->poll.jvm_restarts) {
+		s->poll.jvm_restarts = value;
+		s->poll.restarted_at = sup_now(s);
+		sup_raise(s, EV_PROGRESS);
+	}
+	if (!spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled"))
+		return; /* asked for an upgraded spec's trial only */
 	usec_t now = sup_now(s),
 	       window = spec_duration(s->spec, "kubernetes.operator.cluster.health-check.restarts.window");
 	/* drop samples older than the window, keep the rest, append this one */
@@ -326,7 +335,7 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 			return;
 		}
 	}
-	if (enabled && s->state == SUP_RUNNING) {
+	if ((enabled || s->reload.proof.on) && s->state == SUP_RUNNING) {
 		char *path = xasprintf("/jobs/%s/metrics?get=numRestarts,fullRestarts", s->job_id);
 		chain_next(s, c, path, on_restart_metric);
 		free(path);
@@ -375,6 +384,10 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 			s->poll.completed_checkpoints = completed_count;
 			s->poll.last_checkpoint_progress = sup_now(s);
 			progress_resumed(s, true);
+			if (completed_count > 0) {
+				s->poll.checkpoint_completed_at = sup_now(s);
+				sup_raise(s, EV_PROGRESS);
+			}
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
 		const cJSON *completed = cJSON_GetObjectItemCaseSensitive(latest, "completed");
@@ -697,6 +710,8 @@ void sup_poll_launched(struct supervisor *s)
 	s->poll.zero_slot_polls = 0;
 	s->poll.n_restart_samples = 0;
 	s->poll.last_checkpoint_progress = sup_now(s);
+	s->poll.checkpoint_completed_at = s->poll.restarted_at = 0;
+	s->poll.jvm_restarts = 0;
 	progress_resumed(s, false);
 	/* Flink's exception history is the new JVM's own */
 	s->poll.failure_ts = 0;

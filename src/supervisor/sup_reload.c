@@ -24,6 +24,9 @@
 
 #define RELOAD_DEBOUNCE (300 * USEC_PER_MSEC)
 
+static void proof_end(struct supervisor *s);
+static void base_forget(struct supervisor *s);
+
 static int on_reload_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
@@ -89,6 +92,8 @@ void sup_reload_free(struct supervisor *s)
 	s->reload.rejected_fingerprint = NULL;
 	free(s->reload.stable_yaml);
 	s->reload.stable_yaml = NULL;
+	proof_end(s);
+	base_forget(s);
 }
 
 static bool same_value(const struct spec *a, const struct spec *b, const char *key)
@@ -218,7 +223,11 @@ void sup_reload(struct supervisor *s, const char *why)
 	} else if (s->state == SUP_SUSPENDED) {
 		sup_raise(s, EV_RESUME);
 	} else if (restart) {
+		/* a spec on trial, or a rollback under way, gives way to the newer spec: its own trial starts */
+		proof_end(s);
+		base_forget(s);
 		s->reload.upgrading = true;
+		s->reload.rolling_back = false;
 		s->reload.rolled_back = false;
 		sup_restore_forget_failures(s); /* what failed the old spec may not fail the new one */
 		free(s->reload.rejected_fingerprint);
@@ -336,45 +345,242 @@ void sup_reload_apply_desired_state(struct supervisor *s, enum job_state state, 
 	sup_raise(s, state == JOB_STATE_SUSPENDED ? EV_SUSPEND : EV_RESUME);
 }
 
-static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+/* ---- the trial of an upgraded (or rolled-back) spec ----
+ * Stable only once it made progress: RUNNING with every task running through its whole readiness window (the
+ * readiness timeout, from its first launch) without Flink restarting the job inside the JVM, and, with
+ * checkpointing on, a checkpoint completed since its JVM started and since its last restart. A spec that cannot be
+ * stable in its window (a restart inside the JVM: at once; not RUNNING, or no checkpoint, at the window's end) is
+ * rolled back with rollback on: to the last stable spec, from the point the upgraded spec started from (the
+ * upgrade's savepoint, or the checkpoint a last-state upgrade took up), never from a point the rejected spec wrote.
+ * Without rollback it is said (UpgradeUnstable, UpgradeNotStable) and runs on: past its window it is stable once a
+ * checkpoint completes after its last restart (without checkpoints: once it ran a window's length without one). A
+ * rolled-back spec is tried the same way, and never rolled back again. */
+
+static usec_t readiness_window(const struct supervisor *s)
 {
-	struct supervisor *s = userdata;
+	return spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout");
+}
+
+static bool rollback_on(const struct supervisor *s)
+{
+	return spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled");
+}
+
+static bool checkpointing_on(const struct supervisor *s)
+{
+	const struct spec *running = s->launched ? s->launched : s->spec;
+	return spec_duration(running, "execution.checkpointing.interval") > 0;
+}
+
+static void proof_why(struct supervisor *s, char *why)
+{
+	free(s->reload.proof.why);
+	s->reload.proof.why = why;
+}
+
+static void proof_end(struct supervisor *s)
+{
+	s->reload.proof.on = false;
+	s->reload.proof.timer = sup_disarm(s->reload.proof.timer);
 	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
-	/* only an upgraded spec still coming up is rolled back; a suspend or a newer spec since wins */
-	if (!s->reload.upgrading || (s->state != SUP_STARTING && s->state != SUP_BACKOFF))
-		return 0;
+	proof_why(s, NULL);
+}
+
+static void base_forget(struct supervisor *s)
+{
+	free(s->reload.base.path);
+	s->reload.base.path = NULL;
+	s->reload.base.set = false;
+	s->reload.base.reject_pending = false;
+	s->reload.base.id = -1;
+}
+
+/* Rolls the spec on trial back to the last stable one (EV_ROLLBACK), why it is rolled back in the event. */
+static void roll_back(struct supervisor *s, const char *why)
+{
 	struct spec *stable = sup_reload_load_stable_spec(s);
 	if (!stable) {
-		sup_alert(s, "RollbackImpossible",
-		          "the upgraded spec is not RUNNING within %s and no stable spec is kept",
-		          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
-		return 0;
+		sup_alert(s, "RollbackImpossible", "%s, and no stable spec is kept to roll back to", why);
+		return;
 	}
-	sup_alert(s, "RollingBack", "the upgraded spec is not RUNNING within %s: rolling back to the last stable spec",
-	          spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout"));
+	sup_alert(s, "RollingBack", "%s: rolling back to the last stable spec, from %s", why,
+	          !s->reload.base.set   ? "the newest restore point"
+	          : s->reload.base.path ? s->reload.base.path
+	                                : "empty state (the upgraded spec started empty)");
 	free(s->reload.rejected_fingerprint);
 	s->reload.rejected_fingerprint = sup_launch_fingerprint(s, s->spec);
 	sup_adopt_spec(s, stable);
 	/* the restore points failed the rejected spec, not necessarily the stable one */
 	sup_restore_forget_failures(s);
+	proof_end(s);
+	s->reload.base.reject_pending = s->reload.base.set;
 	s->reload.rolling_back = true;
 	s->reload.upgrading = false;
 	sup_raise(s, EV_ROLLBACK);
+}
+
+/* The spec on trial cannot be stable in its window (why): rolled back with rollback on, else said once. */
+static void not_stable(struct supervisor *s, const char *type, const char *why)
+{
+	bool states = s->state == SUP_STARTING || s->state == SUP_BACKOFF || s->state == SUP_RUNNING;
+	if (states && rollback_on(s) && !s->reload.rolling_back) {
+		roll_back(s, why);
+		return;
+	}
+	if (s->reload.proof.said)
+		return;
+	s->reload.proof.said = true;
+	sup_alert(s, type, "%s%s", why,
+	          s->reload.rolling_back ? "; this is the rolled-back spec: it is not rolled back again"
+	          : rollback_on(s)       ? ""
+	                                 : "; kubernetes.operator.deployment.rollback.enabled is false: it runs on");
+}
+
+static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	/* only a spec on trial, still coming up or running: a suspend or a newer spec since wins */
+	if (!s->reload.proof.on)
+		return 0;
+	s->reload.proof.window_over = true;
+	sup_reload_judge(s);
+	if (!s->reload.proof.on)
+		return 0; /* stable */
+	const char *timeout = spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout");
+	const char *which = s->reload.rolling_back ? "rolled-back" : "upgraded";
+	char *why = s->state != SUP_RUNNING ? xasprintf("the %s spec is not RUNNING within %s", which, timeout)
+	                                    : xasprintf("the %s spec made no progress within %s: %s", which, timeout,
+	                                                s->reload.proof.why ? s->reload.proof.why : "not proven");
+	not_stable(s, "UpgradeNotStable", why);
+	free(why);
+	return 0;
+}
+
+static int on_proof_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct supervisor *s = userdata;
+	s->reload.proof.timer = sup_disarm(s->reload.proof.timer);
+	sup_reload_judge(s);
 	return 0;
 }
 
 void sup_reload_launched(struct supervisor *s)
 {
-	if (s->reload.upgrading && spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
-		sup_arm_deadline(s, &s->reload.readiness_timer,
-		                 spec_duration(s->spec, "kubernetes.operator.deployment.readiness.timeout"),
-		                 on_readiness_timeout);
+	if (!s->reload.upgrading && !s->reload.rolling_back && !s->reload.proof.on)
+		return;
+	usec_t now = sup_now(s);
+	if (!s->reload.proof.on) {
+		/* the spec's first launch: its window starts (a relaunch after a crash of the same spec keeps it) */
+		s->reload.proof.on = true;
+		s->reload.proof.restarted = s->reload.proof.window_over = s->reload.proof.said = false;
+		s->reload.proof.since = now;
+		s->reload.proof.restarted_at = 0;
+		proof_why(s, xstrdup("not RUNNING yet"));
+		sup_arm_deadline(s, &s->reload.readiness_timer, readiness_window(s), on_readiness_timeout);
+	}
+	s->reload.proof.jvm_since = now;
+	s->reload.proof.running_since = 0;
+}
+
+void sup_reload_restore_chosen(struct supervisor *s, const char *path, int64_t id)
+{
+	/* the point the upgraded spec's first launch starts from is the rollback's (a relaunch after its crash may
+	 * pick a checkpoint it wrote: never that one) */
+	if (!s->reload.upgrading || s->reload.base.set || s->reload.rolling_back)
+		return;
+	base_forget(s);
+	s->reload.base.set = true;
+	s->reload.base.path = path ? xstrdup(path) : NULL;
+	s->reload.base.id = path ? id : -1;
+}
+
+void sup_reload_rejected(struct supervisor *s)
+{
+	s->reload.base.reject_pending = false;
+}
+
+bool sup_reload_proving(const struct supervisor *s)
+{
+	return s->reload.proof.on;
+}
+
+/* A restart inside this JVM that the trial has not yet acted on (Flink's numRestarts went up, or a failover was
+ * seen: s->poll), within the window: the spec cannot be stable in it. */
+static bool restarted_now(struct supervisor *s)
+{
+	usec_t at = s->poll.restarted_at;
+	if (!at || at <= s->reload.proof.jvm_since || at <= s->reload.proof.restarted_at)
+		return false;
+	s->reload.proof.restarted_at = at;
+	if (s->reload.proof.window_over)
+		return false;
+	s->reload.proof.restarted = true;
+	const char *cause = s->poll.failure;
+	char *why = xasprintf("the %s spec failed after it was RUNNING: Flink restarted job %s inside the JVM%s%s%s",
+	                      s->reload.rolling_back ? "rolled-back" : "upgraded", s->job_id, cause ? " (" : "",
+	                      cause ? cause : "", cause ? ")" : "");
+	not_stable(s, "UpgradeUnstable", why);
+	free(why);
+	return true;
+}
+
+void sup_reload_judge(struct supervisor *s)
+{
+	if (!s->reload.proof.on || s->state != SUP_RUNNING)
+		return;
+	if (restarted_now(s) || !s->reload.proof.on)
+		return; /* rolled back, or said */
+	if (!s->reload.proof.running_since)
+		return;
+	usec_t now = sup_now(s), window = readiness_window(s);
+	bool restarted_here = s->reload.proof.restarted_at > s->reload.proof.jvm_since;
+	usec_t since = restarted_here ? s->reload.proof.restarted_at : s->reload.proof.jvm_since;
+	if (!s->reload.proof.window_over) {
+		const char *timeout = spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout");
+		proof_why(s, s->reload.proof.restarted
+		                 ? xstrdup("Flink restarted the job inside the JVM")
+		                 : xasprintf("watched for restarts until its readiness window (%s) ends", timeout));
+		return;
+	}
+	if (checkpointing_on(s)) {
+		if (s->poll.checkpoint_completed_at <= since) {
+			proof_why(s, xstrdup(restarted_here
+			                         ? "no checkpoint completed since the job's last restart inside "
+			                           "the JVM"
+			                         : "no checkpoint completed since it started"));
+			return;
+		}
+	} else if (restarted_here || s->reload.proof.restarted) {
+		/* without checkpoints, past its window: a window's length RUNNING since the last restart */
+		usec_t from = s->reload.proof.running_since > since ? s->reload.proof.running_since : since;
+		if (now - from < window) {
+			proof_why(s,
+			          xstrdup("restarted inside the JVM; RUNNING for a readiness window's length since the "
+			                  "last restart proves it"));
+			sup_arm_deadline(s, &s->reload.proof.timer, window - (now - from), on_proof_timer);
+			return;
+		}
+	}
+	bool rolled = s->reload.rolling_back, restarted = s->reload.proof.restarted;
+	proof_end(s);
+	s->reload.upgrading = false;
+	sup_event(s, "SpecStable", "the %s spec of job %s is stable: RUNNING %s%s", rolled ? "rolled-back" : "upgraded",
+	          s->job_id,
+	          restarted ? "again after Flink restarted it inside the JVM"
+	                    : "through its readiness window without a restart inside the JVM",
+	          checkpointing_on(s) ? ", a checkpoint completed since" : "");
+	sup_reload_stable(s);
+	s->status.lifecycle = sup_lifecycle(s);
+	sup_write_status(s);
 }
 
 void sup_reload_upgrade_over(struct supervisor *s)
 {
-	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+	proof_end(s);
 	s->reload.upgrading = false;
+	s->reload.rolling_back = false;
+	base_forget(s);
 }
 
 void sup_reload_upgrade_aborted(struct supervisor *s)
@@ -386,16 +592,29 @@ void sup_reload_running(struct supervisor *s)
 {
 	/* a rejected configuration is said until the job next comes up (or a good one is read) */
 	sup_error_clear(s, STATUS_ERR_CONFIG);
-	sup_reload_upgrade_over(s);
+	if (!s->reload.proof.on) {
+		s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
+		s->reload.upgrading = false;
+		return;
+	}
+	if (!s->reload.proof.running_since)
+		s->reload.proof.running_since = sup_now(s);
 }
 
 void sup_reload_stable(struct supervisor *s)
 {
+	if (s->reload.proof.on) {
+		/* stable once it made progress: judged once the transition into RUNNING is complete */
+		sup_raise(s, EV_PROGRESS);
+		return;
+	}
 	if (s->reload.rolling_back) {
 		s->reload.rolling_back = false;
 		s->reload.rolled_back = true;
+		base_forget(s);
 		sup_alert(s, "RolledBack", "job %s runs the last stable spec again", s->job_id);
 	} else {
+		base_forget(s);
 		sup_reload_keep_stable_spec(s);
 	}
 }

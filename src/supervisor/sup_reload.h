@@ -18,12 +18,24 @@ void sup_reload_keep_stable_spec(struct supervisor *s);
 struct spec *sup_reload_load_stable_spec(struct supervisor *s);
 void sup_reload_free(struct supervisor *s);
 
-/* After a launch: an upgraded spec that is not RUNNING within the readiness timeout is rolled back (EV_ROLLBACK). */
+/* The trial of an upgraded (or rolled-back) spec. It starts with its first launch (its readiness window, the
+ * readiness timeout); it is stable only once it made progress (sup_reload_judge: RUNNING, a checkpoint since the
+ * JVM started and since its last restart inside the JVM, no such restart within the window); one that cannot be is
+ * rolled back (EV_ROLLBACK) with rollback on, else said. */
 void sup_reload_launched(struct supervisor *s);
-/* The upgrade is over: suspended (upgrade_over: its readiness timer off too), or aborted (the job runs on). */
+bool sup_reload_proving(const struct supervisor *s);
+/* EV_PROGRESS (ACT_JUDGE): what the poll saw (s->poll: a checkpoint completed, a restart inside the JVM) judged. */
+void sup_reload_judge(struct supervisor *s);
+/* The restore point the upgraded spec's first launch chose: the rollback's (never a checkpoint the new spec
+ * wrote). The rollback's launch puts aside every point of the job newer than it (sup_restore reads
+ * s->reload.base; rejected: done, with the launch's spawn). */
+void sup_reload_restore_chosen(struct supervisor *s, const char *path, int64_t id);
+void sup_reload_rejected(struct supervisor *s);
+/* The upgrade is over: suspended (upgrade_over: its trial and timers off too), or aborted (the job runs on). */
 void sup_reload_upgrade_over(struct supervisor *s);
 void sup_reload_upgrade_aborted(struct supervisor *s);
-/* The job is RUNNING (no rollback any more); and STABLE: a rollback is said done, or the spec is kept as stable. */
+/* The job is RUNNING (its trial's running time starts); and STABLE: with no trial (or once it is over), a rollback
+ * is said done, or the spec is kept as stable. */
 void sup_reload_running(struct supervisor *s);
 void sup_reload_stable(struct supervisor *s);
 

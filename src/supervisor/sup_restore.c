@@ -64,6 +64,36 @@ static int refuse_launch(struct supervisor *s, char *why)
 	return -ENOTRECOVERABLE;
 }
 
+/* A rollback's launch: every point of the job newer than the one the rejected spec started from (all of them when
+ * it started empty) is the rejected spec's, and never a restore point of the stable spec: a checkpoint is renamed
+ * chk-N.disposing (the sweep removes it), a savepoint <name>.rejected (kept for a look, as it may be one the user
+ * took). On the worker, ahead of the launch's intent; until then sup_volume_busy passes them over. */
+static void reject_newer(struct supervisor *s, const struct restore_list *list)
+{
+	if (!s->reload.base.reject_pending)
+		return;
+	const char *base = s->reload.base.path;
+	int64_t above = base ? s->reload.base.id : -1;
+	unsigned n = 0;
+	for (size_t i = 0; i < list->n; i++) {
+		const struct restore_point *p = &list->v[i];
+		if (p->initial || (base && snapshot_same(p->path, base)) || p->id <= above ||
+		    sup_volume_busy(s, p->path))
+			continue;
+		if (p->kind == RESTORE_SAVEPOINT && !in_savepoint_dir(s, p->path))
+			continue;
+		char *aside = xasprintf("%s%s", p->path,
+		                        p->kind == RESTORE_CHECKPOINT ? SAVEPOINT_DISPOSING_SUFFIX : REJECTED_SUFFIX);
+		sup_event(s, "RestorePointRejected", "%s %s (checkpoint id %lld) was written by the rejected spec: %s",
+		          restore_kind_to_string(p->kind), p->path, (long long)p->id,
+		          p->kind == RESTORE_CHECKPOINT ? "removed" : "renamed aside, never restored");
+		sup_volume_rename(s, p->path, aside, put_aside_done, aside);
+		n++;
+	}
+	if (n)
+		log_info("the rollback set aside %u restore point(s) of the rejected spec", n);
+}
+
 /* Chooses where the next launch starts from: the newest complete checkpoint or savepoint that has not
  * failed to restore, never empty while one exists. */
 static int choose(struct supervisor *s)
@@ -98,6 +128,7 @@ static int choose(struct supervisor *s)
 			else
 				sup_alert(s, "RestorePointSkipped", "%s", list.skipped.v[i]);
 		}
+	reject_newer(s, &list);
 	/* a point on its way aside (a demotion's rename, a disposal's, still on the worker) is never chosen: it is
 	 * renamed, or removed, under the JVM */
 	const struct restore_point *pick = NULL, *again = NULL;
@@ -187,6 +218,12 @@ static int claimed_index(struct supervisor *s, const char *path)
  * checkpoint is a full one either way) and one from elsewhere are never Flink's to delete. */
 static bool claim_restore(struct supervisor *s)
 {
+	if (s->restore.kind != RESTORE_NONE && sup_upgrade_on_trial(s)) {
+		log_info("restoring %s in no_claim mode: the spec is on trial with rollback on, and its rollback may "
+		         "need the point it started from",
+		         s->restore.path);
+		return false;
+	}
 	if (s->restore.kind == RESTORE_CHECKPOINT)
 		return true;
 	const char *mode = spec_get(s->spec, "flinklet.restore.claim-savepoints");
@@ -336,8 +373,10 @@ int sup_restore_choose(struct supervisor *s)
 	 * no_claim restore fails, and so does every one after it (FLINK-40476). Legacy leaves the savepoint where it
 	 * is, Flink's neither to delete nor to copy; flinklet's own savepoints are canonical with changelog
 	 * (spec_savepoint_format), so no checkpoint after the restore shares their files. */
-	s->restore.legacy =
-	    !s->restore.claim && s->restore.kind == RESTORE_SAVEPOINT && spec_bool(s->spec, "state.changelog.enabled");
+	s->restore.legacy = !s->restore.claim &&
+	                    (s->restore.kind == RESTORE_SAVEPOINT ||
+	                     (s->restore.kind == RESTORE_CHECKPOINT && sup_upgrade_on_trial(s))) &&
+	                    spec_bool(s->spec, "state.changelog.enabled");
 	s->restore.reached = false;
 	free(s->restore.evidence);
 	s->restore.evidence = NULL;

@@ -20,7 +20,7 @@
 struct sweep_job {
 	struct supervisor *s; /* touched on the loop only (the done callback) */
 	unsigned gen;
-	char *ckpt_dir, *sp_dir, *job_id, *restore;
+	char *ckpt_dir, *sp_dir, *job_id, *restore, *keep_path;
 	struct strv claimed; /* the claimed savepoints, local paths */
 	unsigned keep;
 	struct leftovers found;
@@ -38,6 +38,7 @@ static void sweep_job_free(struct sweep_job *j)
 	free(j->sp_dir);
 	free(j->job_id);
 	free(j->restore);
+	free(j->keep_path);
 	free(j);
 }
 
@@ -75,6 +76,7 @@ static void sweep_run(void *arg)
 	    .job_id = j->job_id,
 	    .keep = j->keep,
 	    .restore_path = j->restore,
+	    .keep_path = j->keep_path,
 	    .max_metadata_bytes = SWEEP_MAX_METADATA,
 	    .claimed = (const char *const *)j->claimed.v,
 	};
@@ -178,6 +180,8 @@ void sup_sweep_before_launch(struct supervisor *s, const char *restore_path)
 	j->sp_dir = xstrdup(s->sp_dir);
 	j->job_id = xstrdup(s->job_id);
 	j->restore = restore_path ? xstrdup(restore_path) : NULL;
+	const char *base = sup_upgrade_base(s);
+	j->keep_path = base ? xstrdup(base) : NULL;
 	for (int i = 0; i < s->status.n_claimed_savepoints; i++) {
 		char *p = local_path_from_uri(s->status.claimed_savepoints[i].location);
 		if (p)

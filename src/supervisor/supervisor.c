@@ -123,6 +123,10 @@ static enum sup_state act_spawn(struct supervisor *s, enum sup_state next)
 	bool initial = s->launch.spawn.initial;
 	if (!s->launch.spawn.pending || s->launch.spawn.durable_gen != s->launch.spawn.gen)
 		return next; /* not this launch's durability (ignored) */
+	/* the restore point is chosen (and a rollback's rejected points are set aside, the worker's order): an upgraded
+	 * spec's first one is what a rollback goes back to */
+	sup_reload_restore_chosen(s, s->restore.path, s->restore.id);
+	sup_reload_rejected(s);
 	if (sup_launch_spawn(s) == 0)
 		return next;
 	if (initial) {
@@ -227,6 +231,9 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return act_spawn(s, next);
 	case ACT_START:
 		return act_start(s, next);
+	case ACT_JUDGE:
+		sup_reload_judge(s);
+		return next;
 	case ACT_STOP:
 		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:

@@ -84,6 +84,9 @@ class Flinklet:
         self.log_path = str(tmp_path / f"flinklet-{int(time.time() * 1000)}.log")
         self.conf = dict(conf or {})
         self.conf.setdefault("execution.checkpointing.interval", "1s")
+        # an upgraded spec is STABLE once its readiness window passed without a restart inside the JVM (5 min by
+        # default): the tests' upgrades are watched for 15 s
+        self.conf.setdefault("kubernetes.operator.deployment.readiness.timeout", "15 s")
         self.conf.setdefault("rest.port", str(self.port))
         self.http_port = free_port()
         self.conf.setdefault("flinklet.http.address", f"127.0.0.1:{self.http_port}")

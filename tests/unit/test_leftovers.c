@@ -93,7 +93,7 @@ static bool listed(const struct strv *v, const char *suffix)
 
 static int find(const struct layout *l, unsigned keep, const char *restore, struct leftovers *out)
 {
-	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20, NULL};
+	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20, NULL, NULL};
 	return leftovers_find(&in, out);
 }
 
@@ -174,6 +174,36 @@ static void test_the_launchs_point_and_what_a_kept_point_names_stay(void **state
 	layout_free(&l);
 }
 
+/* An upgrade on trial with rollback on: the checkpoint it started from (a last-state upgrade's) is what a rollback
+ * restores, so a relaunch of the upgraded spec after a crash must not sweep it, however many newer ones it wrote. */
+static void test_an_upgrades_base_stays_while_it_is_on_trial(void **state)
+{
+	(void)state;
+	struct layout l = layout();
+	chk(&l, 4, "file:/v/checkpoints/" JOB "/shared/s-base");
+	chk(&l, 6, "");
+	chk(&l, 7, "");
+	shared(&l, "s-base");
+	char *base = at(&l, "chk-4"), *restore = at(&l, "chk-7");
+	struct leftovers out;
+	struct leftovers_scan in = {l.ckpt, l.sp, JOB, 1, restore, 1 << 20, NULL, base};
+	assert_int_equal(leftovers_find(&in, &out), 0);
+	/* 7 is the newest and the launch's; 4 the base; only 6 goes, and the file 4 names stays */
+	assert_int_equal(out.checkpoints.n, 1);
+	assert_true(listed(&out.checkpoints, "chk-6"));
+	assert_false(listed(&out.shared, "s-base"));
+	leftovers_free(&out);
+	/* without it (the trial over), 4 goes too */
+	in.keep_path = NULL;
+	assert_int_equal(leftovers_find(&in, &out), 0);
+	assert_true(listed(&out.checkpoints, "chk-4"));
+	assert_true(listed(&out.shared, "s-base"));
+	leftovers_free(&out);
+	free(base);
+	free(restore);
+	layout_free(&l);
+}
+
 static void test_a_damaged_point_keeps_every_checkpoint_and_shared_file(void **state)
 {
 	(void)state;
@@ -207,7 +237,7 @@ static void test_too_much_metadata_leaves_shared_alone(void **state)
 	chk(&l, 1, "file:/v/checkpoints/" JOB "/shared/s-1");
 	shared(&l, "s-orphan");
 	struct leftovers out;
-	struct leftovers_scan in = {l.ckpt, l.sp, JOB, 2, NULL, 8, NULL};
+	struct leftovers_scan in = {l.ckpt, l.sp, JOB, 2, NULL, 8, NULL, NULL};
 	assert_int_equal(leftovers_find(&in, &out), 0);
 	assert_non_null(out.shared_skipped);
 	assert_int_equal(out.shared.n, 0);
@@ -258,7 +288,7 @@ static char *savepoint(const struct layout *l, const char *name, long long id, c
 static int find_claimed(const struct layout *l, unsigned keep, const char *restore, const char **claimed,
                         struct leftovers *out)
 {
-	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20, claimed};
+	struct leftovers_scan in = {l->ckpt, l->sp, JOB, keep, restore, 1 << 20, claimed, NULL};
 	return leftovers_find(&in, out);
 }
 
@@ -559,7 +589,7 @@ static void test_no_checkpoint_directory_yet(void **state)
 	(void)state;
 	struct layout l = layout();
 	struct leftovers out;
-	struct leftovers_scan in = {l.ckpt, l.sp, "ffffffffffffffffffffffffffffffff", 2, NULL, 1 << 20, NULL};
+	struct leftovers_scan in = {l.ckpt, l.sp, "ffffffffffffffffffffffffffffffff", 2, NULL, 1 << 20, NULL, NULL};
 	assert_int_equal(leftovers_find(&in, &out), 0);
 	assert_int_equal(out.checkpoints.n + out.savepoints.n + out.shared.n, 0);
 	leftovers_free(&out);
@@ -571,6 +601,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dead_jvms_leftovers_go_and_the_kept_points_files_stay),
 	    cmocka_unit_test(test_the_launchs_point_and_what_a_kept_point_names_stay),
+	    cmocka_unit_test(test_an_upgrades_base_stays_while_it_is_on_trial),
 	    cmocka_unit_test(test_a_damaged_point_keeps_every_checkpoint_and_shared_file),
 	    cmocka_unit_test(test_too_much_metadata_leaves_shared_alone),
 	    cmocka_unit_test(test_links_and_directories_in_shared_are_left_alone),

@@ -108,7 +108,8 @@ static void test_table_bounds(void **state)
 			 * never with one that stops, launches, or chooses where to go */
 			/* (ACT_SPAWN stays STARTING when the JVM runs, and chooses BACKOFF when it cannot) */
 			if (t->next == SUP_SAME && t->action != ACT_NONE && t->action != ACT_KILL_JVM &&
-			    t->action != ACT_SAVEPOINT_RECORD && t->action != ACT_KILL_NOW && t->action != ACT_SPAWN)
+			    t->action != ACT_SAVEPOINT_RECORD && t->action != ACT_KILL_NOW && t->action != ACT_SPAWN &&
+			    t->action != ACT_JUDGE)
 				fail_cell(s, e, "SUP_SAME with an action that moves");
 			/* and those two never move by themselves */
 			if ((t->action == ACT_KILL_JVM || t->action == ACT_SAVEPOINT_RECORD) && t->next != SUP_SAME)
@@ -180,9 +181,11 @@ static const struct row {
     {SUP_RUNNING, EV_STOP, ACT_STOP, SUP_SAVEPOINTING},
     {SUP_RUNNING, EV_SUSPEND, ACT_SUSPEND, SUP_SAVEPOINTING},
     {SUP_RUNNING, EV_UPGRADE, ACT_UPGRADE, SUP_SAVEPOINTING},
+    /* an upgraded spec on trial: judged on what the poll saw; rolled back (terminated) when it cannot be stable */
+    {SUP_RUNNING, EV_PROGRESS, ACT_JUDGE, SUP_SAME},
+    {SUP_RUNNING, EV_ROLLBACK, ACT_ROLLBACK, SUP_STOPPING},
     {SUP_RUNNING, EV_JOB_RUNNING, ACT_NONE, SUP_SAME},     /* every poll says so */
     {SUP_RUNNING, EV_STARTUP_TIMEOUT, ACT_NONE, SUP_SAME}, /* the startup is over */
-    {SUP_RUNNING, EV_ROLLBACK, ACT_NONE, SUP_SAME},        /* the upgrade came up: nothing to roll back */
     {SUP_RUNNING, EV_RESUME, ACT_NONE, SUP_SAME},
     /* backoff: no JVM */
     {SUP_BACKOFF, EV_BACKOFF_DONE, ACT_LAUNCH, SUP_STARTING},
@@ -807,6 +810,7 @@ static void test_names(void **state)
 	    NAME(EV_, LAUNCH_DURABLE),
 	    NAME(EV_, STOP_CHECKPOINT),
 	    NAME(EV_, START),
+	    NAME(EV_, PROGRESS),
 	};
 	static const char *const actions[SUP_ACTION_MAX] = {
 	    NAME(ACT_, NONE),
@@ -831,6 +835,7 @@ static void test_names(void **state)
 	    NAME(ACT_, EXIT),
 	    NAME(ACT_, STOP_RUNNING),
 	    NAME(ACT_, SPAWN),
+	    NAME(ACT_, JUDGE),
 	    NAME(ACT_, START),
 	};
 	for (int i = 0; i < NSTATES; i++)

@@ -1039,6 +1039,8 @@ static void test_scan_disposing_savepoint_is_never_a_restore_point(void **state)
 	char *half = make_savepoint(t.sp, "savepoint-" JOB6 "-000000000002" SAVEPOINT_DISPOSING_SUFFIX, 9, T0 + 90);
 	char *other = make_savepoint(t.sp, "savepoint-ffffff-000000000003" SAVEPOINT_DISPOSING_SUFFIX, 12, T0 + 120);
 	char *given_up = make_savepoint(t.sp, "savepoint-" JOB6 "-000000000004.unreadable", 11, T0 + 110);
+	/* one a rolled-back (rejected) spec took, set aside by the rollback: newest, whole, and never restored */
+	char *rejected = make_savepoint(t.sp, "savepoint-" JOB6 "-000000000005" REJECTED_SUFFIX, 13, T0 + 130);
 	struct restore_list list;
 	assert_int_equal(scan_tree(&t, NULL, NULL, false, &list), 0);
 	assert_int_equal(list.n, 1);
@@ -1071,6 +1073,7 @@ static void test_scan_disposing_savepoint_is_never_a_restore_point(void **state)
 	free(half);
 	free(other);
 	free(given_up);
+	free(rejected);
 	tree_free(&t);
 }
 
