@@ -17,6 +17,7 @@
 #include "store.h"
 #include "sup_core.h"
 #include "sup_observe.h"
+#include "sup_stop_budget.h"
 #include "worker.h"
 
 /* events kept in memory while the volume does not take them */
@@ -520,13 +521,13 @@ void sup_journal_free(struct supervisor *s)
 		free(w);
 	}
 	s->flush_source = sup_disarm(s->flush_source);
-	if (s->stop.signal && s->stop.deadline && s->worker) {
+	if (s->stop.signal && sup_stop_budget_armed(s) && s->worker) {
 		/* a stop by signal ends within its budget (flinklet.shutdown.timeout), records or not: the platform's
 		 * SIGKILL comes soon after, and a hung volume must not keep the pod from ending. The records left are
 		 * lost; the volume's snapshots are as Flink left them, and the next start finds its restore point by
 		 * reading them. Half a second at least, for a stop whose JVM took the whole budget. */
-		usec_t now = now_monotonic(), min = now + 500 * USEC_PER_MSEC;
-		if (!sync_until(s, s->stop.deadline > min ? s->stop.deadline : min)) {
+		usec_t now = now_monotonic(), left = sup_stop_budget_left(s, now), min = 500 * USEC_PER_MSEC;
+		if (!sync_until(s, now + (left > min ? left : min))) {
 			log_error("the state volume %s did not take the last records (events, status.json) within the "
 			          "shutdown budget (flinklet.shutdown.timeout %s): exiting without them",
 			          s->state_dir, sup_shutdown_budget_text(s));
@@ -656,26 +657,6 @@ usec_t sup_shutdown_budget(const struct supervisor *s)
 const char *sup_shutdown_budget_text(const struct supervisor *s)
 {
 	return spec_get(s->spec, SHUTDOWN_BUDGET_KEY);
-}
-
-usec_t sup_grace_period(const struct supervisor *s)
-{
-	usec_t budget = sup_shutdown_budget(s);
-	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
-	return grace < budget ? grace : budget;
-}
-
-usec_t sup_exit_reserve(const struct supervisor *s)
-{
-	usec_t r = 5 * USEC_PER_SEC;
-	if (s->status.stop_exit_ms >= 0) {
-		usec_t took = (usec_t)s->status.stop_exit_ms * USEC_PER_MSEC;
-		r = took + took / 2 + USEC_PER_SEC / 2;
-		if (r < 2 * USEC_PER_SEC)
-			r = 2 * USEC_PER_SEC;
-	}
-	usec_t grace = sup_grace_period(s);
-	return r < grace ? r : grace;
 }
 
 const char *stop_purpose_text(enum stop_purpose p)

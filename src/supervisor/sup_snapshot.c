@@ -13,6 +13,7 @@
 #include "jvm.h"
 #include "store.h"
 #include "sup_snapshot.h"
+#include "sup_stop_budget.h"
 
 #define OP_POLL_INTERVAL (300 * USEC_PER_MSEC)
 
@@ -125,8 +126,7 @@ static bool retry_stop_savepoint(struct supervisor *s, const char *why)
 		return false;
 	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
 	sup_alert(s, "SavepointRetry", "%s; trying again in %.0f s (%.1f s of the shutdown budget left)", why,
-	          (double)STOP_RETRY_DELAY / USEC_PER_SEC,
-	          (double)(s->stop.deadline > now ? s->stop.deadline - now : 0) / USEC_PER_SEC);
+	          (double)STOP_RETRY_DELAY / USEC_PER_SEC, (double)sup_stop_budget_left(s, now) / USEC_PER_SEC);
 	sup_arm(s, &s->snapshot.savepoint_poll_timer, STOP_RETRY_DELAY, on_stop_retry);
 	return true;
 }
