@@ -637,7 +637,7 @@ static char *newest_restore_point(struct supervisor *s)
  * src/flink/snapshots.c), then removed by a child process (a RocksDB
  * savepoint can be thousands of files, each unlink a round trip on a network volume). The loop waits for neither;
  * the events say the outcome when the child is reaped. A crash meanwhile leaves a *.disposing directory, which the
- * next start removes (sup_snapshot_clean_leftovers). */
+ * next start removes (sup_snapshot_finish_disposals). */
 
 static struct disposal *disposal_new(struct supervisor *s, const char *location, const char *aside, const char *why)
 {
@@ -740,7 +740,7 @@ bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r)
 	return true;
 }
 
-void sup_snapshot_clean_leftovers(struct supervisor *s)
+void sup_snapshot_finish_disposals(struct supervisor *s)
 {
 	struct strv left = {0};
 	savepoints_disposing(s->sp_dir, &left);
