@@ -25,6 +25,17 @@
 
 static void schedule_flush(struct supervisor *s);
 
+/* At most PENDING_EVENTS_MAX events wait for the volume: the oldest beyond go, counted as dropped. */
+static void trim_pending_events(struct supervisor *s)
+{
+	while (s->pending_events.n > PENDING_EVENTS_MAX) {
+		free(s->pending_events.v[0]);
+		memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
+		s->pending_events.n--;
+		s->events_dropped++;
+	}
+}
+
 static void sup_event_v(struct supervisor *s, enum log_level level, const char *type, const char *fmt, va_list ap)
 {
 	struct strbuf msg = {0};
@@ -61,12 +72,7 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	sup_observe_event(s, line); /* the status page's recent events, whether the volume takes it or not */
 	/* appended at the end of this loop iteration, with every other event of it: one write, one fdatasync */
 	strv_push_take(&s->pending_events, line);
-	if (s->pending_events.n > PENDING_EVENTS_MAX) {
-		free(s->pending_events.v[0]);
-		memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
-		s->pending_events.n--;
-		s->events_dropped++;
-	}
+	trim_pending_events(s);
 	schedule_flush(s);
 }
 
@@ -240,12 +246,7 @@ static void flush_done(void *arg)
 		free(f->lines.v);
 		free(s->pending_events.v);
 		s->pending_events = back;
-		while (s->pending_events.n > PENDING_EVENTS_MAX) {
-			free(s->pending_events.v[0]);
-			memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
-			s->pending_events.n--;
-			s->events_dropped++;
-		}
+		trim_pending_events(s);
 	} else {
 		strv_free(&f->lines);
 	}
