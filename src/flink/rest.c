@@ -72,12 +72,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 static void req_free(struct req *q)
 {
-	if (q->prev)
-		q->prev->next = q->next;
-	else if (q->rest->reqs == q)
-		q->rest->reqs = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
+	LIST_REMOVE(q->rest->reqs, q);
 	curl_slist_free_all(q->headers);
 	if (q->easy)
 		curl_easy_cleanup(q->easy);
@@ -311,10 +306,7 @@ static int req_start(struct rest *r, struct req *q)
 {
 	if (q->headers)
 		curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
-	q->next = r->reqs;
-	if (r->reqs)
-		r->reqs->prev = q;
-	r->reqs = q;
+	LIST_PREPEND(r->reqs, q);
 	if (curl_multi_add_handle(r->multi, q->easy) != CURLM_OK) {
 		req_free(q);
 		return -EIO;
