@@ -328,6 +328,21 @@ static struct as_agg agg_from_json(const cJSON *it)
 	return a;
 }
 
+/* The walk over Flink's aggregated metrics ([{"id": ..., "min": ..., "max": ..., ...}], an array): from *it (NULL:
+ * the start) to the next entry with an id, with its id and aggregates. false after the last. */
+static bool next_metric(const cJSON *values, const cJSON **it, const char **id, struct as_agg *a)
+{
+	for (*it = *it ? (*it)->next : values->child; *it; *it = (*it)->next) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(*it, "id");
+		if (cJSON_IsString(name)) {
+			*id = name->valuestring;
+			*a = agg_from_json(*it);
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool name_is(const char *chosen, const char *id)
 {
 	return chosen && !strcmp(chosen, id);
@@ -345,17 +360,15 @@ int as_vertex_raw_from_json(const cJSON *values, const struct as_vertex_names *n
 	for (int k = 0; k < 6; k++)
 		*slots[k] = agg_nan;
 	raw->pending = NAN;
-	const cJSON *it;
-	cJSON_ArrayForEach (it, values) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
-		if (!cJSON_IsString(id))
-			continue;
-		struct as_agg a = agg_from_json(it);
+	const cJSON *it = NULL;
+	const char *id;
+	struct as_agg a;
+	while (next_metric(values, &it, &id, &a)) {
 		for (int k = 0; k < 6; k++)
-			if (name_is(chosen[k], id->valuestring))
+			if (name_is(chosen[k], id))
 				agg_merge(slots[k], &a, &seen[k]);
 		for (size_t k = 0; k < names->pending.n; k++)
-			if (!strcmp(names->pending.v[k], id->valuestring) && !isnan(a.sum))
+			if (!strcmp(names->pending.v[k], id) && !isnan(a.sum))
 				raw->pending = isnan(raw->pending) ? a.sum : raw->pending + a.sum;
 	}
 	raw->present = true;
@@ -626,13 +639,10 @@ int as_collect_tm_metrics(struct as_job *job, const cJSON *values)
 	}
 	if (job->tm_gc == -1)
 		job->tm_gc = 1;
-	const cJSON *it;
-	cJSON_ArrayForEach (it, values) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
-		if (!cJSON_IsString(id))
-			continue;
-		struct as_agg a = agg_from_json(it);
-		const char *n = id->valuestring;
+	const cJSON *it = NULL;
+	const char *n;
+	struct as_agg a;
+	while (next_metric(values, &it, &n, &a)) {
 		if (!strcmp(n, "Status.JVM.Memory.Heap.Max"))
 			job->snap.heap_max = a;
 		else if (!strcmp(n, "Status.JVM.Memory.Heap.Used"))

@@ -1,6 +1,7 @@
 /* util: small building blocks shared by every module: allocation that aborts on exhaustion, a growable
- * string buffer, string vectors, strict number/duration/memory parsing with Flink's syntax, clocks, and
- * the edit distance behind "did you mean" hints. Nothing here knows about Flink or the supervisor. */
+ * string buffer, string vectors, the links of a doubly linked list, strict number/duration/memory parsing with
+ * Flink's syntax, clocks, and the edit distance behind "did you mean" hints. Nothing here knows about Flink or the
+ * supervisor. */
 #ifndef FLINKLET_UTIL_H
 #define FLINKLET_UTIL_H
 
@@ -19,6 +20,27 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A doubly linked list of structs that carry their own links (members prev and next); head points to the first.
+ * LIST_PREPEND puts item first; LIST_REMOVE takes it out wherever it is (head follows) and clears its links. */
+#define LIST_PREPEND(head, item)                                                                                       \
+	do {                                                                                                           \
+		(item)->prev = NULL;                                                                                   \
+		(item)->next = (head);                                                                                 \
+		if (head)                                                                                              \
+			(head)->prev = (item);                                                                         \
+		(head) = (item);                                                                                       \
+	} while (0)
+#define LIST_REMOVE(head, item)                                                                                        \
+	do {                                                                                                           \
+		if ((item)->prev)                                                                                      \
+			(item)->prev->next = (item)->next;                                                             \
+		else if ((head) == (item))                                                                             \
+			(head) = (item)->next;                                                                         \
+		if ((item)->next)                                                                                      \
+			(item)->next->prev = (item)->prev;                                                             \
+		(item)->prev = (item)->next = NULL;                                                                    \
+	} while (0)
 
 struct strbuf {
 	char *buf;

@@ -59,12 +59,28 @@ fail:;
 	_exit(127);
 }
 
+static void close_open(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 static void close_pair(int p[2])
 {
 	for (int i = 0; i < 2; i++)
-		if (p[i] >= 0)
-			close(p[i]);
+		close_open(p[i]);
 	p[0] = p[1] = -1;
+}
+
+/* spawn's way out on a failure: every pipe made so far closed (the others are {-1, -1}); returns -errno */
+static int spawn_failed(int pipefd[2], int outp[2], int errp[2], int inp[2])
+{
+	int r = -errno;
+	close_pair(pipefd);
+	close_pair(outp);
+	close_pair(errp);
+	close_pair(inp);
+	return r;
 }
 
 static int spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_in, int *ret_out,
@@ -74,46 +90,29 @@ static int spawn(char *const argv[], char *const envp[], const char *cwd, pid_t 
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	if (ret_in && pipe2(inp, O_CLOEXEC) < 0) {
-		int r = -errno;
-		close_pair(pipefd);
-		return r;
-	}
+	if (ret_in && pipe2(inp, O_CLOEXEC) < 0)
+		return spawn_failed(pipefd, outp, errp, inp);
 	if (ret_out && ret_err) {
-		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-			int r = -errno;
-			close_pair(pipefd);
-			close_pair(outp);
-			close_pair(errp);
-			close_pair(inp);
-			return r;
-		}
+		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+			return spawn_failed(pipefd, outp, errp, inp);
 		/* room for a burst of log lines while the supervisor is busy (best effort) */
 		fcntl(outp[1], F_SETPIPE_SZ, 1 << 20);
 		fcntl(errp[1], F_SETPIPE_SZ, 1 << 20);
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		close_pair(pipefd);
-		close_pair(outp);
-		close_pair(errp);
-		close_pair(inp);
-		return r;
-	}
+	if (pid < 0)
+		return spawn_failed(pipefd, outp, errp, inp);
 	if (pid == 0) {
 		close(pipefd[0]);
 		int out[2] = {outp[1], errp[1]};
 		child_exec(argv, envp, cwd, parent, pipefd[1], out, inp[0]);
 	}
 	close(pipefd[1]);
-	if (outp[1] >= 0)
-		close(outp[1]);
-	if (errp[1] >= 0)
-		close(errp[1]);
-	if (inp[0] >= 0)
-		close(inp[0]);
+	/* the child's ends */
+	close_open(outp[1]);
+	close_open(errp[1]);
+	close_open(inp[0]);
 	setpgid(pid, pid); /* also here: whichever runs first wins the race */
 	int child_errno = 0;
 	ssize_t n;
@@ -126,12 +125,9 @@ static int spawn(char *const argv[], char *const envp[], const char *cwd, pid_t 
 		int status;
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		if (outp[0] >= 0)
-			close(outp[0]);
-		if (errp[0] >= 0)
-			close(errp[0]);
-		if (inp[1] >= 0)
-			close(inp[1]);
+		close_open(outp[0]);
+		close_open(errp[0]);
+		close_open(inp[1]);
 		return -child_errno;
 	}
 	*ret_pid = pid;

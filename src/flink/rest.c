@@ -72,12 +72,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 static void req_free(struct req *q)
 {
-	if (q->prev)
-		q->prev->next = q->next;
-	else if (q->rest->reqs == q)
-		q->rest->reqs = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
+	LIST_REMOVE(q->rest->reqs, q);
 	curl_slist_free_all(q->headers);
 	if (q->easy)
 		curl_easy_cleanup(q->easy);
@@ -311,10 +306,7 @@ static int req_start(struct rest *r, struct req *q)
 {
 	if (q->headers)
 		curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
-	q->next = r->reqs;
-	if (r->reqs)
-		r->reqs->prev = q;
-	r->reqs = q;
+	LIST_PREPEND(r->reqs, q);
 	if (curl_multi_add_handle(r->multi, q->easy) != CURLM_OK) {
 		req_free(q);
 		return -EIO;
@@ -399,21 +391,30 @@ int rest_request(struct rest *r, const char *method, const char *path, const cha
 	return rest_request_within(r, method, path, body, 0, cb, userdata);
 }
 
+/* A request to path on Flink's REST server, not started yet (NULL: none could be made). Flink is on this machine:
+ * http_proxy and friends are for the outside world (a dead proxy would hide a healthy job; a live one would see every
+ * call), and no redirect is followed either. */
+static struct req *loopback_request(struct rest *r, const char *path, usec_t timeout, void *userdata)
+{
+	char *url = xasprintf("%s%s", r->base_url, path);
+	struct req *q = req_new(r, url, timeout, userdata);
+	free(url);
+	if (!q)
+		return NULL;
+	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(q->easy, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	return q;
+}
+
 /* A request to Flink's REST API, not started yet (NULL: none could be made). */
 static struct req *api_request(struct rest *r, const char *method, const char *path, const char *body, usec_t timeout,
                                rest_cb cb, void *userdata)
 {
-	char *url = xasprintf("%s%s", r->base_url, path);
-	struct req *q = req_new(r, url, timeout ? timeout : r->timeout, userdata);
-	free(url);
+	struct req *q = loopback_request(r, path, timeout ? timeout : r->timeout, userdata);
 	if (!q)
 		return NULL;
 	q->cb = cb;
-	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	/* Flink's REST API is on this machine: http_proxy and friends are for the outside world (a dead proxy
-	 * would hide a healthy job; a live one would see every call). No redirect is followed either. */
-	curl_easy_setopt(q->easy, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(q->easy, CURLOPT_CUSTOMREQUEST, method);
 	q->headers = curl_slist_append(q->headers, "Accept: application/json");
 	if (body) {
@@ -450,16 +451,10 @@ static size_t on_stream_header(char *ptr, size_t size, size_t nmemb, void *userd
 
 struct rest_req *rest_stream(struct rest *r, const struct rest_stream *st, void *userdata)
 {
-	char *url = xasprintf("%s%s", r->base_url, st->target);
-	struct req *q = req_new(r, url, st->timeout, userdata);
-	free(url);
+	struct req *q = loopback_request(r, st->target, st->timeout, userdata);
 	if (!q)
 		return NULL;
 	q->stream = st;
-	curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	/* Flink is on this machine: no proxy of the environment, no redirect followed */
-	curl_easy_setopt(q->easy, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->timeout / USEC_PER_MSEC));
 	curl_easy_setopt(q->easy, CURLOPT_HEADERFUNCTION, on_stream_header);
 	curl_easy_setopt(q->easy, CURLOPT_HEADERDATA, q);

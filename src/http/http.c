@@ -288,13 +288,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 
 static void unlink_waiting(struct pending *p)
 {
-	if (p->prev)
-		p->prev->next = p->next;
-	else if (p->h->waiting == p)
-		p->h->waiting = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	p->prev = p->next = NULL;
+	LIST_REMOVE(p->h->waiting, p);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -362,10 +356,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (p->deferred) {
 		/* the answer comes later (http_answer); the connection waits without taking turns of the loop */
 		response_free(&resp);
-		p->next = h->waiting;
-		if (h->waiting)
-			h->waiting->prev = p;
-		h->waiting = p;
+		LIST_PREPEND(h->waiting, p);
 		MHD_suspend_connection(c);
 		return MHD_YES;
 	}

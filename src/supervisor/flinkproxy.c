@@ -106,12 +106,7 @@ struct flinkproxy *flinkproxy_new(struct rest *rest, const char *flink_address)
 static void fwd_free(struct fwd *f)
 {
 	struct flinkproxy *p = f->p;
-	if (f->prev)
-		f->prev->next = f->next;
-	else if (p->fwds == f)
-		p->fwds = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
+	LIST_REMOVE(p->fwds, f);
 	p->n_fwds--;
 	p->budget->held -= f->body.len;
 	strbuf_free(&f->body);
@@ -366,10 +361,7 @@ void flinkproxy_handle(struct flinkproxy *p, const struct http_request *req, str
 	    .on_data = on_data,
 	    .on_done = on_done,
 	};
-	f->next = p->fwds;
-	if (p->fwds)
-		p->fwds->prev = f;
-	p->fwds = f;
+	LIST_PREPEND(p->fwds, f);
 	p->n_fwds++;
 	f->rq = rest_stream(p->rest, &f->st, f);
 	if (!f->rq) {

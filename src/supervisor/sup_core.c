@@ -17,12 +17,24 @@
 #include "store.h"
 #include "sup_core.h"
 #include "sup_observe.h"
+#include "sup_stop_budget.h"
 #include "worker.h"
 
 /* events kept in memory while the volume does not take them */
 #define PENDING_EVENTS_MAX 256
 
 static void schedule_flush(struct supervisor *s);
+
+/* At most PENDING_EVENTS_MAX events wait for the volume: the oldest beyond go, counted as dropped. */
+static void trim_pending_events(struct supervisor *s)
+{
+	while (s->pending_events.n > PENDING_EVENTS_MAX) {
+		free(s->pending_events.v[0]);
+		memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
+		s->pending_events.n--;
+		s->events_dropped++;
+	}
+}
 
 static void sup_event_v(struct supervisor *s, enum log_level level, const char *type, const char *fmt, va_list ap)
 {
@@ -60,12 +72,7 @@ static void sup_event_v(struct supervisor *s, enum log_level level, const char *
 	sup_observe_event(s, line); /* the status page's recent events, whether the volume takes it or not */
 	/* appended at the end of this loop iteration, with every other event of it: one write, one fdatasync */
 	strv_push_take(&s->pending_events, line);
-	if (s->pending_events.n > PENDING_EVENTS_MAX) {
-		free(s->pending_events.v[0]);
-		memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
-		s->pending_events.n--;
-		s->events_dropped++;
-	}
+	trim_pending_events(s);
 	schedule_flush(s);
 }
 
@@ -239,12 +246,7 @@ static void flush_done(void *arg)
 		free(f->lines.v);
 		free(s->pending_events.v);
 		s->pending_events = back;
-		while (s->pending_events.n > PENDING_EVENTS_MAX) {
-			free(s->pending_events.v[0]);
-			memmove(s->pending_events.v, s->pending_events.v + 1, s->pending_events.n * sizeof(char *));
-			s->pending_events.n--;
-			s->events_dropped++;
-		}
+		trim_pending_events(s);
 	} else {
 		strv_free(&f->lines);
 	}
@@ -520,13 +522,13 @@ void sup_journal_free(struct supervisor *s)
 		free(w);
 	}
 	s->flush_source = sup_disarm(s->flush_source);
-	if (s->stop.signal && s->stop.deadline && s->worker) {
+	if (s->stop.signal && sup_stop_budget_armed(s) && s->worker) {
 		/* a stop by signal ends within its budget (flinklet.shutdown.timeout), records or not: the platform's
 		 * SIGKILL comes soon after, and a hung volume must not keep the pod from ending. The records left are
 		 * lost; the volume's snapshots are as Flink left them, and the next start finds its restore point by
 		 * reading them. Half a second at least, for a stop whose JVM took the whole budget. */
-		usec_t now = now_monotonic(), min = now + 500 * USEC_PER_MSEC;
-		if (!sync_until(s, s->stop.deadline > min ? s->stop.deadline : min)) {
+		usec_t now = now_monotonic(), left = sup_stop_budget_left(s, now), min = 500 * USEC_PER_MSEC;
+		if (!sync_until(s, now + (left > min ? left : min))) {
 			log_error("the state volume %s did not take the last records (events, status.json) within the "
 			          "shutdown budget (flinklet.shutdown.timeout %s): exiting without them",
 			          s->state_dir, sup_shutdown_budget_text(s));
@@ -672,26 +674,6 @@ usec_t sup_shutdown_budget(const struct supervisor *s)
 const char *sup_shutdown_budget_text(const struct supervisor *s)
 {
 	return spec_get(s->spec, SHUTDOWN_BUDGET_KEY);
-}
-
-usec_t sup_grace_period(const struct supervisor *s)
-{
-	usec_t budget = sup_shutdown_budget(s);
-	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
-	return grace < budget ? grace : budget;
-}
-
-usec_t sup_exit_reserve(const struct supervisor *s)
-{
-	usec_t r = 5 * USEC_PER_SEC;
-	if (s->status.stop_exit_ms >= 0) {
-		usec_t took = (usec_t)s->status.stop_exit_ms * USEC_PER_MSEC;
-		r = took + took / 2 + USEC_PER_SEC / 2;
-		if (r < 2 * USEC_PER_SEC)
-			r = 2 * USEC_PER_SEC;
-	}
-	usec_t grace = sup_grace_period(s);
-	return r < grace ? r : grace;
 }
 
 const char *stop_purpose_text(enum stop_purpose p)

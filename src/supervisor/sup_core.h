@@ -3,23 +3,23 @@
  *
  *   part        file              state it owns (writes)                       may call (its .c includes)
  *   core        supervisor.c      the loop, spec, state, queue, restarts       every part (sup.h): the driver
- *               sup_core.c        the records: status, events, their flush     sup_observe
+ *               sup_core.c        the records: status, events, their flush     sup_observe, sup_stop_budget
  *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
  *                                                                              sup_flinkmetrics, sup_restore,
  *                                                                              sup_sweep
  *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
  *   poll        sup_poll.c        s->poll: following the job, health           sup_rescales, sup_snapshot,
  *                                                                              sup_flinkmetrics
- *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        (the core only)
+ *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        sup_stop_budget
  *                                 the stop's savepoint, retention
  *   stop        sup_stop.c        s->stop: purpose, budget, SIGTERM/SIGKILL    sup_launch, sup_poll, sup_reload,
- *                                                                              sup_snapshot
+ *                                                                              sup_snapshot, sup_stop_budget
  *   reload      sup_reload.c      s->reload: configuration changes, rollback   sup_launch, sup_restore,
  *                                                                              sup_snapshot
  *   http        sup_http.c        s->http: the endpoint, token, proxy          sup_metrics, sup_observe,
  *                                                                              sup_reload, sup_snapshot,
  *                                                                              sup_flinkmetrics
- *   notify      sup_notify.c      s->notify: systemd, journald                 (the core only)
+ *   notify      sup_notify.c      s->notify: systemd, journald                 sup_stop_budget
  *   autoscaler  sup_autoscaler.c  s->autoscaler                                sup_observe
  *   observe     sup_observe.c     s->observe: what the status page reads       sup_rescales
  *   rescales    sup_rescales.c    s->rescales: Flink's rescale history (2.3+)  (the core only)
@@ -27,6 +27,7 @@
  *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             (the core only)
  *   flinkmetrics sup_flinkmetrics.c  s->flinkmetrics: Flink's metrics, scraped (the core only)
  *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    sup_flinkmetrics
+ *   (stop budget) sup_stop_budget.c  nothing (the one reader of the stop's deadline) (the core only)
  *
  * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
  * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
@@ -591,16 +592,10 @@ void sup_raise(struct supervisor *s, enum sup_event ev);
 void sup_adopt_spec(struct supervisor *s, struct spec *n);
 /* The states in which a JVM of the current launch may run and its job is followed through REST. */
 bool sup_follows_job(const struct supervisor *s);
-/* The stop's whole budget, flinklet.shutdown.timeout: read here only (the shares of it are sup_stop.c's), and the
- * option as the user wrote it, for messages. */
+/* The stop's whole budget, flinklet.shutdown.timeout: read here only (its shares and its deadline are
+ * sup_stop_budget.c's), and the option as the user wrote it, for messages. */
 #define SHUTDOWN_BUDGET_KEY "flinklet.shutdown.timeout"
 usec_t sup_shutdown_budget(const struct supervisor *s);
 const char *sup_shutdown_budget_text(const struct supervisor *s);
-/* The JVM's grace period after SIGTERM, within the shutdown budget. */
-usec_t sup_grace_period(const struct supervisor *s);
-/* What a stop keeps back of the budget for the JVM to end once its snapshot is taken: 1.5 times the exit the status
- * document remembers (and half a second), at least 2 s; 5 s before any was seen; never more than the grace
- * period. */
-usec_t sup_exit_reserve(const struct supervisor *s);
 
 #endif

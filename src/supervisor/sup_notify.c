@@ -12,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "sup_notify.h"
+#include "sup_stop_budget.h"
 
 /* Healthy for the watchdog: the job runs as it should, or is down on purpose. */
 static bool watchdog_healthy(struct supervisor *s)
@@ -90,7 +91,7 @@ void sup_notify_state(struct supervisor *s)
 	}
 	if ((s->state == SUP_SAVEPOINTING || s->state == SUP_STOPPING) && s->stop.purpose == STOP_EXIT) {
 		/* what is left of the stop's budget (sup_stop.c armed its deadline) */
-		usec_t now = now_monotonic(), left = s->stop.deadline > now ? s->stop.deadline - now : 0;
+		usec_t left = sup_stop_budget_left(s, now_monotonic());
 		sd_notifyf(0, "STOPPING=1\nEXTEND_TIMEOUT_USEC=%llu\nSTATUS=%s: %s, stopping%s",
 		           (unsigned long long)left, s->spec->name, life,
 		           s->state == SUP_SAVEPOINTING ? " with a savepoint" : "");

@@ -13,6 +13,7 @@
 #include "jvm.h"
 #include "store.h"
 #include "sup_snapshot.h"
+#include "sup_stop_budget.h"
 
 #define OP_POLL_INTERVAL (300 * USEC_PER_MSEC)
 
@@ -125,8 +126,7 @@ static bool retry_stop_savepoint(struct supervisor *s, const char *why)
 		return false;
 	s->snapshot.savepoint_timer = sup_disarm(s->snapshot.savepoint_timer);
 	sup_alert(s, "SavepointRetry", "%s; trying again in %.0f s (%.1f s of the shutdown budget left)", why,
-	          (double)STOP_RETRY_DELAY / USEC_PER_SEC,
-	          (double)(s->stop.deadline > now ? s->stop.deadline - now : 0) / USEC_PER_SEC);
+	          (double)STOP_RETRY_DELAY / USEC_PER_SEC, (double)sup_stop_budget_left(s, now) / USEC_PER_SEC);
 	sup_arm(s, &s->snapshot.savepoint_poll_timer, STOP_RETRY_DELAY, on_stop_retry);
 	return true;
 }
@@ -637,7 +637,7 @@ static char *newest_restore_point(struct supervisor *s)
  * src/flink/snapshots.c), then removed by a child process (a RocksDB
  * savepoint can be thousands of files, each unlink a round trip on a network volume). The loop waits for neither;
  * the events say the outcome when the child is reaped. A crash meanwhile leaves a *.disposing directory, which the
- * next start removes (sup_snapshot_clean_leftovers). */
+ * next start removes (sup_snapshot_finish_disposals). */
 
 static struct disposal *disposal_new(struct supervisor *s, const char *location, const char *aside, const char *why)
 {
@@ -740,7 +740,7 @@ bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r)
 	return true;
 }
 
-void sup_snapshot_clean_leftovers(struct supervisor *s)
+void sup_snapshot_finish_disposals(struct supervisor *s)
 {
 	struct strv left = {0};
 	savepoints_disposing(s->sp_dir, &left);

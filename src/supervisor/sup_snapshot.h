@@ -19,7 +19,7 @@ void sup_snapshot_cancel(struct supervisor *s);
 void sup_snapshot_arm_periodic(struct supervisor *s);
 void sup_snapshot_retention(struct supervisor *s);
 /* The savepoints an earlier run's retention renamed *.disposing and did not finish removing: removed (a child). */
-void sup_snapshot_clean_leftovers(struct supervisor *s);
+void sup_snapshot_finish_disposals(struct supervisor *s);
 /* A child retention started to remove a savepoint exited: its outcome said. false: not one of them. */
 bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r);
 void sup_snapshot_check_volume(struct supervisor *s);

@@ -16,6 +16,7 @@
 #include "sup_reload.h"
 #include "sup_snapshot.h"
 #include "sup_stop.h"
+#include "sup_stop_budget.h"
 #include "stopfit.h"
 
 static int on_kill_timer(sd_event_source *src, uint64_t usec, void *userdata)
@@ -75,7 +76,7 @@ static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata
 static usec_t stop_wait_share(struct supervisor *s)
 {
 	usec_t budget = sup_shutdown_budget(s);
-	usec_t reserve = sup_exit_reserve(s) + 5 * USEC_PER_SEC;
+	usec_t reserve = sup_stop_budget_exit_reserve(s) + 5 * USEC_PER_SEC;
 	usec_t third = budget / 3;
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
 }
@@ -118,7 +119,7 @@ enum sup_state sup_stop_terminate(struct supervisor *s)
 	          stop_purpose_text(s->stop.purpose), spec_get(s->spec, "flinklet.jvm.stop-grace-period"));
 	jvm_signal(s->launch.jvm_pid, SIGTERM);
 	s->stop.exit_asked_at = now_monotonic();
-	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
+	sup_arm(s, &s->stop.kill_timer, sup_stop_budget_grace_period(s), on_kill_timer);
 	return SUP_STOPPING;
 }
 
@@ -228,7 +229,7 @@ static usec_t savepoint_until(struct supervisor *s)
 	usec_t now = now_monotonic();
 	if (s->stop.purpose != STOP_EXIT)
 		return now + spec_duration(s->spec, "flinklet.snapshot.timeout");
-	usec_t left = s->stop.deadline > now ? s->stop.deadline - now : 0, reserve = sup_exit_reserve(s);
+	usec_t left = sup_stop_budget_left(s, now), reserve = sup_stop_budget_exit_reserve(s);
 	return now + (left > reserve ? left - reserve : left / 2);
 }
 
@@ -236,9 +237,8 @@ static usec_t savepoint_until(struct supervisor *s)
  * (less the JVM's exit), else the next periodic checkpoint. Returns the state to go to (SAVEPOINTING either way). */
 static enum sup_state stop_snapshot(struct supervisor *s)
 {
-	usec_t now = now_monotonic(), reserve = sup_exit_reserve(s), share = 0;
-	if (s->stop.deadline > now + reserve)
-		share = s->stop.deadline - now - reserve;
+	usec_t left = sup_stop_budget_left(s, now_monotonic()), reserve = sup_stop_budget_exit_reserve(s);
+	usec_t share = left > reserve ? left - reserve : 0;
 	struct stopfit_in in = {
 	    .state_bytes = s->poll.sizes_known ? s->poll.state_bytes : -1,
 	    .checkpoint_ms = s->poll.sizes_known ? s->poll.checkpoint_ms : -1,
@@ -249,7 +249,7 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 	struct stopfit fit;
 	stopfit_decide(&in, &fit);
 	s->stop.on_checkpoint = false;
-	if (s->stop.deadline <= now && s->stop.purpose == STOP_EXIT) {
+	if (left == 0 && s->stop.purpose == STOP_EXIT) {
 		/* flinklet.shutdown.timeout 0 s (or a stop that waited for RUNNING until nothing was left) */
 		char *why =
 		    xasprintf("the shutdown budget (flinklet.shutdown.timeout: %s) leaves no time for a savepoint "
@@ -491,7 +491,7 @@ void sup_stop_savepoint_recorded(struct supervisor *s)
 	sup_snapshot_stop_savepoint_done(s);
 	s->stop.exit_asked_at = now_monotonic();
 	sup_set_intent(s, "wait for the JVM to end after the savepoint");
-	sup_arm(s, &s->stop.kill_timer, sup_grace_period(s), on_kill_timer);
+	sup_arm(s, &s->stop.kill_timer, sup_stop_budget_grace_period(s), on_kill_timer);
 }
 
 enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
@@ -572,7 +572,7 @@ void sup_stop_jvm_gone(struct supervisor *s)
 		/* the longest, halfway back to each shorter one: an odd slow exit does not stay the figure for good */
 		*kept = *kept < 0 || took >= *kept ? took : (*kept + took) / 2;
 		log_info("the JVM ended %.1f s after it was asked to (the exit's share of a stop: %.1f s)",
-		         (double)took / 1000.0, (double)sup_exit_reserve(s) / USEC_PER_SEC);
+		         (double)took / 1000.0, (double)sup_stop_budget_exit_reserve(s) / USEC_PER_SEC);
 		s->stop.exit_asked_at = 0;
 	}
 	s->stop.kill_timer = sup_disarm(s->stop.kill_timer);

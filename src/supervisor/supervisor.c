@@ -823,7 +823,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		          s.job_id);
 	sup_snapshot_check_nonces(&s);
 	sup_snapshot_arm_periodic(&s);
-	sup_snapshot_clean_leftovers(&s);
+	sup_snapshot_finish_disposals(&s);
 	sup_snapshot_retention(&s);
 
 	/* the first state is the table's too (SUP_INITIAL + EV_START); a FAILED start, or a finished job with

@@ -350,6 +350,37 @@ def test_every_part_of_the_context_has_an_owner():
         assert os.path.exists(os.path.join(SUP, f)), f
 
 
+# the stop's shutdown budget (issue 39, item 2): sup_stop.c arms its deadline (the one write), sup_stop_budget.c alone
+# reads it; every other file asks sup_stop_budget.h (what is left of the budget, the grace period, the exit's share)
+BUDGET_DEADLINE_READER = "sup_stop_budget.c"
+_DEADLINE = re.compile(r"\bstop\.deadline\b(\s*=(?!=))?")
+
+
+def _deadline_uses(text):
+    """(line, "read" or "write") for each use of the stop's deadline (s->stop.deadline) in text."""
+    return [(n, "write" if m.group(1) else "read")
+            for n, line in enumerate(text.splitlines(), 1) for m in _DEADLINE.finditer(line)]
+
+
+def test_the_deadline_finder_sees_reads_and_writes():
+    found = _deadline_uses("s->stop.deadline = now + b;\nif (s->stop.deadline > now && s->stop.deadline_timer)\n"
+                           "x = s->stop.deadline == 0; y = sup->stop.deadline - now;")
+    assert found == [(1, "write"), (2, "read"), (3, "read"), (3, "read")], found
+
+
+def test_only_the_stop_budget_reads_the_stops_deadline():
+    bad = []
+    for d, files in _tree().items():
+        for f in files:
+            with open(os.path.join(SRC, d, f), errors="replace") as fh:
+                for n, use in _deadline_uses(fh.read()):
+                    if use == "read" and f != BUDGET_DEADLINE_READER:
+                        bad.append(f"src/{d}/{f}:{n} reads s->stop.deadline: ask sup_stop_budget.h")
+                    if use == "write" and f != OWNER["stop"]:
+                        bad.append(f"src/{d}/{f}:{n} writes s->stop.deadline ({OWNER['stop']}'s)")
+    assert not bad, "\n".join(bad)
+
+
 def test_no_source_file_over_900_lines():
     long = {}
     for d, files in _tree().items():

@@ -1029,7 +1029,7 @@ static void test_snapshot_check(void **state)
 
 /* A savepoint retention is disposing of (renamed *.disposing, then removed by a child) is never a restore point, even
  * with its _metadata still whole (a crash in the middle of the removal): the older complete one is restored; the
- * leftovers are listed (of any job) for the next start to remove, and nothing else is. */
+ * unfinished disposals are listed (of any job) for the next start to remove, and nothing else is. */
 static void test_scan_disposing_savepoint_is_never_a_restore_point(void **state)
 {
 	(void)state;
@@ -1066,7 +1066,7 @@ static void test_scan_disposing_savepoint_is_never_a_restore_point(void **state)
 	assert_true(saw_half && saw_other);
 	strv_free(&present);
 	strv_free(&left);
-	/* a missing directory has no leftovers */
+	/* a missing directory has no savepoint on its way out */
 	savepoints_disposing(t.ck, &left);
 	assert_int_equal(left.n, 0);
 	free(older);
