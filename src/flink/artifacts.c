@@ -101,8 +101,10 @@ static int plan_remote(const struct spec *s, const char *state_dir, struct artif
 		a->url = xstrdup(uri);
 		a->protocols = xstrdup(http && https ? "https,http" : scheme);
 	}
-	if (r < 0)
+	if (r < 0) {
+		artifact_free(a); /* nothing half-planned is left to free */
 		return r;
+	}
 	const char *ext = a->kind == ARTIFACT_SQL ? "sql" : "jar";
 	char *dir = path_join(state_dir, "artifacts");
 	char name[80];

@@ -38,7 +38,7 @@ struct artifact {
 	const char *sha256; /* expected, lowercase hex; NULL: not checked */
 };
 
-/* Plans where the jar comes from. Returns 0, or -EINVAL with a message in *err. */
+/* Plans where the jar comes from. Returns 0, or -EINVAL with a message in *err (a is then empty). */
 int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err);
 /* Plans where the SQL script of spec.job.sqlScript comes from, as artifact_plan the jar: a local one is used where it
  * is (local_path; NULL for an inline spec.job.sql or no script), a remote one downloaded into

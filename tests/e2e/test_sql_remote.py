@@ -6,7 +6,7 @@ copy in its cache. The job runs RUNNING and checkpoints from the script's compil
 savepoint; with the server gone, the next start runs the cached script and restores that savepoint. A
 served script with an SQL error is refused once downloaded, at the URI's line and column, and no JVM runs the job;
 check-config takes a remote script's URI without fetching it (no network there) and refuses a scheme not allowed at
-the value's line and column."""
+the value's line and column; export gives the operator the runner form with the script's place in a note."""
 import hashlib
 import json
 import os
@@ -163,6 +163,15 @@ def test_check_config_takes_a_remote_script_without_fetching_it(tmp_path):
     job = json.loads(out)["spec"]["job"]
     assert job["sqlScript"] == f"http://***@127.0.0.1:{srv.port}/sql/job.sql" and "hunter2" not in out, job
     assert job["entryClass"] == "dev.flinklet.launcher.SqlScriptRunner"
+    # promoted to the operator: the runner form, whose runner reads a local file; the note says where the script goes
+    p = subprocess.run([BIN, "export", "--to", "flinkdeployment", "-c", str(cfg)], capture_output=True, text=True,
+                       timeout=60, env={"FLINK_HOME": FLINK_HOME, "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0 and srv.requests == [], p.stderr
+    assert '    jarURI: "local:///opt/flink/lib/flinklet-launcher.jar"\n' in p.stdout
+    assert '    args:\n    - "/opt/flink/usrlib/sql-scripts/sql-remote.sql"\n' in p.stdout
+    assert (f"# note: put the SQL script at /opt/flink/usrlib/sql-scripts/sql-remote.sql (spec.job.sqlScript "
+            f"http://***@127.0.0.1:{srv.port}/sql/job.sql is remote: the runner") in p.stdout, p.stdout
+    assert "hunter2" not in p.stdout and "sqlScript:" not in p.stdout
     # http not listed: refused at the value's line and column, the credentials hidden
     cfg.write_text(head + f"  job:\n    sqlScript: {uri}\n")
     rc, out, err = check_config("-c", str(cfg))
