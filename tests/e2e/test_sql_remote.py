@@ -18,7 +18,7 @@ import time
 from conftest import BIN, FLINK_HOME, JOBS_JAR, restored, wait_for
 from sqlkit import config_text, events_of
 from httpkit import Server
-from testkit import norm
+from testkit import free_port, norm
 
 SCRIPT = """-- clicks per user, a grouped aggregation (keyed state)
 SET 'pipeline.name' = 'remote-clicks';
@@ -163,6 +163,13 @@ def test_check_config_takes_a_remote_script_without_fetching_it(tmp_path):
     job = json.loads(out)["spec"]["job"]
     assert job["sqlScript"] == f"http://***@127.0.0.1:{srv.port}/sql/job.sql" and "hunter2" not in out, job
     assert job["entryClass"] == "dev.flinklet.launcher.SqlScriptRunner"
+    # --preflight neither: the planner's check of a remote script is left to the download, before the launch
+    ports = f'    rest.port: "{free_port()}"\n    flinklet.http.address: "127.0.0.1:{free_port()}"\n'
+    cfg.write_text(head + ports + "    flinklet.artifacts.allowed-schemes: https,http\n"
+                   + f"  job:\n    sqlScript: {uri}\n")
+    rc, out, err = check_config("-c", str(cfg), "--preflight")
+    assert rc == 0 and srv.requests == [], err
+    assert "the SQL script's URI (the script is checked once downloaded, before the launch)" in err, err
     # promoted to the operator: the runner form, whose runner reads a local file; the note says where the script goes
     p = subprocess.run([BIN, "export", "--to", "flinkdeployment", "-c", str(cfg)], capture_output=True, text=True,
                        timeout=60, env={"FLINK_HOME": FLINK_HOME, "PATH": "/usr/bin:/bin"})
