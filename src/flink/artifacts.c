@@ -1,5 +1,4 @@
-/* artifacts: where the job's jar and its SQL script come from, and the cache on the volume (see src/flink/artifacts.h).
- */
+/* artifacts: where the job's jar and SQL script come from, and the cache on the volume (see src/flink/artifacts.h). */
 #include "artifacts.h"
 
 #include <ctype.h>
