@@ -16,6 +16,7 @@
 
 #include "config_sql.h"
 #include "flinkconf.h"
+#include "redact.h"
 
 /* What each operator version accepts: its name and the newest flinkVersion of its CRD's enum. */
 static const struct {
@@ -477,11 +478,19 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		cJSON_AddStringToObject(job, "entryClass", s->job.entry_class);
 	cJSON *args = cJSON_AddArrayToObject(job, "args");
 	if (config_sql_job(s)) {
-		char *path = s->job.sql ? xasprintf("/opt/flink/usrlib/sql-scripts/%s.sql", s->name)
-		                        : local_path_from_uri(s->job.sql_script);
+		bool remote = config_sql_remote(s);
+		char *path = s->job.sql || remote ? xasprintf("/opt/flink/usrlib/sql-scripts/%s.sql", s->name)
+		                                  : local_path_from_uri(s->job.sql_script);
 		cJSON_AddItemToArray(args, cJSON_CreateString(path));
+		char *shown = remote ? redact_uri(s->job.sql_script) : NULL;
 		note(notes,
-		     s->job.sql
+		     remote ? xasprintf("put the SQL script at %s (spec.job.sqlScript %s is remote: the runner, "
+		                        "flinklet's as the operator's flink-sql-runner-example, reads a local file, "
+		                        "and the operator downloads only jarURI): in spec.image, or a ConfigMap "
+		                        "mounted at /opt/flink/usrlib/sql-scripts (key %s.sql, through "
+		                        "spec.podTemplate)",
+		                        path, shown, s->name)
+		     : s->job.sql
 		         ? xasprintf("put spec.job.sql into a ConfigMap mounted at /opt/flink/usrlib/sql-scripts "
 		                     "(key %s.sql, through spec.podTemplate): the runner reads the script "
 		                     "from there",
@@ -489,6 +498,7 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		         : xasprintf("check job.args[0]: the SQL script %s must be at that path in spec.image "
 		                     "or a ConfigMap mounted there (spec.podTemplate)",
 		                     path));
+		free(shown);
 		free(path);
 	}
 	for (size_t i = 0; i < s->job.args.n; i++) {

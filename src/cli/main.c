@@ -189,13 +189,16 @@ static int cmd_check_config(struct cli *c)
 			diags_add(&d, &spec.job.jar_uri_loc, "spec.job.jarURI", "%s", err);
 			free(err);
 		} else {
-			/* a SQL script: the planner's check, in a JVM, once the jars it needs are there */
-			if (preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d) == 0 && config_sql_job(&spec))
+			/* a SQL script: the planner's check, in a JVM, once the jars it needs are there (a remote
+			 * script is not fetched here: the supervisor checks it once downloaded, before the launch) */
+			if (preflight_all(&spec, jar.remote ? NULL : jar.local_path, &d) == 0 &&
+			    config_sql_job(&spec) && !config_sql_remote(&spec))
 				sqlcheck_validate(&spec, jar.local_path, &d);
 		}
 		artifact_free(&jar);
 		int problems = (int)d.msgs.n;
-		bool sql = config_sql_job(&spec); /* asked before spec_free, which clears the spec */
+		/* asked before spec_free, which clears the spec */
+		bool sql = config_sql_job(&spec), remote_sql = config_sql_remote(&spec);
 		print_diags(&d);
 		diags_free(&d);
 		spec_free(&spec);
@@ -203,7 +206,11 @@ static int cmd_check_config(struct cli *c)
 			fprintf(stderr,
 			        "flinklet: preflight: the Flink jars, the job's jar and entry class, the ports%s and "
 			        "the state directory are fine\n",
-			        sql ? ", the SQL script (the planner's check)" : "");
+			        remote_sql
+			            ? ", the SQL script's URI (the script is checked once downloaded, before the "
+			              "launch)"
+			        : sql ? ", the SQL script (the planner's check)"
+			              : "");
 		return problems ? EXIT_USAGE : 0;
 	}
 	cJSON *j = spec_to_json(&spec);
@@ -212,6 +219,10 @@ static int cmd_check_config(struct cli *c)
 	char *shown = redact_uri(spec.job.jar_uri);
 	if (shown)
 		cJSON_ReplaceItemInObjectCaseSensitive(job, "jarURI", cJSON_CreateString(shown));
+	free(shown);
+	shown = spec.job.sql_script ? redact_uri(spec.job.sql_script) : NULL;
+	if (shown)
+		cJSON_ReplaceItemInObjectCaseSensitive(job, "sqlScript", cJSON_CreateString(shown));
 	free(shown);
 	char *text = c->json ? cJSON_Print(j) : json_to_yaml(j);
 	fputs(text, stdout);

@@ -132,6 +132,9 @@ const struct option_def flinklet_options[] = {
      "running on the old spec (false)."},
     {"flinklet.job.jar.sha256", OPT_STRING, NULL, 0, 0, NULL,
      "The sha256 (64 hex digits) a downloaded jar must have; it also names the jar in the cache."},
+    {"flinklet.job.sql-script.sha256", OPT_STRING, NULL, 0, 0, NULL,
+     "The sha256 (64 hex digits) a downloaded SQL script (a remote spec.job.sqlScript) must have; it also names the "
+     "script in the cache."},
     {"flinklet.artifacts.timeout", OPT_DURATION, "2 min", 1000, 0, NULL,
      "The total time budget of one jar download attempt: connecting, redirects and the transfer."},
     {"flinklet.artifacts.connect-timeout", OPT_DURATION, "30 s", 1000, 0, NULL,

@@ -257,14 +257,16 @@ static void check_checksum(struct spec *s, struct diags *d)
 {
 	for (size_t k = 0; k < s->nconf; k++) {
 		struct conf_entry *e = &s->conf[k];
-		if (strcmp(e->key, "flinklet.job.jar.sha256"))
+		if (strcmp(e->key, "flinklet.job.jar.sha256") && strcmp(e->key, "flinklet.job.sql-script.sha256"))
 			continue;
 		bool ok = strlen(e->value) == 64;
 		for (size_t i = 0; ok && i < 64; i++)
 			ok = isxdigit((unsigned char)e->value[i]) != 0;
-		if (!ok)
-			diags_add(d, &e->loc, "spec.flinkConfiguration.flinklet.job.jar.sha256",
-			          "must be a sha256 of 64 hex digits (got \"%s\")", e->value);
+		if (ok)
+			continue;
+		char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
+		diags_add(d, &e->loc, field, "must be a sha256 of 64 hex digits (got \"%s\")", e->value);
+		free(field);
 	}
 }
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "redact.h"
+#include "schemes.h"
 #include "sqlscript.h"
 
 #define SQL_MAX_BYTES (1u << 20)
@@ -17,6 +19,37 @@
 bool config_sql_job(const struct spec *s)
 {
 	return s->job.sql_script || s->job.sql;
+}
+
+bool config_sql_remote(const struct spec *s)
+{
+	if (!s->job.sql_script)
+		return false;
+	char *p = local_path_from_uri(s->job.sql_script);
+	free(p);
+	return !p;
+}
+
+/* A sqlScript that is no local path: a URI flinklet downloads, as a jarURI (its scheme known and allowed). Nothing is
+ * read here: the script is split and checked once it is downloaded, before the launch (src/supervisor/sup_fetch.c).
+ * Returns whether it is one. */
+static bool check_remote(const struct spec *s, const struct loc *at, struct diags *d)
+{
+	const char *uri = s->job.sql_script;
+	const char *scheme = artifact_remote_scheme(uri);
+	char *shown = redact_uri(uri);
+	if (!scheme)
+		diags_add(d, at, "spec.job.sqlScript",
+		          "must be a local path, local:///path, file:///path (the script in the image or a mounted "
+		          "ConfigMap), https://..., s3://bucket/key or http://... (got \"%s\")",
+		          shown);
+	else if (!artifact_scheme_listed(artifact_allowed_schemes(s), scheme))
+		diags_add(d, at, "spec.job.sqlScript",
+		          "the scheme %s is not in flinklet.artifacts.allowed-schemes (\"%s\"): list it there to "
+		          "download scripts over it (got \"%s\")",
+		          scheme, artifact_allowed_schemes(s), shown);
+	free(shown);
+	return scheme != NULL;
 }
 
 /* The whole file at path (at most SQL_MAX_BYTES), malloc'd, NUL-terminated: 0 or -errno (-EFBIG: too large). */
@@ -96,10 +129,7 @@ void config_sql_check(struct spec *s, struct diags *d)
 	if (j->sql_script) {
 		path = local_path_from_uri(j->sql_script);
 		if (!path) {
-			diags_add(d, at, field,
-			          "must be a local path, local:///path or file:///path (the script in the image or a "
-			          "mounted ConfigMap; got \"%s\")",
-			          j->sql_script);
+			check_remote(s, at, d);
 			return;
 		}
 		int r = read_script(path, &text, &len);
@@ -127,6 +157,37 @@ void config_sql_check(struct spec *s, struct diags *d)
 	free(path);
 }
 
+int config_sql_check_file(const char *path, const char *name, char sha256[65], char **err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r = read_script(path, &text, &len);
+	if (r < 0) {
+		*err = xasprintf("%s: spec.job.sqlScript: unable to read %s: %s", name, path,
+		                 r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+		return r;
+	}
+	struct strbuf b = {0};
+	if (memchr(text, '\0', len)) {
+		strbuf_appendf(&b, "%s: spec.job.sqlScript: not a SQL script (contains a NUL byte)", name);
+	} else {
+		struct sqlscript q;
+		if (sqlscript_parse(text, len, 1, 1, &q) < 0)
+			for (size_t i = 0; i < q.nproblems; i++)
+				strbuf_appendf(&b, "%s%s:%d:%d: spec.job.sqlScript: %s", i ? "; " : "", name,
+				               q.problems[i].line, q.problems[i].col, q.problems[i].msg);
+		sqlscript_free(&q);
+		sha256_hex(text, len, sha256);
+	}
+	free(text);
+	if (b.len) {
+		*err = strbuf_steal(&b);
+		return -EINVAL;
+	}
+	strbuf_free(&b);
+	return 0;
+}
+
 void config_sql_defaults(struct spec *s)
 {
 	if (!config_sql_job(s))
@@ -140,12 +201,20 @@ void config_sql_defaults(struct spec *s)
 		s->job.entry_class = xstrdup(SQL_RUNNER_CLASS);
 }
 
-void config_sql_runner_args(const struct spec *s, const char *conf_dir, struct strv *argv)
+void config_sql_runner_args(const struct spec *s, const char *conf_dir, const char *script, const char *sha256,
+                            struct strv *argv)
 {
 	const struct job_spec *j = &s->job;
 	if (!config_sql_job(s))
 		return;
-	if (j->sql) {
+	bool remote = config_sql_remote(s);
+	if (remote) {
+		/* the runner's positions name the URI (without its credentials), not the cache's file */
+		char *shown = redact_uri(j->sql_script);
+		strv_push_take(argv, xasprintf("--origin=%s:1:1", shown));
+		free(shown);
+		strv_push(argv, "--field=spec.job.sqlScript");
+	} else if (j->sql) {
 		int line = j->sql_mapped ? j->sql_loc.line : 1, col = j->sql_mapped ? j->sql_loc.col : 1;
 		strv_push_take(argv,
 		               xasprintf("--origin=%s:%d:%d", j->sql_mapped ? s->file : "spec.job.sql", line, col));
@@ -153,10 +222,24 @@ void config_sql_runner_args(const struct spec *s, const char *conf_dir, struct s
 	} else {
 		strv_push(argv, "--field=spec.job.sqlScript");
 	}
-	if (j->sql_sha256[0])
-		strv_push_take(argv, xasprintf("--sha256=%s", j->sql_sha256));
+	if (!sha256 && j->sql_sha256[0])
+		sha256 = j->sql_sha256;
+	if (sha256)
+		strv_push_take(argv, xasprintf("--sha256=%s", sha256));
 	char *plans = path_join(spec_get(s, "flinklet.state.dir"), SQL_PLAN_DIR);
 	strv_push_take(argv, xasprintf("--plan-dir=%s", plans));
 	free(plans);
-	strv_push_take(argv, j->sql ? path_join(conf_dir, SQL_INLINE_FILE) : local_path_from_uri(j->sql_script));
+	if (script)
+		strv_push(argv, script);
+	else if (j->sql)
+		strv_push_take(argv, path_join(conf_dir, SQL_INLINE_FILE));
+	else if (remote) {
+		/* not fetched (a fingerprint of the launch): the URI, told apart from another by its whole text's hash
+		 * as its copy in the cache is, and shown without its credentials */
+		char *shown = redact_uri(j->sql_script), h[65];
+		sha256_hex(j->sql_script, strlen(j->sql_script), h);
+		strv_push_take(argv, xasprintf("%s#uri-%s", shown, h));
+		free(shown);
+	} else
+		strv_push_take(argv, local_path_from_uri(j->sql_script));
 }

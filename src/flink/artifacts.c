@@ -1,4 +1,4 @@
-/* artifacts: where the job's jar comes from, and the cache on the volume (see src/flink/artifacts.h). */
+/* artifacts: where the job's jar and SQL script come from, and the cache on the volume (see src/flink/artifacts.h). */
 #include "artifacts.h"
 
 #include <ctype.h>
@@ -18,11 +18,12 @@
 
 static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, char **err)
 {
+	const char *field = a->field;
 	const char *rest = uri + strlen("s3://");
 	const char *slash = strchr(rest, '/');
 	if (!slash || slash == rest || !slash[1]) {
 		char *shown = redact_uri(uri);
-		*err = xasprintf("spec.job.jarURI: an s3 URI must be s3://bucket/key (got \"%s\")", shown);
+		*err = xasprintf("%s: an s3 URI must be s3://bucket/key (got \"%s\")", field, shown);
 		free(shown);
 		return -EINVAL;
 	}
@@ -55,7 +56,7 @@ static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, ch
 	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
 	if (str_empty(id) || str_empty(secret)) {
 		char *shown = redact_uri(uri);
-		*err = xasprintf("spec.job.jarURI: %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", shown);
+		*err = xasprintf("%s: %s needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", field, shown);
 		free(shown);
 		return -EINVAL;
 	}
@@ -67,31 +68,28 @@ static int plan_s3(const struct spec *s, const char *uri, struct artifact *a, ch
 	return 0;
 }
 
-int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err)
+/* Plans the download of a remote artifact (a->uri, a->kind and its names set): its URL, protocols, signature and its
+ * place in the cache. */
+static int plan_remote(const struct spec *s, const char *state_dir, struct artifact *a, char **err)
 {
-	memset(a, 0, sizeof(*a));
-	const char *uri = s->job.jar_uri;
-	char *local = local_path_from_uri(uri);
-	if (local) {
-		a->local_path = local;
-		return 0;
-	}
+	const char *uri = a->uri;
 	a->remote = true;
-	const char *sum = spec_get(s, "flinklet.job.jar.sha256");
+	const char *sum = spec_get(s, a->sha_key);
 	a->sha256 = !str_empty(sum) ? sum : NULL;
 	const char *scheme = artifact_remote_scheme(uri);
 	const char *allowed = artifact_allowed_schemes(s);
 	int r = 0;
 	if (!scheme) {
 		char *shown = redact_uri(uri);
-		*err = xasprintf("spec.job.jarURI: unsupported scheme (got \"%s\")", shown);
+		*err = xasprintf("%s: unsupported scheme (got \"%s\")", a->field, shown);
 		free(shown);
 		r = -EINVAL;
 	} else if (!artifact_scheme_listed(allowed, scheme)) {
 		char *shown = redact_uri(uri);
-		*err = xasprintf("spec.job.jarURI: the scheme %s of \"%s\" is not in %s (\"%s\"); list it there to "
-		                 "download jars over it",
-		                 scheme, shown, ALLOWED_SCHEMES, allowed);
+		*err = xasprintf("%s: the scheme %s of \"%s\" is not in %s (\"%s\"); list it there to "
+		                 "download %ss over it",
+		                 a->field, scheme, shown, ALLOWED_SCHEMES, allowed,
+		                 a->kind == ARTIFACT_SQL ? "script" : "jar");
 		free(shown);
 		r = -EINVAL;
 	} else if (!strcmp(scheme, "s3")) {
@@ -102,8 +100,11 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 		a->url = xstrdup(uri);
 		a->protocols = xstrdup(http && https ? "https,http" : scheme);
 	}
-	if (r < 0)
+	if (r < 0) {
+		artifact_free(a); /* nothing half-planned is left to free */
 		return r;
+	}
+	const char *ext = a->kind == ARTIFACT_SQL ? "sql" : "jar";
 	char *dir = path_join(state_dir, "artifacts");
 	char name[80];
 	if (a->sha256) {
@@ -111,19 +112,54 @@ int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *
 		for (size_t i = 0; i < 64; i++)
 			lower[i] = (char)tolower((unsigned char)a->sha256[i]);
 		lower[64] = '\0';
-		snprintf(name, sizeof(name), "%s.jar", lower);
+		snprintf(name, sizeof(name), "%s.%s", lower, ext);
 	} else {
 		char h[65];
 		sha256_hex(uri, strlen(uri), h);
-		snprintf(name, sizeof(name), "uri-%s.jar", h);
+		snprintf(name, sizeof(name), "uri-%s.%s", h, ext);
 	}
 	a->local_path = path_join(dir, name);
 	free(dir);
 	return 0;
 }
 
+static void name_artifact(struct artifact *a, enum artifact_kind kind, const char *uri)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->field = kind == ARTIFACT_SQL ? "spec.job.sqlScript" : "spec.job.jarURI";
+	a->what = kind == ARTIFACT_SQL ? "SQL script" : "jar";
+	a->sha_key = kind == ARTIFACT_SQL ? "flinklet.job.sql-script.sha256" : "flinklet.job.jar.sha256";
+	a->uri = uri ? xstrdup(uri) : NULL;
+}
+
+int artifact_plan(const struct spec *s, const char *state_dir, struct artifact *a, char **err)
+{
+	name_artifact(a, ARTIFACT_JAR, s->job.jar_uri);
+	char *local = local_path_from_uri(s->job.jar_uri);
+	if (local) {
+		a->local_path = local;
+		return 0;
+	}
+	return plan_remote(s, state_dir, a, err);
+}
+
+int artifact_plan_sql(const struct spec *s, const char *state_dir, struct artifact *a, char **err)
+{
+	name_artifact(a, ARTIFACT_SQL, s->job.sql_script);
+	if (!s->job.sql_script)
+		return 0; /* an inline script (conf/job.sql) or none */
+	char *local = local_path_from_uri(s->job.sql_script);
+	if (local) {
+		a->local_path = local;
+		return 0;
+	}
+	return plan_remote(s, state_dir, a, err);
+}
+
 void artifact_free(struct artifact *a)
 {
+	free(a->uri);
 	free(a->local_path);
 	free(a->url);
 	free(a->protocols);
@@ -152,10 +188,9 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 		char got[65];
 		int r = sha256_file(tmp_path, got);
 		if (r < 0 || strcasecmp(got, a->sha256)) {
-			*err = r < 0
-			           ? xasprintf("unable to read the download: %s", strerror(-r))
-			           : xasprintf("checksum mismatch: flinklet.job.jar.sha256 is %s, the download's is %s",
-			                       a->sha256, got);
+			*err = r < 0 ? xasprintf("unable to read the download: %s", strerror(-r))
+			             : xasprintf("checksum mismatch: %s is %s, the download's is %s",
+			                         a->sha_key ? a->sha_key : "flinklet.job.jar.sha256", a->sha256, got);
 			unlink(tmp_path);
 			return -EBADMSG;
 		}
@@ -177,7 +212,7 @@ int artifact_commit(const struct artifact *a, const char *tmp_path, char **err)
 
 static bool is_part_name(const char *name)
 {
-	return strstr(name, ".jar.part.") != NULL;
+	return strstr(name, ".jar.part.") != NULL || strstr(name, ".sql.part.") != NULL;
 }
 
 int artifact_clean_parts(const char *state_dir)

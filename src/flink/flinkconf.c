@@ -282,7 +282,8 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 	}
 	char *jar = l->jar_path ? xstrdup(l->jar_path) : local_path_from_uri(s->job.jar_uri);
 	strv_push_take(argv, jar ? jar : xstrdup(s->job.jar_uri));
-	config_sql_runner_args(s, l->conf_dir, argv); /* a SQL script job: the runner's arguments */
+	/* a SQL script job: the runner's arguments */
+	config_sql_runner_args(s, l->conf_dir, l->sql_path, l->sql_sha256, argv);
 	for (size_t i = 0; i < s->job.args.n; i++)
 		strv_push(argv, s->job.args.v[i]);
 }

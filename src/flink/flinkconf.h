@@ -27,9 +27,12 @@ struct launch {
 	bool restore_claim;       /* claim (own checkpoints) or no_claim (savepoints) */
 	bool restore_legacy;      /* legacy instead of no_claim (a savepoint with the changelog state backend) */
 	const char *jar_path;     /* the jar on disk; NULL: spec.job.jarURI's local path */
-	const char *cds_archive;  /* the class-data-sharing archive to start from, or NULL */
-	bool cds_record;          /* no archive: record what a dump of the running JVM needs */
-	const char *crash_dir;    /* where the JVM writes its fatal-error logs (crashlogs.h), or NULL: its cwd */
+	/* a remote spec.job.sqlScript's downloaded copy and its sha256 (NULL: the spec's script, as config_sql has it)
+	 */
+	const char *sql_path, *sql_sha256;
+	const char *cds_archive; /* the class-data-sharing archive to start from, or NULL */
+	bool cds_record;         /* no archive: record what a dump of the running JVM needs */
+	const char *crash_dir;   /* where the JVM writes its fatal-error logs (crashlogs.h), or NULL: its cwd */
 	/* pipeline.jobvertex-parallelism-overrides for this launch ("vertex:p,..."), in place of the spec's;
 	 * NULL: the spec's (the autoscaler's overrides in force, merged with the user's: sup_autoscaler.c) */
 	const char *parallelism_overrides;

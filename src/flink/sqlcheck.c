@@ -109,7 +109,7 @@ int sqlcheck_validate(const struct spec *s, const char *jar_path, struct diags *
 	strv_push_take(&argv, own_jar ? xasprintf("%s:%s", jar_path, lib) : xstrdup(lib));
 	strv_push(&argv, SQL_RUNNER_CLASS);
 	strv_push(&argv, "--validate");
-	config_sql_runner_args(s, tmpdir ? tmpdir : "/", &argv);
+	config_sql_runner_args(s, tmpdir ? tmpdir : "/", NULL, NULL, &argv);
 	char *out = NULL;
 	int rc = run_captured(argv.v, &out);
 	int found = 0;

@@ -69,6 +69,7 @@ const char *status_error_source_name(enum status_error_source src)
 	    [STATUS_ERR_LAUNCH] = "launch",
 	    [STATUS_ERR_JAR] = "jar",
 	    [STATUS_ERR_FETCH] = "jarFetch",
+	    [STATUS_ERR_SQL_FETCH] = "sqlScriptFetch",
 	    [STATUS_ERR_JOB] = "job",
 	    [STATUS_ERR_CONFIG] = "configuration",
 	    [STATUS_ERR_SNAPSHOT] = "snapshot",

@@ -64,12 +64,13 @@ enum status_error_source {
 	STATUS_ERR_LAUNCH,         /* supervisor.c: the JVM could not be started, or exited before the job ran */
 	STATUS_ERR_JAR,            /* sup_launch.c: the job's jar cannot be launched */
 	STATUS_ERR_FETCH,          /* sup_fetch.c: the job's jar could not be downloaded */
-	STATUS_ERR_JOB,            /* sup_poll.c: the job FAILED (Flink's root exception), or was unhealthy */
-	STATUS_ERR_CONFIG,         /* sup_reload.c: a configuration was rejected; the job runs on the old one */
-	STATUS_ERR_SNAPSHOT,       /* sup_snapshot.c: a savepoint or checkpoint asked for while the job ran failed */
-	STATUS_ERR_VOLUME_SPACE,   /* sup_snapshot.c: below flinklet.volume.min-free-percent */
-	STATUS_ERR_PROGRESS,       /* sup_poll.c: no checkpoint completed within the progress window while it runs */
-	STATUS_ERR_FAILOVER,       /* sup_poll.c: the job failed and Flink restarts it (until every task runs) */
+	STATUS_ERR_SQL_FETCH,    /* sup_fetch.c: the job's remote SQL script could not be downloaded, or was refused */
+	STATUS_ERR_JOB,          /* sup_poll.c: the job FAILED (Flink's root exception), or was unhealthy */
+	STATUS_ERR_CONFIG,       /* sup_reload.c: a configuration was rejected; the job runs on the old one */
+	STATUS_ERR_SNAPSHOT,     /* sup_snapshot.c: a savepoint or checkpoint asked for while the job ran failed */
+	STATUS_ERR_VOLUME_SPACE, /* sup_snapshot.c: below flinklet.volume.min-free-percent */
+	STATUS_ERR_PROGRESS,     /* sup_poll.c: no checkpoint completed within the progress window while it runs */
+	STATUS_ERR_FAILOVER,     /* sup_poll.c: the job failed and Flink restarts it (until every task runs) */
 	STATUS_ERR_MAX
 };
 /* The source's name in `errors` (camelCase: "volume", "crashLoop", ...); "?" out of range. */

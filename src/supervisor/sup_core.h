@@ -118,6 +118,8 @@ struct sup_launch {
 
 	/* the job's jar, and its download when it is remote */
 	struct artifact jar;
+	/* the job's SQL script when spec.job.sqlScript is remote (sql.remote), and its download */
+	struct artifact sql;
 	/* the jar cannot be launched (missing, unreadable, no entry class): no JVM is started; the jar is looked at
 	 * again every JAR_WAIT_USEC, and a reload starts over */
 	sd_event_source *jar_wait;
@@ -128,10 +130,13 @@ struct sup_launch {
 
 struct supervisor;
 
-/* fetch (sup_fetch.c): the download of a remote jar (s->launch.jar) and the checks of the cached one; ready
- * launches the JVM once the jar is in place */
+/* fetch (sup_fetch.c): the downloads of a remote jar (s->launch.jar) and a remote SQL script (s->launch.sql), one
+ * after the other, and the checks of the cached ones; ready launches the JVM once both are in place */
 struct sup_fetch {
 	bool active;
+	const struct artifact *artifacts[2]; /* the launch's jar and SQL script (s->launch's) */
+	int which;                           /* the one fetched or checked: 0 the jar, 1 the SQL script */
+	char sql_sha256[65];                 /* the remote SQL script's, once split and checked ("": not yet) */
 	unsigned gen;
 	int attempts;
 	FILE *out;

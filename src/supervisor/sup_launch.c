@@ -1,6 +1,7 @@
 /* sup_launch: one JVM launch: the restore point (sup_restore.c chooses it), the intent written before acting,
- * the Flink configuration files, the job's jar and its download, the scratch directory, and the spawn. Also the launch
- * fingerprint: what a spec would launch, to tell a configuration change that needs a new JVM from one that does not. */
+ * the Flink configuration files, the job's jar and SQL script and their downloads, the scratch directory, and the
+ * spawn. Also the launch fingerprint: what a spec would launch, to tell a configuration change that needs a new JVM
+ * from one that does not. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -383,6 +384,15 @@ static bool jar_unusable(struct supervisor *s)
 	return true;
 }
 
+/* A remote SQL script's downloaded and checked copy, for the runner (a local or inline one is the spec's). */
+static void sql_launch(const struct supervisor *s, struct launch *l)
+{
+	if (!s->launch.sql.remote)
+		return;
+	l->sql_path = s->launch.sql.local_path;
+	l->sql_sha256 = s->fetch.sql_sha256[0] ? s->fetch.sql_sha256 : NULL;
+}
+
 /* The split of spec.resources.memory, once per launch: what the JVM was given (docs/configuration.md, Memory). */
 static void log_memory_split(const struct spec *spec)
 {
@@ -454,6 +464,7 @@ static int launch_jvm(struct supervisor *s)
 	    .jar_path = s->launch.jar.local_path,
 	    .flink_version = s->flink_version,
 	};
+	sql_launch(s, &l);
 	sup_cds_prepare(s, &l);
 	l.metrics_port = sup_flinkmetrics_launch_port(s, s->spec);
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
@@ -537,6 +548,7 @@ int sup_launch_spawn(struct supervisor *s)
 	    .memory = s->launch.spawn.tuned ? &s->launch.spawn.memory : NULL,
 	    .launcher = sup_launch_has_launcher(s),
 	};
+	sql_launch(s, &l);
 	char *crash_dir = path_join(s->state_dir, CRASHLOGS_DIR); /* made with the launch files */
 	l.crash_dir = crash_dir;
 	struct strv argv = {0}, envp = {0};
@@ -584,14 +596,20 @@ int sup_launch(struct supervisor *s)
 		rotate_job_id(s);
 	}
 	artifact_free(&s->launch.jar);
+	artifact_free(&s->launch.sql);
 	char *err = NULL;
 	int r = artifact_plan(s->spec, s->state_dir, &s->launch.jar, &err);
+	if (r == 0)
+		r = artifact_plan_sql(s->spec, s->state_dir, &s->launch.sql, &err);
 	if (r < 0) {
 		sup_alert(s, "ArtifactInvalid", "%s", err);
 		free(err);
 		return r;
 	}
-	return s->launch.jar.remote ? sup_fetch_jar(s, launch_jvm) : launch_jvm(s);
+	/* the remote jar and SQL script downloaded (or found in the cache) and checked first */
+	return s->launch.jar.remote || s->launch.sql.remote
+	           ? sup_fetch_artifacts(s, &s->launch.jar, &s->launch.sql, launch_jvm)
+	           : launch_jvm(s);
 }
 
 bool sup_launch_has_launcher(const struct supervisor *s)
@@ -769,6 +787,7 @@ void sup_launch_stop(struct supervisor *s)
 	free(s->launch.jar_problem);
 	s->launch.jar_problem = NULL;
 	artifact_free(&s->launch.jar);
+	artifact_free(&s->launch.sql);
 }
 
 void sup_launch_free(struct supervisor *s)

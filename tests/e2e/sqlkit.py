@@ -7,14 +7,16 @@ import os
 
 
 def config_text(f, sql, allow_non_restored=False, parallelism=1, script=None):
-    """f's configuration with the script inline as a literal block, or the file script (no jarURI, no entryClass)."""
+    """f's configuration with the script inline as a literal block, or the file or URI script (no jarURI, no
+    entryClass)."""
     lines = ["apiVersion: flink.apache.org/v1beta1", "kind: FlinkMiniCluster", "metadata:", f"  name: {f.name}",
              "spec:", "  flinkConfiguration:"]
     lines += [f"    {json.dumps(k)}: {json.dumps(str(v))}" for k, v in f.conf.items()]
     lines += ["  job:", f"    parallelism: {parallelism}",
               f"    allowNonRestoredState: {str(allow_non_restored).lower()}"]
-    if script:
-        return "\n".join(lines + [f"    sqlScript: local://{script}"]) + "\n"
+    if script:  # a file, or a URI flinklet downloads (http://, https://, s3://)
+        uri = str(script) if "://" in str(script) else f"local://{script}"
+        return "\n".join(lines + [f"    sqlScript: {uri}"]) + "\n"
     lines += ["    sql: |"] + ["      " + line if line else "" for line in sql.splitlines()]
     return "\n".join(lines) + "\n"
 

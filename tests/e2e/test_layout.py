@@ -193,6 +193,7 @@ ERROR_OWNER = {
     "STATUS_ERR_LAUNCH": "supervisor.c",
     "STATUS_ERR_JAR": "sup_launch.c",
     "STATUS_ERR_FETCH": "sup_fetch.c",
+    "STATUS_ERR_SQL_FETCH": "sup_fetch.c",
     "STATUS_ERR_JOB": "sup_poll.c",
     "STATUS_ERR_CONFIG": "sup_reload.c",
     "STATUS_ERR_SNAPSHOT": "sup_snapshot.c",

@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "digest.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "store.h"
@@ -272,6 +273,67 @@ static void test_event_raised_by_an_action_waits_its_turn(void **state)
 	supervisor_done(s);
 }
 
+/* A remote SQL script (issue 37) checked before the launch: its cached copy with an error is refused at the URI's line
+ * and column (a SqlScriptInvalid event, the status source sqlScriptFetch), leaves the cache, and the launch fails
+ * (BACKOFF) without a JVM start counted; a good cached copy needs no download (the server is unreachable here) and
+ * its sha256 goes to the runner. */
+static void test_a_remote_script_is_checked_before_the_launch(void **state)
+{
+	(void)state;
+	log_set_level(LOG_LEVEL_FATAL);
+	struct supervisor *s = supervisor_at_rest("local:///nonexistent/flinklet-test/udfs.jar");
+	const char *uri = "https://flinklet.invalid/jobs/job.sql";
+	free(s->spec->job.entry_class);
+	s->spec->job.entry_class = xstrdup("dev.flinklet.launcher.SqlScriptRunner");
+	s->spec->job.sql_script = xstrdup(uri);
+	char h[65];
+	sha256_hex(uri, strlen(uri), h);
+	char *cache = path_join(s->state_dir, "artifacts"), *name = xasprintf("uri-%s.sql", h);
+	assert_int_equal(mkdir_p(cache), 0);
+	char *cached = write_text(cache, name,
+	                          "CREATE TABLE a (x INT) WITH ('connector' = 'datagen');\n"
+	                          "INSERT INTO b SELECT x FROM a;\n"
+	                          "  INSERT INTO b SELECT x + 1 FROM a;\n");
+	int starts = s->status.jvm_starts;
+	s->state = SUP_SUSPENDED;
+	sup_raise(s, EV_RESUME);
+	assert_int_equal(s->state, SUP_BACKOFF);
+	assert_null(sup_invariant_violation(s));
+	assert_int_equal(s->status.jvm_starts, starts);
+	const char *e = sup_error(s, STATUS_ERR_SQL_FETCH);
+	assert_non_null(e);
+	assert_contains(e, "the job's SQL script https://flinklet.invalid/jobs/job.sql is refused, no JVM is "
+	                   "started with it: https://flinklet.invalid/jobs/job.sql:3:3: spec.job.sqlScript: "
+	                   "INSERT: a second job in the script");
+	assert_int_equal(access(cached, F_OK), -1); /* out of the cache: the next launch downloads it again */
+	char *path = path_join(s->state_dir, "events.jsonl"), *log = NULL;
+	size_t len = 0;
+	assert_int_equal(read_file(path, 1 << 20, &log, &len), 0);
+	assert_non_null(strstr(log, "SqlScriptInvalid"));
+	assert_null(strstr(log, "ArtifactFetching"));
+	free(log);
+	/* mended in the cache: no download, the launch goes on to the jar (missing here: JarUnusable, no JVM) */
+	const char *good = "INSERT INTO b SELECT 1;\n";
+	free(write_text(cache, name, good));
+	sup_raise(s, EV_BACKOFF_DONE);
+	assert_int_equal(s->state, SUP_STARTING);
+	assert_null(sup_invariant_violation(s));
+	char want[65];
+	sha256_hex(good, strlen(good), want);
+	assert_string_equal(s->fetch.sql_sha256, want);
+	assert_non_null(sup_error(s, STATUS_ERR_JAR));
+	assert_int_equal(read_file(path, 1 << 20, &log, &len), 0);
+	assert_null(strstr(log, "ArtifactFetching"));
+	assert_non_null(strstr(log, "JarUnusable"));
+	free(log);
+	free(path);
+	free(cached);
+	free(name);
+	free(cache);
+	sup_raise(s, EV_STOP);
+	supervisor_done(s);
+}
+
 /* A launch refused at once by the artifact planner (no event raised: LAUNCH chooses BACKOFF itself). */
 static void test_launch_refused_backs_off(void **state)
 {
@@ -434,6 +496,7 @@ int main(void)
 	    cmocka_unit_test(test_a_part_raises_an_event_outside_a_transition),
 	    cmocka_unit_test(test_a_stop_that_ends_in_a_launch_goes_through_the_driver),
 	    cmocka_unit_test(test_errors_by_source_and_the_job_running),
+	    cmocka_unit_test(test_a_remote_script_is_checked_before_the_launch),
 	    cmocka_unit_test(test_the_start_is_an_event),
 	};
 	return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
