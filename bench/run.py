@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """flinklet's benchmarks (issue 9), each runnable alone:
 
-    python3 bench/run.py footprint|recovery|shutdown|autoscaler|http|startup|memory|page|image|state|promtext|runtime|all
+    python3 bench/run.py footprint|recovery|shutdown|autoscaler|http|startup|memory|page|image|state|promtext|runtime|upgrade|all
 
 Every benchmark runs the real build/flinklet, the real Flink jars (FLINK_HOME, default build/flink-2.2.1) and the
 real test job (FLINKLET_JOBS_JAR), measures side by side in one run, prints its figures, and asserts no timing.
@@ -32,6 +32,7 @@ BENCHMARKS = {
     "state": "state",
     "promtext": "promtext",
     "runtime": "runtime",
+    "upgrade": "upgrade",
 }
 
 

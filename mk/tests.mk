@@ -176,7 +176,7 @@ restroutes: $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 	python3 -m pytest -v -p no:cacheprovider tests/restroutes
 
 # ---- benchmarks (issue 9, docs/performance.md) ---------------------------------------------------------------
-# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image state promtext runtime,
+# BENCH: which ones (footprint recovery shutdown autoscaler http startup memory page image state promtext runtime upgrade,
 # or all); each prints its figures and one table at the end. They measure side by side in one run and assert no
 # timing. runtime compares the distribution's runtime with the module jars' (FLINK_RUNTIME=modules, built here for it).
 BENCH ?= all

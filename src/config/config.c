@@ -53,6 +53,9 @@ const struct option_def flinklet_options[] = {
     {"flinklet.jvm.crash-logs", OPT_INT, "5", 1, 1000, NULL,
      "The JVM's fatal-error logs (hs_err_pid<N>.log) are written to <state dir>/jvm-crashes; those of this many "
      "crashes, the newest, are kept there."},
+    {"flinklet.upgrade.keep-jvm", OPT_BOOL, "true", 0, 0, NULL,
+     "true: an upgrade that changes only the job (its jar, entry class, arguments, parallelism, job-level options) "
+     "submits the new job to the running JVM after the stop-with-savepoint; false: every upgrade starts a new JVM."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
     {"flinklet.leftovers.cleanup", OPT_BOOL, "true", 0, 0, NULL,

@@ -68,6 +68,10 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 		[EV_SAVEPOINT_FAILED] = TX(SAVEPOINT_ABANDON, STOPPING, B(RUNNING)),
 		[EV_STOP_CHECKPOINT]  = T(TERMINATE, STOPPING),   /* the restore point is that checkpoint */
 		[EV_DEADLINE]         = T(KILL_NOW, STOPPING),
+		/* a job-only upgrade: the JVM stays, the upgraded spec is submitted to it (a launch, which may back off
+		 * or give up); one that cannot be (a stop since, a suspend, a changed spec) lets the JVM go and waits
+		 * here for its exit */
+		[EV_JVM_IDLE]         = {ACT_JVM_IDLE, SUP_SAME, B(SAME) | STOP_ENDS, B(SAME)},
 	},
 	[SUP_STOPPING] = {
 		[EV_JVM_EXITED_OK]    = TX(STOPPED, STOPPED, STOP_ENDS),
@@ -162,6 +166,7 @@ const char *sup_event_name(enum sup_event e)
 	    [EV_STOP_CHECKPOINT] = "STOP_CHECKPOINT",
 	    [EV_START] = "START",
 	    [EV_PROGRESS] = "PROGRESS",
+	    [EV_JVM_IDLE] = "JVM_IDLE",
 	};
 	return (size_t)e < SUP_EVENT_MAX && n[e] ? n[e] : "?";
 }
@@ -195,6 +200,7 @@ const char *sup_action_name(enum sup_action a)
 	    [ACT_SPAWN] = "SPAWN",
 	    [ACT_JUDGE] = "JUDGE",
 	    [ACT_START] = "START",
+	    [ACT_JVM_IDLE] = "JVM_IDLE",
 	};
 	return (size_t)a < SUP_ACTION_MAX && n[a] ? n[a] : "?";
 }
@@ -226,18 +232,24 @@ const char *lifecycle_invariant(enum sup_state st, const struct sup_facts *f)
 	if (f->launch_pending && st != SUP_STARTING)
 		return "a launch pending outside STARTING";
 	switch (st) {
-	case SUP_STARTING:
-		if (f->launch_pending && f->jvm)
+	case SUP_STARTING: {
+		/* a JVM idle between two jobs is no job's: the launch pending is submitted to it */
+		bool job = f->jvm && !f->jvm_idle;
+		if (f->launch_pending && job)
 			return "a launch pending while a JVM runs";
-		if (!f->jvm && !f->launch_pending && !f->fetch && !f->fetch_retry && !f->backoff_timer && !f->jar_wait)
+		if (!job && !f->launch_pending && !f->fetch && !f->fetch_retry && !f->backoff_timer && !f->jar_wait)
 			return "STARTING without a JVM, a pending launch, a fetch or a timer";
-		if (f->jvm && !f->startup_timer && !f->kill_sent)
+		if (job && !f->startup_timer && !f->kill_sent)
 			return "STARTING with a JVM but no startup timer (nor a SIGKILL sent to it)";
 		return NULL;
+	}
 	case SUP_RUNNING:
+		if (f->jvm && f->jvm_idle)
+			return "RUNNING with a JVM that runs no job";
 		return f->jvm ? NULL : "RUNNING without a JVM";
 	case SUP_BACKOFF:
-		if (f->jvm)
+		/* (an idle JVM whose launch failed was killed: its exit is on the way) */
+		if (f->jvm && !(f->jvm_idle && f->kill_sent))
 			return "BACKOFF with a JVM";
 		return f->backoff_timer ? NULL : "BACKOFF without its timer";
 	case SUP_SAVEPOINTING:

@@ -59,6 +59,7 @@ enum sup_event {
 	EV_STOP_CHECKPOINT,    /* a stop that no savepoint fits: the next checkpoint it waited for completed */
 	EV_START,              /* the supervisor is set up: the first state (launch, or a finished or suspended job) */
 	EV_PROGRESS,           /* the poll saw a checkpoint complete or the job restart inside the JVM */
+	EV_JVM_IDLE,           /* held for a job-only upgrade, the JVM's job ended and it waits for the next one */
 	SUP_EVENT_MAX
 };
 
@@ -90,6 +91,8 @@ enum sup_action {
 	ACT_JUDGE,             /* an upgraded (or rolled-back) spec on trial: stable now, or rolled back */
 	ACT_START,             /* the first state: a job that FINISHED stays so, a suspended one SUSPENDED; otherwise
 	                          the first launch (FAILED, exit 1 or 3, when it must not or cannot happen) */
+	ACT_JVM_IDLE,          /* the upgrade's savepoint ended the job and the JVM stays: the upgraded spec's launch is
+	                          submitted to it (or, when it cannot be, the JVM is let go and exits) */
 	SUP_ACTION_MAX
 };
 
@@ -108,6 +111,7 @@ extern const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX];
 /* What the supervisor has, for the consistency check after every dispatch (src/supervisor/supervisor.c fills it in). */
 struct sup_facts {
 	bool jvm;            /* a JVM of the current launch runs */
+	bool jvm_idle;       /* that JVM runs no job: held between two jobs of a job-only upgrade (or let go then) */
 	bool launch_pending; /* a launch waits for its intent to reach the volume (no JVM yet) */
 	bool fetch;          /* the job's jar is being fetched or checked */
 	bool fetch_retry, jar_wait, backoff_timer, startup_timer, stop_wait_timer, deadline_timer, kill_timer;

@@ -10,6 +10,7 @@
 #include "sup_core.h"
 #include "sup_flinkmetrics.h"
 #include "sup_http.h"
+#include "sup_keepjvm.h"
 #include "sup_launch.h"
 #include "sup_metrics.h"
 #include "sup_notify.h"

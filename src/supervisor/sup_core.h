@@ -96,7 +96,7 @@ struct sup_launch {
 	char *exit_cause;      /* the cause the last JVM printed before it ended, whenever it ended (NULL: none) */
 	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
-	char *fingerprint;          /* what the running JVM was launched with */
+	char *fingerprint;          /* what the running JVM was launched with (its job: the last submitted to it) */
 	enum state_backend backend; /* the running JVM's state backend: it decides the savepoint formats it can take */
 
 	/* the launch whose intent is on its way to the volume: EV_LAUNCH_DURABLE spawns it */
@@ -129,6 +129,17 @@ struct sup_launch {
 };
 
 struct supervisor;
+
+/* keepjvm (sup_keepjvm.c): a job-only upgrade keeps the JVM (issue 38): the launcher's standard input, flinklet's
+ * control channel to it (deps/launcher LauncherControl; -1: none), "hold" sent on it before the upgrade's
+ * stop-with-savepoint (the JVM stays when the job ends), the JVM idle between two jobs (its launcher said the job
+ * ended and its MiniCluster is closed: no job runs in it; the launch of the upgraded spec is submitted to it), and
+ * what the running JVM itself was started with (sup_keepjvm_fingerprint) */
+struct sup_keepjvm {
+	int control_fd;
+	bool hold, idle;
+	char *fingerprint;
+};
 
 /* fetch (sup_fetch.c): the downloads of a remote jar (s->launch.jar) and a remote SQL script (s->launch.sql), one
  * after the other, and the checks of the cached ones; ready launches the JVM once both are in place */
@@ -489,6 +500,7 @@ struct supervisor {
 	} clock;
 
 	struct sup_launch launch;
+	struct sup_keepjvm keepjvm;
 	struct sup_fetch fetch;
 	struct sup_restore restore;
 	struct sup_poll poll;

@@ -1,7 +1,8 @@
 /* sup_launch: one JVM launch: the restore point (sup_restore.c chooses it), the intent written before acting,
  * the Flink configuration files, the job's jar and SQL script and their downloads, the scratch directory, and the
  * spawn. Also the launch fingerprint: what a spec would launch, to tell a configuration change that needs a new JVM
- * from one that does not. */
+ * from one that does not; and the JVM's own fingerprint, to tell an upgrade of the job alone, which the running JVM
+ * takes (its launcher holds it after the stop-with-savepoint and runs the next job: "a job-only upgrade" below). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "sup_autoscaler.h"
 #include "sup_cds.h"
 #include "sup_fetch.h"
+#include "sup_keepjvm.h"
 #include "sup_flinkmetrics.h"
 #include "sup_launch.h"
 #include "sup_memtune.h"
@@ -332,6 +334,7 @@ static void rotate_job_id(struct supervisor *s)
 static void on_jvm_line(void *userdata, const char *line)
 {
 	struct supervisor *s = userdata;
+	sup_keepjvm_line(s, line);
 	sup_cds_line(s, line);
 	sup_restore_line(s, line);
 	/* a SQL script job's runner compared its new compiled plan with the one before (deps/launcher SqlPlans) */
@@ -350,7 +353,8 @@ static int on_jar_wait(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
 	s->launch.jar_wait = sup_disarm(s->launch.jar_wait);
-	if (s->state == SUP_STARTING && s->launch.jvm_pid <= 0 && !s->launch.spawn.pending && launch_jvm(s) < 0)
+	if (s->state == SUP_STARTING && (s->launch.jvm_pid <= 0 || sup_keepjvm_idle(s)) && !s->launch.spawn.pending &&
+	    launch_jvm(s) < 0)
 		sup_raise(s, EV_LAUNCH_FAILED);
 	return 0;
 }
@@ -465,27 +469,32 @@ static int launch_jvm(struct supervisor *s)
 	    .flink_version = s->flink_version,
 	};
 	sql_launch(s, &l);
-	sup_cds_prepare(s, &l);
+	/* a JVM idle between two jobs takes this one (sup_launch_spawn): the JVM, its class-data-sharing archive,
+	 * its memory and its scratch stay as they are */
+	bool resubmit = sup_keepjvm_idle(s);
+	if (!resubmit) {
+		sup_cds_prepare(s, &l);
+		s->launch.spawn.tuned = sup_memtune_for_launch(s, &s->launch.spawn.memory);
+	}
 	l.metrics_port = sup_flinkmetrics_launch_port(s, s->spec);
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
 	char *overrides = sup_autoscaler_launch_overrides(s);
 	l.parallelism_overrides = overrides;
-	s->launch.spawn.tuned = sup_memtune_for_launch(s, &s->launch.spawn.memory);
 	l.memory = s->launch.spawn.tuned ? &s->launch.spawn.memory : NULL;
 	if (overrides)
 		log_info("starting with the autoscaler's parallelism overrides %s", overrides);
 	write_launch_files(s, &l);
 	free(overrides);
 	l.parallelism_overrides = NULL;
-	r = prepare_scratch(s);
+	r = resubmit ? 0 : prepare_scratch(s);
 	if (r < 0) {
 		free(uri);
 		return r;
 	}
 	/* the intent (restoredFrom, the Restoring event) is on the volume before the JVM runs: the spawn waits for it,
 	 * the loop does not. The start is counted with it: a flinklet killed once its JVM runs (before it could record
-	 * JvmStarted) has the start on the volume all the same */
-	count_start(s, true);
+	 * JvmStarted) has the start on the volume all the same (a job submitted to the JVM there is no JVM start) */
+	count_start(s, !resubmit);
 	free(s->launch.spawn.uri);
 	s->launch.spawn.uri = uri;
 	s->launch.spawn.pending = true;
@@ -513,6 +522,46 @@ bool sup_launch_cancel(struct supervisor *s)
 	s->launch.jar_wait = sup_disarm(s->launch.jar_wait);
 	sup_fetch_cancel(s);
 	return was;
+}
+
+/* The pending launch's job goes to the JVM idle between two jobs (a job-only upgrade: sup_keepjvm.c) instead of a
+ * spawn: its startup timeout and its poll start as a spawn's do; a JVM that cannot take it is killed (its exit is a
+ * failed start, and a new JVM starts the job). */
+static int resubmit(struct supervisor *s, const struct launch *l)
+{
+	int r = sup_keepjvm_submit(s, l);
+	if (r < 0) {
+		log_warn("unable to submit job %s to the JVM (pid %d): %s; it is stopped, and a new JVM starts the job",
+		         s->job_id, (int)s->launch.jvm_pid, strerror(-r));
+		s->launch.kill_sent = true;
+		jvm_signal(s->launch.jvm_pid, SIGKILL);
+	}
+	s->launch.gen++;
+	sup_poll_launched(s);
+	s->launch.spawned_at = sup_now(s);
+	s->launch.startup_extended = false;
+	sup_arm_deadline(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"),
+	                 on_startup_timeout);
+	free(s->launch.fingerprint);
+	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
+	s->launch.backend = spec_state_backend(s->spec);
+	if (r == 0)
+		sup_event(
+		    s, "JobResubmitted",
+		    "submitted job %s to the running MiniCluster JVM (pid %d): the upgrade changed the job alone, "
+		    "the JVM stayed (no new JVM start)",
+		    s->job_id, (int)s->launch.jvm_pid);
+	sup_write_status(s);
+	return 0;
+}
+
+void sup_launch_drop_idle(struct supervisor *s)
+{
+	if (!sup_keepjvm_idle(s))
+		return;
+	sup_launch_cancel(s);
+	s->launch.kill_sent = true;
+	jvm_signal(s->launch.jvm_pid, SIGKILL);
 }
 
 int sup_launch_spawn(struct supervisor *s)
@@ -549,6 +598,10 @@ int sup_launch_spawn(struct supervisor *s)
 	    .launcher = sup_launch_has_launcher(s),
 	};
 	sql_launch(s, &l);
+	if (sup_keepjvm_idle(s))
+		return resubmit(s, &l);
+	if (!s->launch.spawn.counted)
+		count_start(s, true); /* a job meant for a JVM that was idle, which has exited since */
 	char *crash_dir = path_join(s->state_dir, CRASHLOGS_DIR); /* made with the launch files */
 	l.crash_dir = crash_dir;
 	struct strv argv = {0}, envp = {0};
@@ -556,8 +609,11 @@ int sup_launch_spawn(struct supervisor *s)
 	free(crash_dir);
 	flinkconf_build_envp(s->spec, &l, environ, &envp);
 	pid_t pid;
-	int out_fd = -1, err_fd = -1;
-	int r = jvm_spawn(argv.v, envp.v, s->state_dir, &pid, &out_fd, &err_fd);
+	int out_fd = -1, err_fd = -1, in_fd = -1;
+	/* the launcher's standard input is flinklet's control channel to it (a job-only upgrade); Flink's CLI gets
+	 * none */
+	int r = l.launcher ? jvm_spawn_piped(argv.v, envp.v, s->state_dir, &pid, &in_fd, &out_fd, &err_fd)
+	                   : jvm_spawn(argv.v, envp.v, s->state_dir, &pid, &out_fd, &err_fd);
 	strv_free(&argv);
 	strv_free(&envp);
 	if (r < 0) {
@@ -569,6 +625,7 @@ int sup_launch_spawn(struct supervisor *s)
 	s->launch.spawn.initial = false;
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
+	sup_keepjvm_spawned(s, in_fd);
 	s->launch.jvm_pid = pid;
 	s->launch.gen++;
 	sup_poll_launched(s);
@@ -777,6 +834,7 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = NULL;
 	s->launch.jvm_pid = 0;
+	sup_keepjvm_jvm_exited(s);
 	sup_launch_startup_over(s);
 }
 

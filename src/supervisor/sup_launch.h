@@ -18,6 +18,9 @@ void sup_launch_scratch_setup(struct supervisor *s);
 /* At exit, with the JVM gone: the JVM's scratch directory is removed. */
 void sup_launch_scratch_free(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
+/* A launch that failed while the JVM waited idle for it (a job-only upgrade's, sup_keepjvm.h): that JVM is killed
+ * (its exit is on the way), the launch pending for it called off. */
+void sup_launch_drop_idle(struct supervisor *s);
 /* Whether Flink's lib/ has flinklet's launcher (FLINKCONF_LAUNCHER_JAR): the JVM's main class then, else the CLI. */
 bool sup_launch_has_launcher(const struct supervisor *s);
 

@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "jvm.h"
+#include "sup_keepjvm.h"
 #include "sup_launch.h"
 #include "sup_memtune.h"
 #include "sup_poll.h"
@@ -262,6 +263,9 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 		return sup_stop_terminate(s);
 	}
 	if (fit.savepoint || s->stop.purpose != STOP_EXIT) {
+		/* an upgrade of the job alone: the JVM stays for the upgraded job once the savepoint ended this one */
+		if (s->stop.purpose == STOP_UPGRADE)
+			sup_keepjvm_hold(s);
 		if (sup_snapshot_stop_with_savepoint(s, savepoint_until(s)) < 0) {
 			sup_error_set(s, STATUS_ERR_STOP, "unable to send the stop-with-savepoint request");
 			return sup_stop_terminate(s);
@@ -308,6 +312,12 @@ enum sup_state sup_stop_start(struct supervisor *s, enum stop_purpose purpose)
 	}
 	if ((purpose == STOP_SUSPEND || purpose == STOP_UPGRADE) && mode == UPGRADE_STATELESS)
 		sup_launch_next_fresh(s);
+	if (sup_keepjvm_idle(s)) {
+		/* the JVM runs no job (a job-only upgrade's, between its two jobs): the job meant for it is called off,
+		 * and the JVM stopped; there is nothing to take a savepoint of (the upgrade's is the restore point) */
+		sup_launch_cancel(s);
+		return sup_stop_terminate(s);
+	}
 	const struct spec *running = s->launched ? s->launched : s->spec;
 	if (mode == UPGRADE_LAST_STATE && purpose != STOP_ROLLBACK && s->state == SUP_RUNNING &&
 	    spec_duration(running, "execution.checkpointing.interval") == 0) {
@@ -446,6 +456,7 @@ enum sup_state sup_stop_done(struct supervisor *s)
 enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 {
 	sup_snapshot_stop_timers_off(s);
+	sup_keepjvm_release(s); /* the job runs on, or its JVM is stopped: no upgraded job follows in it */
 	if ((s->stop.purpose == STOP_UPGRADE || s->stop.purpose == STOP_SUSPEND) &&
 	    !spec_bool(s->spec, "kubernetes.operator.job.upgrade.last-state-fallback.enabled") &&
 	    s->launch.jvm_pid > 0) {
@@ -506,6 +517,20 @@ enum sup_state sup_stop_savepoint_ended(struct supervisor *s)
 	return sup_stop_done(s);
 }
 
+enum sup_state sup_stop_jvm_idle(struct supervisor *s)
+{
+	/* only an upgrade's stop to the upgraded spec (a suspend or a newer purpose since: the JVM is let go, and its
+	 * exit ends the stop as any JVM's does) */
+	if (s->stop.purpose != STOP_UPGRADE || s->spec->job.state == JOB_STATE_SUSPENDED || !sup_keepjvm_keep_idle(s)) {
+		sup_keepjvm_release(s);
+		return SUP_SAME;
+	}
+	s->stop.exit_asked_at = 0; /* (no JVM exit to time) */
+	sup_snapshot_cancel(s);
+	/* the savepoint as when the JVM ends with the job, then the upgraded spec's launch, which goes to this JVM */
+	return sup_stop_savepoint_ended(s);
+}
+
 enum sup_state sup_stop_now_running(struct supervisor *s, enum sup_state next)
 {
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
@@ -521,8 +546,12 @@ bool sup_stop_requested(struct supervisor *s, enum sup_state before)
 	if (before != SUP_SAVEPOINTING)
 		sup_snapshot_forget_stop_savepoint(s);
 	if (!s->stop.requested_at)
-		s->stop.had_jvm = s->launch.jvm_pid > 0 &&
+		s->stop.had_jvm = s->launch.jvm_pid > 0 && !sup_keepjvm_idle(s) &&
 		                  (before == SUP_STARTING || before == SUP_RUNNING || before == SUP_SAVEPOINTING);
+	/* a JVM held for a job-only upgrade exits once its job ended after all (an idle one is stopped by the
+	 * stop's action) */
+	if (!sup_keepjvm_idle(s))
+		sup_keepjvm_release(s);
 	s->stop.requested_at = now_monotonic();
 	if (before == SUP_SAVEPOINTING && was != STOP_EXIT) {
 		/* a TERM during the savepoint of a suspend or upgrade: that savepoint becomes the shutdown's,

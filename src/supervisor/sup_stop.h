@@ -21,6 +21,10 @@ enum sup_state sup_stop_kill_now(struct supervisor *s, enum sup_state next);
 void sup_stop_savepoint_recorded(struct supervisor *s);
 /* ACT_STOPPED_SAVEPOINT: the JVM ended during the stop-with-savepoint: what is on disk decides. */
 enum sup_state sup_stop_savepoint_ended(struct supervisor *s);
+/* ACT_JVM_IDLE: an upgrade's savepoint ended the job and the JVM stayed for the upgraded one: the savepoint as when
+ * the JVM ends, then SUP_STARTING (the driver's launch goes to that JVM); SUP_SAME when it cannot take the job (a
+ * suspend since, a changed spec): the JVM is let go and its exit ends the stop. */
+enum sup_state sup_stop_jvm_idle(struct supervisor *s);
 /* ACT_STOP_RUNNING: a stop while STARTING, and now the job runs: the stop-with-savepoint. */
 enum sup_state sup_stop_now_running(struct supervisor *s, enum sup_state next);
 /* EV_STOP, before its action: the stop is a shutdown now. true: it is absorbed (a TERM during the savepoint of a

@@ -44,6 +44,8 @@ static enum sup_state after_stop(struct supervisor *s, enum sup_state next)
 
 static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 {
+	/* a launch that failed while the JVM waited idle for it (a job-only upgrade's): that JVM goes too */
+	sup_launch_drop_idle(s);
 	if (sup_restore_take_fatal(s)) {
 		/* the launch must not happen at all (sup_restore said why in the status): no retry */
 		sup_set_job_state(s, "FAILED");
@@ -89,6 +91,7 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 /* A launch that could not go on (the jar, the volume, the JVM could not be executed): back off. */
 static enum sup_state launch_failed(struct supervisor *s)
 {
+	sup_launch_drop_idle(s);
 	s->status.last_exit_code = 127;
 	if (s->volume_errno) {
 		/* a full or read-only volume is not a crash loop: wait for it as long as it takes */
@@ -254,6 +257,8 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return after_stop(s, sup_stop_savepoint_failed(s));
 	case ACT_STOPPED_SAVEPOINT:
 		return after_stop(s, sup_stop_savepoint_ended(s));
+	case ACT_JVM_IDLE:
+		return after_stop(s, sup_stop_jvm_idle(s));
 	case ACT_STOPPED:
 	case ACT_EXIT:
 		return after_stop(s, sup_stop_done(s));
@@ -325,6 +330,7 @@ const char *sup_invariant_violation(const struct supervisor *s)
 {
 	struct sup_facts f = {
 	    .jvm = s->launch.jvm_pid > 0,
+	    .jvm_idle = s->keepjvm.idle,
 	    .launch_pending = s->launch.spawn.pending,
 	    .fetch = s->fetch.active,
 	    .fetch_retry = armed(s->fetch.retry),
@@ -380,6 +386,8 @@ static void on_child(const struct reaped *r, void *userdata)
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
 	}
+	/* a JVM that ran no job (idle between the two of a job-only upgrade) */
+	bool idle = s->keepjvm.idle;
 	sup_launch_jvm_exited(s, r);
 	s->status.jvm_pid = 0;
 	s->status.last_exit_code = r->exit_code;
@@ -393,6 +401,12 @@ static void on_child(const struct reaped *r, void *userdata)
 		sup_event(s, "JvmExited", "the JVM exited with code %d: %s", r->exit_code, s->launch.start_cause);
 	else
 		sup_event(s, "JvmExited", "the JVM exited with code %d", r->exit_code);
+	if (idle && (s->state == SUP_STARTING || s->state == SUP_BACKOFF)) {
+		/* no job ended with it: the launch pending (or the next, after the backoff) starts a new JVM */
+		log_info("the JVM had no job (it waited for the upgraded one): %s",
+		         s->state == SUP_STARTING ? "a new JVM starts the job" : "the job starts after the backoff");
+		return;
+	}
 	if (s->launch.start_cause && r->exit_code != 0 && s->state == SUP_STARTING) {
 		char *err = xasprintf("the JVM exited with code %d before the job was RUNNING: %s", r->exit_code,
 		                      s->launch.start_cause);
@@ -739,6 +753,7 @@ void sup_free(struct supervisor *s)
 	sup_cds_free(s);
 	rest_free(s->rest);
 	sup_launch_stop(s);
+	sup_keepjvm_free(s);
 	sup_reload_free(s);
 	sup_snapshot_free(s);
 	sup_sweep_free(s);
@@ -782,6 +797,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	                       .lock_fd = -1,
 	                       .dir_lock_fd = {-1, -1},
 	                       .reload.inotify_fd = -1,
+	                       .keepjvm.control_fd = -1,
 	                       .state = SUP_INITIAL};
 	status_init(&s.status);
 	const char *level = spec_get(spec, "flinklet.log.level");

@@ -55,12 +55,12 @@ class Run:
         self.uncommitted = Reader(broker, self.output, "read_uncommitted")
         self.t0 = time.monotonic()
 
-    def flinklet(self, state_dir=None, parallelism=2):
+    def flinklet(self, state_dir=None, parallelism=2, conf=None):
         args = ["--bootstrap", self.broker.bootstrap, "--input", self.input, "--output", self.output,
                 "--transactional-id-prefix", self.prefix, "--transaction-timeout-ms", str(TX_TIMEOUT_S * 1000),
                 "--rate", str(RATE), "--keys", str(KEYS)]
         return self.flinklets(name="e2e-kafka", jar=KAFKA_JOBS_JAR, entry_class="dev.flinklet.jobs.KafkaCounter",
-                              job={"args": args, "parallelism": parallelism}, state_dir=state_dir)
+                              job={"args": args, "parallelism": parallelism}, state_dir=state_dir, conf=conf)
 
     def produce(self):
         self.broker.produce(self.input, range(N))
@@ -193,7 +193,8 @@ def test_stop_with_savepoint_then_a_new_run_loses_and_duplicates_nothing(run):
 
 
 def test_upgrade_by_a_new_configuration_loses_and_duplicates_nothing(run):
-    f = run.flinklet(parallelism=2).start()
+    # the upgrade through a new JVM (a job-only upgrade's in the same JVM: tests/e2e/test_upgrade_in_jvm.py)
+    f = run.flinklet(parallelism=2, conf={"flinklet.upgrade.keep-jvm": "false"}).start()
     run.produce()
     st = f.wait_stable()
     job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]

@@ -159,6 +159,7 @@ def test_no_part_declares_another_parts_function_itself():
 # the part -> the file that owns (alone writes) its sub-struct of struct supervisor (src/supervisor/sup_core.h)
 OWNER = {
     "launch": "sup_launch.c",
+    "keepjvm": "sup_keepjvm.c",
     "fetch": "sup_fetch.c",
     "restore": "sup_restore.c",
     "poll": "sup_poll.c",

@@ -36,7 +36,9 @@ def test_parallelism_change_upgrades_through_a_savepoint_exactly_once(flinklets)
     f.write_config(job={"parallelism": 2})
     wait_event(f, "ConfigChanged", after=t0)
     sp = wait_event(f, "SavepointCompleted", after=t0)[0]
-    st = wait_for(lambda: (s := f.status())["jvm"]["pid"] not in (0, pid) and s["lifecycleState"] == "STABLE" and s,
+    # in the same JVM (a change of the job alone: JobResubmitted) or a new one, the job RUNNING again
+    st = wait_for(lambda: [e for e in f.events() if e["type"] == "JobRunning" and e["timeMs"] >= t0]
+                  and (s := f.status())["lifecycleState"] == "STABLE" and s["jvm"]["pid"] > 0 and s,
                   120, "the upgraded job RUNNING")
     assert st["jobStatus"]["jobId"] == job_id
     assert 2 in vertex_parallelism(f, job_id).values()

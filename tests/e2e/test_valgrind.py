@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -106,15 +107,17 @@ def test_checkpoints_restart_savepoint_and_restore_under_valgrind(flinklets):
     assert r.returncode == 0, r.stderr[-4000:]
     assert [h["triggerType"] for h in g.status()["jobStatus"]["savepointInfo"]["savepointHistory"]][-1] == "MANUAL"
 
-    # a configuration change: the upgrade through a savepoint into a new JVM with the new parallelism
-    pid = g.status()["jvm"]["pid"]
+    # a configuration change: the upgrade through a savepoint with the new parallelism (a change of the job alone:
+    # submitted to the same JVM)
+    t_change = time.time() * 1000
     g.write_config(job={"parallelism": 1})
 
     def upgraded():
         if g.proc.poll() is not None:
             raise AssertionError(f"flinklet exited {g.proc.returncode}:\n{g.logs()[-4000:]}")
         s = g.status()
-        return s if (s["jvm"]["pid"] not in (0, pid) and s["lifecycleState"] == "STABLE"
+        again = [e for e in g.events() if e["type"] == "JobRunning" and e["timeMs"] >= t_change]
+        return s if (again and s["jvm"]["pid"] > 0 and s["lifecycleState"] == "STABLE"
                      and s["jobStatus"]["state"] == "RUNNING") else None
     st3 = wait_for(upgraded, 300, "the upgraded job RUNNING")
     assert st3["restoredFrom"]["kind"] == "savepoint"

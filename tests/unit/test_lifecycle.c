@@ -106,10 +106,11 @@ static void test_table_bounds(void **state)
 				fail_cell(s, e, "the row's own state instead of SUP_SAME");
 			/* SUP_SAME only with an action that leaves the state to a later event (the JVM's exit):
 			 * never with one that stops, launches, or chooses where to go */
-			/* (ACT_SPAWN stays STARTING when the JVM runs, and chooses BACKOFF when it cannot) */
+			/* (ACT_SPAWN stays STARTING when the JVM runs, and chooses BACKOFF when it cannot; ACT_JVM_IDLE
+			 * stays while the JVM it lets go exits, and chooses the upgraded spec's launch otherwise) */
 			if (t->next == SUP_SAME && t->action != ACT_NONE && t->action != ACT_KILL_JVM &&
 			    t->action != ACT_SAVEPOINT_RECORD && t->action != ACT_KILL_NOW && t->action != ACT_SPAWN &&
-			    t->action != ACT_JUDGE)
+			    t->action != ACT_JUDGE && t->action != ACT_JVM_IDLE)
 				fail_cell(s, e, "SUP_SAME with an action that moves");
 			/* and those two never move by themselves */
 			if ((t->action == ACT_KILL_JVM || t->action == ACT_SAVEPOINT_RECORD) && t->next != SUP_SAME)
@@ -211,6 +212,8 @@ static const struct row {
     {SUP_SAVEPOINTING, EV_ROLLBACK, ACT_NONE, SUP_SAME},
     {SUP_SAVEPOINTING, EV_UNHEALTHY, ACT_NONE, SUP_SAME}, /* the JVM is being stopped already */
     {SUP_SAVEPOINTING, EV_JOB_RUNNING, ACT_NONE, SUP_SAME},
+    /* a job-only upgrade: the savepoint ended the job, the JVM stays; the upgraded spec is submitted to it */
+    {SUP_SAVEPOINTING, EV_JVM_IDLE, ACT_JVM_IDLE, SUP_SAME}, /* STARTING; SAME when the JVM is let go */
     /* stopping: SIGTERM sent */
     {SUP_STOPPING, EV_JVM_EXITED_OK, ACT_STOPPED, SUP_STOPPED},
     {SUP_STOPPING, EV_JVM_EXITED_ERROR, ACT_STOPPED, SUP_STOPPED},
@@ -419,7 +422,7 @@ static void test_quiet_rows(void **state)
 	 * or rollback that comes in meanwhile is decided by job.state when the JVM is gone */
 	static const enum sup_event savepointing[] = {EV_JVM_EXITED_OK, EV_JVM_EXITED_ERROR, EV_JVM_KILLED,
 	                                              EV_STOP,          EV_SAVEPOINT_DONE,   EV_SAVEPOINT_FAILED,
-	                                              EV_DEADLINE,      EV_STOP_CHECKPOINT};
+	                                              EV_DEADLINE,      EV_STOP_CHECKPOINT,  EV_JVM_IDLE};
 	reacts_only_to(SUP_SAVEPOINTING, savepointing);
 	static const enum sup_event stopping[] = {EV_JVM_EXITED_OK, EV_JVM_EXITED_ERROR, EV_JVM_KILLED, EV_STOP,
 	                                          EV_DEADLINE};
@@ -712,6 +715,28 @@ static void test_invariant_states(void **state)
 	assert_null(lifecycle_invariant(SUP_STOPPED, &f));
 }
 
+/* A job-only upgrade keeps the JVM: idle between its two jobs, it runs no job. */
+static void test_invariant_idle_jvm(void **state)
+{
+	(void)state;
+	struct sup_facts f = facts_none();
+	f.jvm = f.jvm_idle = true;
+	/* STARTING: the upgraded spec's launch is pending (then submitted to it), no startup timer yet */
+	assert_non_null(lifecycle_invariant(SUP_STARTING, &f));
+	f.launch_pending = true;
+	assert_null(lifecycle_invariant(SUP_STARTING, &f));
+	/* never RUNNING, never BACKOFF unless it was killed (a launch that failed), never in a state without a JVM */
+	f.launch_pending = false;
+	assert_non_null(lifecycle_invariant(SUP_RUNNING, &f));
+	f.backoff_timer = true;
+	assert_non_null(lifecycle_invariant(SUP_BACKOFF, &f));
+	f.kill_sent = true;
+	assert_null(lifecycle_invariant(SUP_BACKOFF, &f));
+	assert_non_null(lifecycle_invariant(SUP_SUSPENDED, &f));
+	/* SAVEPOINTING: the JVM whose job just ended is there */
+	assert_null(lifecycle_invariant(SUP_SAVEPOINTING, &f));
+}
+
 /* ---- lifecycleState ---- */
 
 static void test_state_lifecycle(void **state)
@@ -811,6 +836,7 @@ static void test_names(void **state)
 	    NAME(EV_, STOP_CHECKPOINT),
 	    NAME(EV_, START),
 	    NAME(EV_, PROGRESS),
+	    NAME(EV_, JVM_IDLE),
 	};
 	static const char *const actions[SUP_ACTION_MAX] = {
 	    NAME(ACT_, NONE),
@@ -837,6 +863,7 @@ static void test_names(void **state)
 	    NAME(ACT_, SPAWN),
 	    NAME(ACT_, JUDGE),
 	    NAME(ACT_, START),
+	    NAME(ACT_, JVM_IDLE),
 	};
 	for (int i = 0; i < NSTATES; i++)
 		assert_non_null(states[i]);
@@ -905,6 +932,7 @@ int main(void)
 	    cmocka_unit_test(test_launch_pending),
 	    cmocka_unit_test(test_invariant_launch_pending),
 	    cmocka_unit_test(test_invariant_states),
+	    cmocka_unit_test(test_invariant_idle_jvm),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }

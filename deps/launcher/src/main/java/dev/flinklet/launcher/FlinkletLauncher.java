@@ -4,7 +4,15 @@
  * calls System.exit when main() returns, which ends the per-job MiniCluster and the job with it: a main() that
  * returns after env.executeAsync(), tableEnv.executeSql("INSERT ...") or a StatementSet's execute() would stop its
  * job within seconds. Exit codes are the CLI's: 0 when the job FINISHED (a stop-with-savepoint too), 1 when it
- * FAILED or was CANCELED, when main() threw, submitted no job or a second one. */
+ * FAILED or was CANCELED, when main() threw, submitted no job or a second one.
+ *
+ * A job-only upgrade keeps the JVM (issue 38, docs/operations.md "Upgrade paths and their cost"): flinklet says
+ * `hold` on the JVM's standard input before it stops the job with a savepoint; when the job then ends FINISHED,
+ * its MiniCluster is closed (its REST port and reporter port free again) and the launcher waits, saying
+ * `flinklet-launcher: idle` on standard output, for `run` with the next job's CLI arguments, which it runs as it ran
+ * the first: FLINK_CONF_DIR/config.yaml read again, the jar in a fresh user class loader, a new per-job MiniCluster
+ * (the same fixed job id, the restore path and mode of the arguments). The protocol is LauncherControl's. Without
+ * `hold`, or after `release` or the end of standard input (the supervisor is gone), the JVM exits as before. */
 package dev.flinklet.launcher;
 
 import org.apache.flink.api.common.JobID;
@@ -30,6 +38,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.rpc.RpcSystem;
+import org.apache.flink.util.Reference;
 
 /** The CLI's `run`, with the wait for the job after main() returns. */
 public final class FlinkletLauncher extends CliFrontend {
@@ -38,6 +51,22 @@ public final class FlinkletLauncher extends CliFrontend {
     private static final Logger ENVIRONMENT = LoggerFactory.getLogger(FlinkletLauncher.class.getName() + ".environment");
     /** The CLI's code for a launcher that could not even start (CliFrontend's INITIAL_RET_CODE). */
     private static final int INITIAL_RET_CODE = 31;
+    /** The per-job MiniCluster of the job running (or just ended), closed before the next job's is started. */
+    static final AtomicReference<MiniCluster> CLUSTER = new AtomicReference<>();
+    /** How long a MiniCluster may take to close before the next job (its REST port must be free again). */
+    private static final long CLOSE_TIMEOUT_S = 60;
+    /** The RPC system (Pekko, in a class loader of its own) of every MiniCluster of this JVM: loaded once, its
+     * classes loaded and compiled once. A MiniCluster loads and closes one of its own by default, which costs a
+     * next job more than a second. */
+    private static RpcSystem rpc;
+
+    /** The JVM's RPC system, lent to a MiniCluster (it is not the MiniCluster's to close). */
+    static synchronized Reference<RpcSystem> rpcSystem(Configuration configuration) {
+        if (rpc == null) {
+            rpc = RpcSystem.load(configuration);
+        }
+        return Reference.borrowed(rpc);
+    }
 
     FlinkletLauncher(Configuration configuration, List<CustomCommandLine> commandLines) {
         super(configuration, commandLines);
@@ -98,19 +127,47 @@ public final class FlinkletLauncher extends CliFrontend {
         }
     }
 
-    /** The CLI's main(), with this class in place of CliFrontend and without the YARN command line. */
+    /** One CLI run (`run -t local ...`): the configuration read from FLINK_CONF_DIR; returns the CLI's code. */
+    private static int runOnce(String[] args) throws Exception {
+        String confDir = CliFrontend.getConfigurationDirectoryFromEnv();
+        Configuration configuration = GlobalConfiguration.loadConfiguration(confDir);
+        List<CustomCommandLine> commandLines = new ArrayList<>();
+        commandLines.add(new GenericCLI(configuration, confDir));
+        commandLines.add(new DefaultCLI()); /* last: it is always active */
+        FlinkletLauncher cli = new FlinkletLauncher(configuration, commandLines);
+        SecurityUtils.install(new SecurityConfiguration(cli.getConfiguration()));
+        return SecurityUtils.getInstalledContext().runSecured(() -> cli.parseAndRun(args));
+    }
+
+    /** Closes the MiniCluster of the job that ended and waits for it: the next one takes the same ports. */
+    private static void closeCluster() throws Exception {
+        MiniCluster cluster = CLUSTER.getAndSet(null);
+        if (cluster != null) {
+            cluster.closeAsync().get(CLOSE_TIMEOUT_S, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The CLI's main(), with this class in place of CliFrontend and without the YARN command line; then, while
+     * flinklet holds the JVM (LauncherControl), the next jobs it sends. */
     public static void main(String[] args) {
         int code = INITIAL_RET_CODE;
         try {
             EnvironmentInformation.logEnvironmentInfo(ENVIRONMENT, "flinklet launcher", args);
-            String confDir = CliFrontend.getConfigurationDirectoryFromEnv();
-            Configuration configuration = GlobalConfiguration.loadConfiguration(confDir);
-            List<CustomCommandLine> commandLines = new ArrayList<>();
-            commandLines.add(new GenericCLI(configuration, confDir));
-            commandLines.add(new DefaultCLI()); /* last: it is always active */
-            FlinkletLauncher cli = new FlinkletLauncher(configuration, commandLines);
-            SecurityUtils.install(new SecurityConfiguration(cli.getConfiguration()));
-            code = SecurityUtils.getInstalledContext().runSecured(() -> cli.parseAndRun(args));
+            LauncherControl control = LauncherControl.start(System.in);
+            code = runOnce(args);
+            while (code == 0 && control.holding()) {
+                closeCluster();
+                LauncherControl.say("idle: the job ended and its MiniCluster is closed; waiting for the next job");
+                String[] next = control.awaitNext();
+                if (next == null) {
+                    LOG.info("no next job: the JVM exits");
+                    break;
+                }
+                LauncherControl.say("submitting the next job in this JVM");
+                LOG.info("flinklet submits the next job to this JVM: {}", String.join(" ", next));
+                code = INITIAL_RET_CODE;
+                code = runOnce(next);
+            }
         } catch (Throwable t) {
             LOG.error("Fatal error while running the flinklet launcher.", t);
             t.printStackTrace();

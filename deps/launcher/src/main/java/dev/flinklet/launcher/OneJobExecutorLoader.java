@@ -2,10 +2,13 @@
  * each submission counted: the first job main() submits is kept for the launcher to wait on, a second is refused
  * (one job per JVM: a second per-job MiniCluster would take the same REST port, and the job id is fixed). Every way a
  * program submits passes here: env.execute() and env.executeAsync(), and the Table API's, whose executor is the
- * context StreamExecutionEnvironment the CLI installs. */
+ * context StreamExecutionEnvironment the CLI installs. The local executor's per-job MiniCluster is kept
+ * (FlinkletLauncher.CLUSTER): a JVM that runs a next job closes it first. */
 package dev.flinklet.launcher;
 
 import org.apache.flink.api.dag.Pipeline;
+import org.apache.flink.client.deployment.executors.LocalExecutor;
+import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.PipelineExecutor;
@@ -65,7 +68,15 @@ final class OneJobExecutorLoader implements PipelineExecutorServiceLoader {
 
             @Override
             public PipelineExecutor getExecutor(Configuration c) {
-                PipelineExecutor executor = factory.getExecutor(c);
+                /* the local executor as its factory makes it, with the MiniCluster it starts kept */
+                PipelineExecutor executor = LocalExecutor.NAME.equals(factory.getName())
+                        ? LocalExecutor.createWithFactory(c, conf -> {
+                            MiniCluster cluster = new MiniCluster(conf, () -> FlinkletLauncher.rpcSystem(
+                                    conf.getConfiguration()));
+                            FlinkletLauncher.CLUSTER.set(cluster);
+                            return cluster;
+                        })
+                        : factory.getExecutor(c);
                 return (pipeline, conf, classLoader) -> submit(executor, pipeline, conf, classLoader);
             }
         };
