@@ -15,10 +15,12 @@ Each upgrade: the configuration file replaced (the change), then
     seen; the gap is the time from the last file committed before the upgraded job was RUNNING (the old job's
     final commit, on its stop-with-savepoint) to the first committed after (the new job's first checkpoint). That
     is how long a reader of the output sees nothing new.
-Medians over BENCH_UPGRADE_ROUNDS rounds (default 3) of each kind. The output of each flinklet is checked at the end
+Medians over BENCH_UPGRADE_ROUNDS rounds (default 3) of each kind. Then, on the new path, BENCH_UPGRADE_REPEAT (10)
+argument upgrades in a row in one JVM, its resident memory and metaspace after each: what successive jobs leave. The output of each flinklet is checked at the end
 (tests/jobs/check_output.py: no record twice, none missing: exactly once across every upgrade). The goal (issue 38):
 the job-only upgrade's gap at most a third of today's. Nothing here asserts a timing."""
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -27,9 +29,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import JOBS_JAR, ROOT, Flinklet, log, now_ms, row, wait_for  # noqa: E402
+from common import JOBS_JAR, ROOT, Flinklet, log, now_ms, proc_rss, row, wait_for  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_UPGRADE_ROUNDS", "3"))
+# then, on the same-JVM path, this many argument upgrades in a row in one JVM: what successive jobs leave in it
+REPEAT = int(os.environ.get("BENCH_UPGRADE_REPEAT", "10"))
 # which paths: "today,in-jvm" (both, the default), or one of them
 PATHS = [p for p in os.environ.get("BENCH_UPGRADE_PATHS", "today,in-jvm").split(",") if p]
 KINDS = ("arguments", "jar", "flink option")
@@ -136,6 +140,30 @@ def one_upgrade(f, kind, jars, watcher):
     return {"running": t_run - t0, "gap": gap, "stayed": stayed, "starts": st["jvm"]["starts"] - starts}
 
 
+def metaspace_used(pid):
+    """The JVM's metaspace in use (MiB, jcmd GC.heap_info), or None."""
+    jcmd = shutil.which("jcmd")
+    if not jcmd:
+        return None
+    out = subprocess.run([jcmd, str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=30).stdout
+    m = re.search(r"Metaspace\s+used (\d+)K", out)
+    return int(m.group(1)) / 1024 if m else None
+
+
+def repeated(f, jars, watcher):
+    """REPEAT argument upgrades in a row: the JVM's resident memory and metaspace after each."""
+    pid = f.wait_stable()["jvm"]["pid"]
+    samples = [(proc_rss(pid) / (1 << 20), metaspace_used(pid))]
+    stayed = 0
+    for _ in range(REPEAT):
+        r = one_upgrade(f, "arguments", jars, watcher)
+        stayed += r["stayed"] and f.jvm_pid() == pid
+        samples.append((proc_rss(pid) / (1 << 20), metaspace_used(pid)))
+    log(f"upgrade: {REPEAT} in a row: RSS {' '.join(f'{x[0]:.0f}' for x in samples)} MiB; metaspace "
+        f"{' '.join(f'{x[1]:.1f}' if x[1] is not None else '?' for x in samples)} MiB")
+    return {"stayed": stayed, "samples": samples}
+
+
 def run_path(name, keep_jvm, jars):
     f = UpgradeFlinklet(f"upgrade-{name}", keep_jvm, jars)
     watcher = OutputWatcher(f.output)
@@ -147,6 +175,8 @@ def run_path(name, keep_jvm, jars):
         for i in range(ROUNDS):
             for kind in KINDS:
                 res[kind].append(one_upgrade(f, kind, jars, watcher))
+        if keep_jvm and REPEAT > 0:
+            res["repeat"] = repeated(f, jars, watcher)
         rc = f.stop(60)
     finally:
         watcher.stop()
@@ -194,6 +224,14 @@ def run():
         _, ok, summary, rc = results[name]
         rows.append(row(f"{name}: output exactly once", f"{'yes' if ok else 'NO'} {summary}; flinklet exit {rc}",
                         "tests/jobs/check_output.py on the whole output"))
+    rep = results.get("in-jvm", ({},))[0].get("repeat")
+    if rep:
+        (rss0, ms0), (rss1, ms1) = rep["samples"][0], rep["samples"][-1]
+        peak = max(x[0] for x in rep["samples"])
+        meta = f", metaspace used {ms0:.1f} -> {ms1:.1f} MiB" if ms0 is not None and ms1 is not None else ""
+        rows.append(row(f"in-jvm: {REPEAT} argument upgrades in a row", f"JVM stayed {rep['stayed']} of {REPEAT}; "
+                        f"RSS {rss0:.0f} -> {rss1:.0f} MiB (peak {peak:.0f}){meta}",
+                        "VmRSS of the JVM and jcmd GC.heap_info before the first and after each"))
     if "today" in results and "in-jvm" in results:
         for kind in ("arguments", "jar"):
             old = med([x["gap"] for x in results["today"][0][kind]])
