@@ -1,8 +1,8 @@
 /* sup_launch: one JVM launch: the restore point (sup_restore.c chooses it), the intent written before acting,
  * the Flink configuration files, the job's jar and SQL script and their downloads, the scratch directory, and the
  * spawn. Also the launch fingerprint: what a spec would launch, to tell a configuration change that needs a new JVM
- * from one that does not; and the JVM's own fingerprint, to tell an upgrade of the job alone, which the running JVM
- * takes (its launcher holds it after the stop-with-savepoint and runs the next job: "a job-only upgrade" below). */
+ * from one that does not. A launch whose JVM waits idle for it (a job-only upgrade, sup_keepjvm.c) is submitted to
+ * that JVM instead of a spawn (resubmit). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,8 +23,8 @@
 #include "sup_autoscaler.h"
 #include "sup_cds.h"
 #include "sup_fetch.h"
-#include "sup_keepjvm.h"
 #include "sup_flinkmetrics.h"
+#include "sup_keepjvm.h"
 #include "sup_launch.h"
 #include "sup_memtune.h"
 #include "sup_poll.h"
