@@ -74,6 +74,12 @@ char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 			continue;
 		if (l->parallelism_overrides && !strcmp(e->key, PARALLELISM_OVERRIDES))
 			continue;
+		/* checkpointing off, as flinklet's docs spell it (0): Flink refuses an interval under 10 ms
+		 * ("Checkpoint interval must be larger than or equal to 10 ms", every launch), and no interval is its
+		 * own "off" */
+		if (!strcmp(spec_canonical_key(e->key), "execution.checkpointing.interval") &&
+		    spec_duration(s, e->key) == 0)
+			continue;
 		kv[2 * n] = e->key;
 		kv[2 * n++ + 1] = e->value;
 	}

@@ -235,6 +235,37 @@ static void test_render_config_odd_keys(void **state)
 	spec_free(&s);
 }
 
+/* Regression (found by tests/e2e/test_last_state_no_checkpoints.py, fixed): execution.checkpointing.interval: 0, how
+ * flinklet's docs turn checkpointing off (flinklet's default is 30 s), went to config.yaml as it is, and Flink refuses
+ * any interval under 10 ms: every launch failed. Checkpointing off is the interval left out (Flink's default); any
+ * other interval is passed through. */
+static void test_checkpointing_off_leaves_the_interval_out(void **state)
+{
+	(void)state;
+	static const char *const off[] = {"0", "0 s", "0ms"};
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		char *doc = xasprintf("metadata: {name: j}\nspec:\n  flinkConfiguration:\n"
+		                      "    execution.checkpointing.interval: \"%s\"\n  job: {jarURI: /j.jar}\n",
+		                      off[i]);
+		struct spec s;
+		load(doc, &s);
+		char *conf = flinkconf_render_config(&s, &LAUNCH);
+		assert_not_contains(conf, "execution.checkpointing.interval");
+		load_flink_yaml(conf, NULL, NULL);
+		free(conf);
+		spec_free(&s);
+		free(doc);
+	}
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    execution.checkpointing.interval: 15 s\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	char *conf = flinkconf_render_config(&s, &LAUNCH);
+	assert_contains(conf, "\"execution.checkpointing.interval\": \"15 s\"\n");
+	free(conf);
+	spec_free(&s);
+}
+
 /* Regression (found by these tests, fixed): a user's io.tmp.dirs is written to config.yaml beside flinklet's own
  * io.tmp.dirs, so the file has the key twice. Flink's YamlParserUtils sets allowDuplicateKeys(false): the JVM cannot
  * load its configuration and every launch fails, though check-config accepted the document. */
@@ -950,6 +981,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_render_config),
 	    cmocka_unit_test(test_render_config_odd_keys),
+	    cmocka_unit_test(test_checkpointing_off_leaves_the_interval_out),
 	    cmocka_unit_test(test_user_io_tmp_dirs_not_duplicated),
 	    cmocka_unit_test(test_parallelism_overrides_at_launch),
 	    cmocka_unit_test(test_render_log4j),
