@@ -92,7 +92,8 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 	},
 	[SUP_FINISHED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
-		[EV_UPGRADE]          = TM(NEW_RUN, STARTING, RELAUNCH_OR), /* a new spec for a finished job: a new run */
+		/* a new spec for a finished job: a new run (another port only: it stays FINISHED) */
+		[EV_UPGRADE]          = TM(NEW_RUN, STARTING, RELAUNCH_OR | B(FINISHED)),
 	},
 	[SUP_FAILED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),

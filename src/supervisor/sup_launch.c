@@ -11,7 +11,6 @@
 #include "artifacts.h"
 #include "config_sql.h"
 #include "crashlogs.h"
-#include "digest.h"
 #include "flinkconf.h"
 #include "jvm.h"
 #include "membudget.h"
@@ -671,74 +670,53 @@ void sup_launch_next_fresh(struct supervisor *s)
 
 #define FINISHED_RECORD "spec.finished"
 
-static int cmp_line(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The sha256 of a launch fingerprint whatever the order of the configuration's keys (one a line, before the first
- * "--"): a file whose keys were written in another order launches the same JVM. */
-static void finished_digest(const char *fp, char hex[65])
-{
-	const char *end = strstr(fp, "\n--\n");
-	size_t conf_len = end ? (size_t)(end - fp) : strlen(fp);
-	char *conf = xstrndup(fp, conf_len);
-	struct strv lines = {0};
-	for (char *save = NULL, *l = strtok_r(conf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		strv_push(&lines, l);
-	if (lines.n > 1)
-		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_line);
-	struct strbuf b = {0};
-	for (size_t i = 0; i < lines.n; i++) {
-		strbuf_append(&b, lines.v[i]);
-		strbuf_append(&b, "\n");
-	}
-	strbuf_append(&b, fp + conf_len);
-	char *all = strbuf_steal(&b);
-	sha256_hex(all, strlen(all), hex);
-	free(all);
-	strv_free(&lines);
-	free(conf);
-}
-
 void sup_launch_finished_record(struct supervisor *s)
 {
 	char *fp = s->launch.fingerprint ? NULL : sup_launch_fingerprint(s, s->launched ? s->launched : s->spec);
-	char hex[65];
-	finished_digest(s->launch.fingerprint ? s->launch.fingerprint : fp, hex);
+	flinkconf_job_digest(s->launch.fingerprint ? s->launch.fingerprint : fp, s->launch.finished_digest);
 	free(fp);
 	/* handed to the worker before the status that says FINISHED: a record missing after a crash counts as the spec
-	 * flinklet is started with (never a new run) */
+	 * flinklet is started with (never a new run); this supervisor compares with its copy in memory */
 	char *path = path_join(s->state_dir, FINISHED_RECORD);
-	sup_write_file(s, path, xasprintf("sha256 %s\nflinklet %s\njob %s\n", hex, FLINKLET_VERSION, s->job_id),
-	               FINISHED_RECORD);
+	sup_write_file(
+	    s, path,
+	    xasprintf("sha256 %s\nflinklet %s\njob %s\n", s->launch.finished_digest, FLINKLET_VERSION, s->job_id),
+	    FINISHED_RECORD);
 	free(path);
+}
+
+/* The finished job's digest from the volume, when this flinklet version wrote it; false otherwise (said). */
+static bool load_finished_record(struct supervisor *s)
+{
+	char *path = path_join(s->state_dir, FINISHED_RECORD), *text = NULL;
+	char was[65] = "", version[64] = "";
+	bool ok = read_file(path, 4096, &text, NULL) == 0 &&
+	          sscanf(text, "sha256 %64[0-9a-f] flinklet %63s", was, version) == 2 && strlen(was) == 64 &&
+	          !strcmp(version, FLINKLET_VERSION);
+	if (ok)
+		memcpy(s->launch.finished_digest, was, sizeof(was));
+	else
+		log_info(
+		    "%s: no record of what the FINISHED job was launched with by this flinklet version (%s): the spec "
+		    "it is started with counts as the finished one; a change of it while flinklet runs is a new run",
+		    path, version[0] ? version : "none");
+	free(text);
+	free(path);
+	return ok;
 }
 
 bool sup_launch_finished_changed(struct supervisor *s)
 {
 	char *fp = sup_launch_fingerprint(s, s->spec);
-	char hex[65], was[65] = "", version[64] = "";
-	finished_digest(fp, hex);
-	char *path = path_join(s->state_dir, FINISHED_RECORD), *text = NULL;
-	if (read_file(path, 4096, &text, NULL) == 0 &&
-	    sscanf(text, "sha256 %64[0-9a-f] flinklet %63s", was, version) == 2 && strlen(was) == 64 &&
-	    !strcmp(version, FLINKLET_VERSION)) {
-		free(text);
-		free(path);
-		if (strcmp(was, hex)) {
-			free(fp);
-			return true;
-		}
-	} else {
-		log_info(
-		    "%s: no record of what the FINISHED job was launched with by this flinklet version (%s): the spec "
-		    "it is started with counts as the finished one; a change of it while flinklet runs is a new run",
-		    path, version[0] ? version : "none");
-		free(text);
-		free(path);
+	char hex[65];
+	flinkconf_job_digest(fp, hex);
+	if (!s->launch.finished_digest[0] && !load_finished_record(s))
+		memcpy(s->launch.finished_digest, hex, sizeof(hex));
+	if (strcmp(s->launch.finished_digest, hex)) {
+		free(fp);
+		return true;
 	}
-	/* a reload compares with what the finished job ran, as with a running JVM's */
+	/* a reload compares with this spec's launch, as with a running JVM's */
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = fp;
 	return false;
@@ -751,6 +729,7 @@ void sup_launch_new_run(struct supervisor *s, const char *what)
 	s->launch.next_fresh = false;
 	rotate_job_id(s);
 	s->launch.first_start = true;
+	s->launch.finished_digest[0] = '\0'; /* the new run is not the finished one */
 	const char *initial = s->spec->job.initial_savepoint_path;
 	char *from = initial ? xasprintf("from spec.job.initialSavepointPath %s, as a first start is", initial)
 	                     : xstrdup("empty");

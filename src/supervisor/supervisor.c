@@ -236,6 +236,13 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		/* no readiness window: the last stable spec FINISHED, and a rollback would run the finished job
 		 * again */
 		sup_reload_upgrade_over(s);
+		if (!sup_launch_finished_changed(s)) {
+			sup_event(s, "JobAlreadyFinished",
+			          "job %s FINISHED; the new spec changes only its JVM's endpoints (REST and web UI, "
+			          "metrics reporters, scratch directory), not the job: not running it again",
+			          s->job_id);
+			return SUP_FINISHED;
+		}
 		sup_launch_new_run(s, "its spec changed");
 		return do_launch(s, next);
 	case ACT_STOP:

@@ -112,10 +112,9 @@ def test_changed_spec_of_a_finished_job_is_a_new_run_in_every_mode(flinklets, tm
     f.signal(signal.SIGTERM)
     assert f.wait_exit(30) == 0
 
-    # flinklet restarted with the unchanged spec: the finished job is not run again (the same Flink REST port: a
-    # port is something the JVM is launched with)
-    same_ports = {"rest.port": f.conf["rest.port"], "flinklet.http.address": f.conf["flinklet.http.address"]}
-    g = flinklets(state_dir=f.state, jar=jar, extra_args=["--exit-on-finish"], conf=same_ports,
+    # flinklet restarted with the unchanged spec: the finished job is not run again (the harness gives each flinklet
+    # other ports: where the JVM would listen is no change of the job)
+    g = flinklets(state_dir=f.state, jar=jar, extra_args=["--exit-on-finish"],
                   job={"upgradeMode": "last-state", "parallelism": 1, "savepointTriggerNonce": 1,
                        "args": ["--count", "300", "--rate", "400", "--keys", "8", "--output", out_d]})
     g.start()
@@ -125,7 +124,7 @@ def test_changed_spec_of_a_finished_job_is_a_new_run_in_every_mode(flinklets, tm
 
     # flinklet restarted with a changed spec while status.json says FINISHED: a new run of it, empty
     out_e = str(tmp_path / "out-e")
-    h = flinklets(state_dir=f.state, jar=jar, extra_args=["--exit-on-finish"], conf=same_ports,
+    h = flinklets(state_dir=f.state, jar=jar, extra_args=["--exit-on-finish"],
                   job={"upgradeMode": "savepoint", "parallelism": 2, "savepointTriggerNonce": 1,
                        "args": ["--count", "200", "--rate", "400", "--keys", "8", "--output", out_e]})
     t0 = now_ms()
@@ -136,7 +135,7 @@ def test_changed_spec_of_a_finished_job_is_a_new_run_in_every_mode(flinklets, tm
 
     # the same with initialSavepointPath: the new run starts from it, as on a first start
     out_f = str(tmp_path / "out-f")
-    k = flinklets(state_dir=f.state, jar=jar, extra_args=["--exit-on-finish"], conf=same_ports,
+    k = flinklets(state_dir=f.state, jar=jar, extra_args=["--exit-on-finish"],
                   job={"upgradeMode": "savepoint", "parallelism": 2, "initialSavepointPath": mid_savepoint,
                        "savepointTriggerNonce": 1,
                        "args": ["--count", "2400", "--rate", "400", "--keys", "8", "--output", out_f]})

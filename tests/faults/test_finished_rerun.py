@@ -100,3 +100,19 @@ def test_a_finished_job_without_its_record_is_not_run_by_a_start_but_by_a_change
     nxt.proc.send_signal(signal.SIGHUP)
     assert_new_run(nxt, old_id, new=True)
     assert not asked_to_stop(server)
+
+
+def test_a_reload_that_changes_only_endpoints_does_not_run_a_finished_job(server, supervisors):
+    """Where the JVM would listen (REST, web UI, reporters, scratch) is no part of the job: a finished job stays
+    FINISHED, said, and a later change of the job itself is still a new run."""
+    sup = supervisors(server, upgrade_mode="savepoint")
+    old_id = finish(sup)
+    set_option(sup, "web.refresh-interval", "5000")
+    sup.proc.send_signal(signal.SIGHUP)
+    said = wait_for(lambda: named(sup, "JobAlreadyFinished"), 10, "JobAlreadyFinished")
+    assert "endpoints" in said[-1]["message"], said
+    assert len(named(sup, "JvmStarted")) == 1 and sup.status()["jobStatus"]["state"] == "FINISHED"
+    set_option(sup, "pipeline.object-reuse", "true")
+    sup.proc.send_signal(signal.SIGHUP)
+    assert_new_run(sup, old_id)
+    assert not asked_to_stop(server)
