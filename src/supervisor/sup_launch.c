@@ -731,10 +731,10 @@ void sup_launch_new_run(struct supervisor *s, const char *what)
 	s->launch.first_start = true;
 	s->launch.finished_digest[0] = '\0'; /* the new run is not the finished one */
 	const char *initial = s->spec->job.initial_savepoint_path;
-	char *from = initial ? xasprintf("from spec.job.initialSavepointPath %s, as a first start is", initial)
-	                     : xstrdup("empty");
+	char *from = initial ? xasprintf("spec.job.initialSavepointPath %s, as a first start is", initial)
+	                     : xstrdup("empty state");
 	sup_event(s, "FinishedJobRerun",
-	          "job %s FINISHED; %s: a new run, job %s, started %s. A finished bounded run's state has nothing left "
+	          "job %s FINISHED; %s: a new run as job %s, from %s. A finished bounded run's state has nothing left "
 	          "to continue (its last checkpoint would end the new job at once): upgradeMode %s does not apply, no "
 	          "savepoint is taken, and its checkpoints and savepoints stay on the volume, unused",
 	          old, what, s->job_id, from, upgrade_mode_to_string(s->spec->job.upgrade_mode));

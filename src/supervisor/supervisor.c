@@ -212,7 +212,7 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		sup_launch_finished_record(s);
 		sup_set_job_state(s, "FINISHED");
 		status_set_string(&s->status.intent, NULL);
-		sup_event(s, "JobFinished", "job %s FINISHED; it will not be started again", s->job_id);
+		sup_event(s, "JobFinished", "job %s FINISHED; it is not started again with this spec", s->job_id);
 		if (s->opts->exit_on_finish)
 			sup_exit(s, 0);
 		return next;
