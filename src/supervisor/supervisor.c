@@ -237,10 +237,12 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		 * again */
 		sup_reload_upgrade_over(s);
 		if (!sup_launch_finished_changed(s)) {
-			sup_event(s, "JobAlreadyFinished",
-			          "job %s FINISHED; the new spec changes only its JVM's endpoints (REST and web UI, "
-			          "metrics reporters, scratch directory), not the job: not running it again",
-			          s->job_id);
+			sup_event(
+			    s, "JobAlreadyFinished",
+			    "job %s FINISHED; the new spec launches the same job (what changed is only the order of "
+			    "its keys or its JVM's endpoints: REST and web UI, metrics reporters, scratch directory): "
+			    "not running it again",
+			    s->job_id);
 			return SUP_FINISHED;
 		}
 		sup_launch_new_run(s, "its spec changed");
