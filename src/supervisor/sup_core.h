@@ -97,6 +97,7 @@ struct sup_launch {
 	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
 	char *fingerprint;          /* what the running JVM was launched with */
+	char finished_digest[65];   /* a FINISHED job's (sup_launch_finished_record), "" none or not known yet */
 	enum state_backend backend; /* the running JVM's state backend: it decides the savepoint formats it can take */
 
 	/* the launch whose intent is on its way to the volume: EV_LAUNCH_DURABLE spawns it */

@@ -309,8 +309,6 @@ static void job_id_done(void *arg)
 
 static void rotate_job_id(struct supervisor *s)
 {
-	char old[33];
-	memcpy(old, s->job_id, sizeof(old));
 	store_new_job_id(s->job_id);
 	/* written off the loop; the launch's spawn waits for it (the worker's order) and needs it */
 	struct job_id_write *w = xcalloc(1, sizeof(*w));
@@ -325,7 +323,6 @@ static void rotate_job_id(struct supervisor *s)
 	snapshot_ref_free(&s->status.last_checkpoint);
 	s->status.state_size = -1;
 	sup_restore_forget_failures(s);
-	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
 }
 
 /* A line of the JVM's output: while the job starts, what it says about the restore point. */
@@ -592,8 +589,12 @@ int sup_launch(struct supervisor *s)
 	sup_launch_cancel(s);
 	s->launch.spawn.job_id_r = 0;
 	if (s->launch.next_fresh) {
+		char old[33];
+		memcpy(old, s->job_id, sizeof(old));
 		s->launch.next_fresh = false;
 		rotate_job_id(s);
+		sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id,
+		          old);
 	}
 	artifact_free(&s->launch.jar);
 	artifact_free(&s->launch.sql);
@@ -677,6 +678,85 @@ void sup_launch_fresh_start(struct supervisor *s)
 void sup_launch_next_fresh(struct supervisor *s)
 {
 	s->launch.next_fresh = true;
+}
+
+/* ---- a job that FINISHED, and a changed spec for it ----
+ * What the finished job's JVM was launched with is kept as the sha256 of its launch fingerprint, with the flinklet
+ * version that computed it (<state dir>/spec.finished): a flinklet started again on the FINISHED job compares its own
+ * spec's with it. A record of another version (its fingerprint may render the same spec otherwise) or none (a volume
+ * of an older flinklet) counts as the spec flinklet is started with: never a new run by surprise. */
+
+#define FINISHED_RECORD "spec.finished"
+
+void sup_launch_finished_record(struct supervisor *s)
+{
+	char *fp = s->launch.fingerprint ? NULL : sup_launch_fingerprint(s, s->launched ? s->launched : s->spec);
+	flinkconf_job_digest(s->launch.fingerprint ? s->launch.fingerprint : fp, s->launch.finished_digest);
+	free(fp);
+	/* handed to the worker before the status that says FINISHED: a record missing after a crash counts as the spec
+	 * flinklet is started with (never a new run); this supervisor compares with its copy in memory */
+	char *path = path_join(s->state_dir, FINISHED_RECORD);
+	sup_write_file(
+	    s, path,
+	    xasprintf("sha256 %s\nflinklet %s\njob %s\n", s->launch.finished_digest, FLINKLET_VERSION, s->job_id),
+	    FINISHED_RECORD);
+	free(path);
+}
+
+/* The finished job's digest from the volume, when this flinklet version wrote it; false otherwise (said). */
+static bool load_finished_record(struct supervisor *s)
+{
+	char *path = path_join(s->state_dir, FINISHED_RECORD), *text = NULL;
+	char was[65] = "", version[64] = "";
+	bool ok = read_file(path, 4096, &text, NULL) == 0 &&
+	          sscanf(text, "sha256 %64[0-9a-f] flinklet %63s", was, version) == 2 && strlen(was) == 64 &&
+	          !strcmp(version, FLINKLET_VERSION);
+	if (ok)
+		memcpy(s->launch.finished_digest, was, sizeof(was));
+	else
+		log_info(
+		    "%s: no record of what the FINISHED job was launched with by this flinklet version (%s): the spec "
+		    "it is started with counts as the finished one; a change of it while flinklet runs is a new run",
+		    path, version[0] ? version : "none");
+	free(text);
+	free(path);
+	return ok;
+}
+
+bool sup_launch_finished_changed(struct supervisor *s)
+{
+	char *fp = sup_launch_fingerprint(s, s->spec);
+	char hex[65];
+	flinkconf_job_digest(fp, hex);
+	if (!s->launch.finished_digest[0] && !load_finished_record(s))
+		memcpy(s->launch.finished_digest, hex, sizeof(hex));
+	if (strcmp(s->launch.finished_digest, hex)) {
+		free(fp);
+		return true;
+	}
+	/* a reload compares with this spec's launch, as with a running JVM's */
+	free(s->launch.fingerprint);
+	s->launch.fingerprint = fp;
+	return false;
+}
+
+void sup_launch_new_run(struct supervisor *s, const char *what)
+{
+	char old[33];
+	memcpy(old, s->job_id, sizeof(old));
+	s->launch.next_fresh = false;
+	rotate_job_id(s);
+	s->launch.first_start = true;
+	s->launch.finished_digest[0] = '\0'; /* the new run is not the finished one */
+	const char *initial = s->spec->job.initial_savepoint_path;
+	char *from = initial ? xasprintf("spec.job.initialSavepointPath %s, as a first start is", initial)
+	                     : xstrdup("empty state");
+	sup_event(s, "FinishedJobRerun",
+	          "job %s FINISHED; %s: a new run as job %s, from %s. A finished bounded run's state has nothing left "
+	          "to continue (its last checkpoint would end the new job at once): upgradeMode %s does not apply, no "
+	          "savepoint is taken, and its checkpoints and savepoints stay on the volume, unused",
+	          old, what, s->job_id, from, upgrade_mode_to_string(s->spec->job.upgrade_mode));
+	free(from);
 }
 
 void sup_launch_startup_over(struct supervisor *s)

@@ -29,6 +29,15 @@ void sup_launch_first_start(struct supervisor *s, bool first);
 void sup_launch_fresh_start(struct supervisor *s);
 /* The next launch starts empty under a new job id (upgradeMode stateless after a suspend or an upgrade). */
 void sup_launch_next_fresh(struct supervisor *s);
+/* A job that FINISHED: what its JVM was launched with is kept on the volume (<state dir>/spec.finished). */
+void sup_launch_finished_record(struct supervisor *s);
+/* At the start on a FINISHED job: whether the spec launches otherwise than the finished job did (false also without
+ * a usable record); when not, a reload compares with the finished job's launch. */
+bool sup_launch_finished_changed(struct supervisor *s);
+/* A changed spec for a job that FINISHED (what: which spec, for the event): a new run, now: a new job id (on the
+ * volume before the next launch's spawn), and the next launch is a first start, empty or from
+ * spec.job.initialSavepointPath, whatever upgradeMode says; a FinishedJobRerun event says so. */
+void sup_launch_new_run(struct supervisor *s, const char *what);
 /* The startup timeout no longer runs (the job is RUNNING or FINISHED; running: the first start is over too). */
 void sup_launch_startup_over(struct supervisor *s);
 void sup_launch_running(struct supervisor *s);

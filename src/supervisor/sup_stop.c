@@ -371,6 +371,8 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	s->status.tasks_running = 0; /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
 	if (s->state == SUP_FINISHED || s->stop.job_finished) {
 		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
+		if (s->state != SUP_FINISHED)
+			sup_launch_finished_record(s); /* (FINISHED was recorded with it) */
 		sup_set_job_state(s, "FINISHED");
 		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);
 		sup_exit(s, 0);

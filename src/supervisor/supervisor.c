@@ -162,16 +162,20 @@ static void mark_running(struct supervisor *s)
 		          s->status.tasks_total);
 }
 
-/* EV_START: the first state. A job that FINISHED earlier is never run again by a restart of the supervisor; a
- * suspended one (the file, or the API's override) is not started; otherwise the first launch, which FAILED when it
- * must not happen (sup_restore said why: exit 1) or cannot (no java: exit 3). */
+/* EV_START: the first state. A job that FINISHED earlier is never run again by a restart of the supervisor, unless
+ * the spec changed since (a new run of the new spec, as a reload's); a suspended one (the file, or the API's
+ * override) is not started; otherwise the first launch, which FAILED when it must not happen (sup_restore said why:
+ * exit 1) or cannot (no java: exit 3). */
 static enum sup_state act_start(struct supervisor *s, enum sup_state next)
 {
 	if (s->status.job_state && !strcmp(s->status.job_state, "FINISHED")) {
-		sup_event(s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s->job_id);
-		if (s->opts->exit_on_finish)
-			sup_exit(s, 0);
-		return SUP_FINISHED;
+		if (!sup_launch_finished_changed(s)) {
+			sup_event(s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s->job_id);
+			if (s->opts->exit_on_finish)
+				sup_exit(s, 0);
+			return SUP_FINISHED;
+		}
+		sup_launch_new_run(s, "flinklet is started with a spec changed since");
 	}
 	sup_reload_apply_state_override(s, s->spec);
 	if (s->spec->job.state == JOB_STATE_SUSPENDED) {
@@ -209,9 +213,10 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return after_stop(s, sup_stop_now_running(s, next));
 	case ACT_FINISHED:
 		sup_launch_startup_over(s);
+		sup_launch_finished_record(s);
 		sup_set_job_state(s, "FINISHED");
 		status_set_string(&s->status.intent, NULL);
-		sup_event(s, "JobFinished", "job %s FINISHED; it will not be started again", s->job_id);
+		sup_event(s, "JobFinished", "job %s FINISHED; it is not started again with this spec", s->job_id);
 		if (s->opts->exit_on_finish)
 			sup_exit(s, 0);
 		return next;
@@ -234,6 +239,21 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_JUDGE:
 		sup_reload_judge(s);
 		return next;
+	case ACT_NEW_RUN:
+		/* no readiness window: the last stable spec FINISHED, and a rollback would run the finished job
+		 * again */
+		sup_reload_upgrade_over(s);
+		if (!sup_launch_finished_changed(s)) {
+			sup_event(
+			    s, "JobAlreadyFinished",
+			    "job %s FINISHED; the new spec launches the same job (what changed is only the order of "
+			    "its keys or its JVM's endpoints: REST and web UI, metrics reporters, scratch directory): "
+			    "not running it again",
+			    s->job_id);
+			return SUP_FINISHED;
+		}
+		sup_launch_new_run(s, "its spec changed");
+		return do_launch(s, next);
 	case ACT_STOP:
 		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:
