@@ -8,6 +8,8 @@ upgraded spec is stable only once it makes progress"), on the real MiniCluster.
   never rolls it back.
 - One that completed a checkpoint before it failed: that checkpoint is the rejected spec's, and is never restored
   (RestorePointRejected, removed); the rollback restores the upgrade's savepoint all the same.
+- A last-state upgrade started from the newest checkpoint (in no_claim mode while on trial): the rollback restores
+  exactly that checkpoint.
 - An upgrade that runs but completes no checkpoint (the test job's --snapshot-delay-file makes each checkpoint
   expire) is not STABLE while it runs: lifecycle DEPLOYED, the stable spec on the volume still the old one; with
   rollback off, its window ends in an UpgradeNotStable warning and the job runs on; its first checkpoint makes it
@@ -152,5 +154,35 @@ def test_a_checkpoint_of_the_rejected_spec_is_never_restored(flinklets):
     f.signal(signal.SIGTERM)
     assert f.wait_exit(60) == 0
     # what the rejected spec committed before it failed appears again after the rollback (documented), nothing is lost
+    rc, summary = check_output(f.output)
+    assert summary["gaps"] == 0, summary
+
+
+def test_a_last_state_upgrade_rolls_back_to_the_checkpoint_it_started_from(flinklets):
+    """last-state: the upgraded spec starts from the newest checkpoint, in no_claim mode while it is on trial with
+    rollback on (in claim mode Flink would dispose of that checkpoint once the new spec's retained ones subsume it, and
+    the rollback would have nothing to go back to); the rollback restores exactly that checkpoint."""
+    f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
+                        "kubernetes.operator.deployment.readiness.timeout": "60 s"},
+                  job={"parallelism": 1, "upgradeMode": "last-state",
+                       "args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    f.wait_checkpoint(3)
+    t0 = now_ms()
+    f.write_config(job={"args": list(f.job["args"]) + ["--fail-after", "500"]})
+    rs = wait_for(lambda: named(f, "Restoring", t0), 90, "the upgraded spec's restore")[0]
+    assert "no_claim" in rs["message"], rs["message"]
+    base = norm(rs["message"].split(" from checkpoint ")[1].split()[0])
+    assert "/chk-" in base, rs["message"]
+    rb = wait_for(lambda: named(f, "RollingBack", t0), 90, "RollingBack")[0]
+    assert base in rb["message"], (base, rb["message"])
+    st = wait_for(lambda: (s := f.status())["lifecycleState"] == "ROLLED_BACK" and s, 120, "ROLLED_BACK")
+    r = restored(f, job_id)
+    # (a checkpoint restored in no_claim mode is one Flink reports with a savepoint's properties)
+    assert norm(r["external_path"]) == base and r["id"] == int(base.rsplit("chk-", 1)[1]), (r, base)
+    assert named(f, "RestorePointRejected", t0), "the rejected spec's checkpoints were not set aside"
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
     rc, summary = check_output(f.output)
     assert summary["gaps"] == 0, summary
