@@ -107,9 +107,25 @@ static char *stable_spec_path(struct supervisor *s)
 	return path_join(s->state_dir, "spec.stable.yaml");
 }
 
+/* The spec as kept to roll back to: a local SQL script file goes inline (spec.job.sql), as it was read when the spec
+ * was loaded, so that a rollback runs the script that was stable, not what the file says since (an upgrade by
+ * editing the script in place). */
+static char *stable_yaml(const struct spec *spec)
+{
+	if (!spec->job.sql_script || !spec->job.sql_text)
+		return spec_to_yaml(spec);
+	cJSON *root = spec_to_json(spec);
+	cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "spec"), "job");
+	cJSON_DeleteItemFromObjectCaseSensitive(job, "sqlScript");
+	cJSON_AddStringToObject(job, "sql", spec->job.sql_text);
+	char *yaml = json_to_yaml(root);
+	cJSON_Delete(root);
+	return yaml;
+}
+
 void sup_reload_keep_stable_spec(struct supervisor *s)
 {
-	char *yaml = spec_to_yaml(s->spec);
+	char *yaml = stable_yaml(s->spec);
 	char *path = stable_spec_path(s);
 	/* kept in memory too, so a rollback never reads back a write still on its way */
 	free(s->reload.stable_yaml);
