@@ -905,3 +905,33 @@ def test_a_newcomer_reaches_the_deciding_code_in_three_files():
         assert 1 <= len(paths) <= 3, (topic, paths)
         for p in paths:
             assert os.path.isfile(os.path.join(ROOT, p)), f"{topic}: {p} does not exist"
+
+
+# the autoscaler's internals (autoscaler.h, after "Library internals") used outside src/autoscaler/: name -> files
+AS_INTERNALS_OUTSIDE = {
+    "as_json_double": {"sup_metrics.c", "sup_observe.c"},
+    "as_evaluation": {"sup_memtune.c", "sup_memtune.h"},
+}
+
+
+def test_the_autoscalers_internals_stay_inside_it():
+    """What autoscaler.h declares after "Library internals" (and not before) is used outside src/autoscaler/ only where
+    its banner says."""
+    with open(os.path.join(SRC, "autoscaler", "autoscaler.h")) as fh:
+        raw = fh.read()
+    text, cut = strip_c(raw), raw.index("Library internals")  # strip_c keeps offsets
+    public, internal = text[:cut], text[cut:]
+    names = set(re.findall(r"\b(as_\w+)\s*\(", internal)) | set(re.findall(r"\bstruct (as_\w+) \{", internal))
+    names -= set(re.findall(r"\b(as_\w+)\b", public))
+    assert "as_json_double" in names and "as_evaluation" in names, "the internals' finder finds nothing"
+    used = {}
+    for d, files in _tree().items():
+        if d == "autoscaler":
+            continue
+        for f in files:
+            with open(os.path.join(SRC, d, f), errors="replace") as fh:
+                body = strip_c(fh.read())
+            for n in names:
+                if re.search(r"\b" + n + r"\b", body):
+                    used.setdefault(n, set()).add(f)
+    assert used == AS_INTERNALS_OUTSIDE, used
