@@ -531,7 +531,7 @@ void sup_journal_free(struct supervisor *s)
 		if (!sync_until(s, now + (left > min ? left : min))) {
 			log_error("the state volume %s did not take the last records (events, status.json) within the "
 			          "shutdown budget (flinklet.shutdown.timeout %s): exiting without them",
-			          s->state_dir, sup_shutdown_budget_text(s));
+			          s->state_dir, sup_stop_budget_text(s));
 			/* the worker thread is held by the volume: it cannot be joined, nor what it uses freed */
 			_exit(s->exit_code);
 		}
@@ -664,16 +664,6 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s)
 	if (s->reload.rolled_back && s->state == SUP_RUNNING)
 		return LIFECYCLE_ROLLED_BACK;
 	return sup_state_lifecycle(s->state);
-}
-
-usec_t sup_shutdown_budget(const struct supervisor *s)
-{
-	return spec_duration(s->spec, SHUTDOWN_BUDGET_KEY);
-}
-
-const char *sup_shutdown_budget_text(const struct supervisor *s)
-{
-	return spec_get(s->spec, SHUTDOWN_BUDGET_KEY);
 }
 
 const char *stop_purpose_text(enum stop_purpose p)

@@ -215,7 +215,7 @@ void sup_launch_scratch_setup(struct supervisor *s)
 	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
 	 * it on the volume */
 	struct strv old = {0};
-	scratch_leftovers(s->launch.scratch_dir, &old);
+	scratch_set_aside(s->launch.scratch_dir, &old);
 	char *legacy = path_join(s->state_dir, "tmp");
 	if (strcmp(legacy, s->launch.scratch_dir) && access(legacy, F_OK) == 0)
 		strv_push(&old, legacy);
@@ -843,7 +843,7 @@ static void prune_crash_logs(struct supervisor *s, const struct reaped *r)
 void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 {
 	/* its last words first (they may be the evidence about the restore point), then what is left of its
-	 * process group (a leftover would hold the REST port against the next launch) */
+	 * process group (a process left in it would hold the REST port against the next launch) */
 	jvmout_drain(s->launch.jvm_out);
 	jvm_kill_group(r->pid);
 	sup_cds_jvm_exited(s, r);

@@ -42,13 +42,13 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 		 * any stop that gets neither */
 		char *why = xasprintf("the shutdown budget of %s ran out before job %s had a savepoint or a checkpoint "
 		                      "to stop on; the newest checkpoint stays the restore point",
-		                      sup_shutdown_budget_text(s), s->job_id);
+		                      sup_stop_budget_text(s), s->job_id);
 		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(why);
 	} else {
 		sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
-		          sup_shutdown_budget_text(s));
+		          sup_stop_budget_text(s));
 	}
 	sup_raise(s, EV_DEADLINE);
 	return 0;
@@ -57,7 +57,7 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 void sup_stop_arm_deadline(struct supervisor *s)
 {
 	if (!s->stop.deadline_timer) {
-		usec_t budget = sup_shutdown_budget(s);
+		usec_t budget = sup_stop_budget_total(s);
 		s->stop.deadline = now_monotonic() + budget;
 		sup_arm(s, &s->stop.deadline_timer, budget, on_deadline);
 	}
@@ -75,7 +75,7 @@ static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata
  * a few seconds for the savepoint are set aside, and at least a third of it. */
 static usec_t stop_wait_share(struct supervisor *s)
 {
-	usec_t budget = sup_shutdown_budget(s);
+	usec_t budget = sup_stop_budget_total(s);
 	usec_t reserve = sup_stop_budget_exit_reserve(s) + 5 * USEC_PER_SEC;
 	usec_t third = budget / 3;
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
@@ -255,7 +255,7 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 		    xasprintf("the shutdown budget (flinklet.shutdown.timeout: %s) leaves no time for a savepoint "
 		              "or a checkpoint: stopping job %s without one; the newest checkpoint stays the restore "
 		              "point",
-		              sup_shutdown_budget_text(s), s->job_id);
+		              sup_stop_budget_text(s), s->job_id);
 		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointSkipped", "%s", why);
 		free(why);
