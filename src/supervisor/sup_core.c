@@ -643,7 +643,7 @@ void sup_clock_free(struct supervisor *s)
 
 const char *sup_upgrade_base(const struct supervisor *s)
 {
-	bool trial = s->reload.proof.on || s->reload.upgrading || s->reload.rolling_back;
+	bool trial = s->reload.trial.on || s->reload.upgrading || s->reload.rolling_back;
 	if (!trial || !s->reload.base.set || !spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
 		return NULL;
 	return s->reload.base.path;
@@ -651,7 +651,7 @@ const char *sup_upgrade_base(const struct supervisor *s)
 
 bool sup_upgrade_on_trial(const struct supervisor *s)
 {
-	return (s->reload.proof.on || s->reload.upgrading || s->reload.rolling_back) &&
+	return (s->reload.trial.on || s->reload.upgrading || s->reload.rolling_back) &&
 	       spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled");
 }
 
@@ -659,7 +659,7 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s)
 {
 	if (s->reload.rolling_back && (s->state == SUP_STARTING || s->state == SUP_STOPPING || s->state == SUP_BACKOFF))
 		return LIFECYCLE_ROLLING_BACK;
-	if (s->reload.proof.on && s->state == SUP_RUNNING) /* not proven yet */
+	if (s->reload.trial.on && s->state == SUP_RUNNING) /* not proven yet */
 		return s->reload.rolling_back ? LIFECYCLE_ROLLING_BACK : LIFECYCLE_DEPLOYED;
 	if (s->reload.rolled_back && s->state == SUP_RUNNING)
 		return LIFECYCLE_ROLLED_BACK;

@@ -260,19 +260,19 @@ struct sup_reload {
 	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
 	int inotify_fd;
 	bool upgrading, rolling_back, rolled_back;
-	/* the proof of an upgraded (or rolled-back) spec: stable only once it makes progress (sup_reload.c) */
+	/* the trial of an upgraded (or rolled-back) spec: stable only once it makes progress (sup_reload.c) */
 	struct {
 		bool on;                /* launched, not stable yet */
 		bool restarted;         /* Flink restarted the job inside a JVM of this spec, within the window */
-		bool window_over;       /* the readiness window passed without the proof */
+		bool window_over;       /* its readiness window is over */
 		bool said;              /* UpgradeUnstable or UpgradeNotStable said */
 		usec_t since;           /* the spec's first launch: the window starts */
 		usec_t jvm_since;       /* this JVM's launch */
 		usec_t running_since;   /* RUNNING with every task since (0: not now) */
 		usec_t restarted_at;    /* the last restart inside a JVM acted on (s->poll.restarted_at) */
 		char *why;              /* the last reason it is not stable */
-		sd_event_source *timer; /* the proof's time without checkpoints */
-	} proof;
+		sd_event_source *timer; /* the trial's time without checkpoints */
+	} trial;
 	/* where the upgraded spec started from: the rollback's restore point (never a checkpoint the new spec wrote) */
 	struct {
 		bool set;

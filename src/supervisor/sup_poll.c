@@ -352,7 +352,7 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 			return;
 		}
 	}
-	if ((enabled || s->reload.proof.on) && s->state == SUP_RUNNING) {
+	if ((enabled || s->reload.trial.on) && s->state == SUP_RUNNING) {
 		char *path = xasprintf("/jobs/%s/metrics?get=numRestarts,fullRestarts", s->job_id);
 		chain_next(s, c, path, on_restart_metric);
 		free(path);
