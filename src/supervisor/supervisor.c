@@ -514,41 +514,6 @@ static int check_environment(struct supervisor *s)
 	return preflight_first_launch(s);
 }
 
-static void adopt_old_status(struct supervisor *s, struct status *old)
-{
-	/* every JVM start on the volume, an earlier flinklet's first too (this one's launch adds to them) */
-	s->status.jvm_starts = old->jvm_starts;
-	s->status.stop_exit_ms = old->stop_exit_ms;
-	s->status.last_savepoint = old->last_savepoint;
-	memset(&old->last_savepoint, 0, sizeof(old->last_savepoint));
-	s->status.n_savepoint_history = old->n_savepoint_history;
-	memcpy(s->status.savepoint_history, old->savepoint_history, sizeof(old->savepoint_history));
-	old->n_savepoint_history = 0;
-	s->status.n_claimed_savepoints = old->n_claimed_savepoints;
-	memcpy(s->status.claimed_savepoints, old->claimed_savepoints, sizeof(old->claimed_savepoints));
-	old->n_claimed_savepoints = 0;
-	s->status.last_checkpoint = old->last_checkpoint;
-	s->status.state_size = old->state_size;
-	memset(&old->last_checkpoint, 0, sizeof(old->last_checkpoint));
-	s->status.start_time_ms = old->start_time_ms;
-	s->status.savepoint_trigger_nonce = old->savepoint_trigger_nonce;
-	s->status.checkpoint_trigger_nonce = old->checkpoint_trigger_nonce;
-	s->status.n_checkpoint_history = old->n_checkpoint_history;
-	memcpy(s->status.checkpoint_history, old->checkpoint_history, sizeof(old->checkpoint_history));
-	old->n_checkpoint_history = 0;
-	status_set_string(&s->status.job_state, old->job_state);
-	s->status.update_time_ms = old->update_time_ms;
-	/* memory tuning: the recommendation, the next launch's settings, why it is undone (not what ran: no JVM runs)
-	 */
-	status_memtuning_clear(&s->status.memory_tuning);
-	s->status.memory_tuning = old->memory_tuning;
-	s->status.memory_tuning.run_heap = s->status.memory_tuning.run_managed = -1;
-	s->status.memory_tuning.run_metaspace = -1;
-	old->memory_tuning.reason = old->memory_tuning.suspended = NULL;
-	/* not the errors (error, errors): they were the earlier flinklet's news; each source here says again what still
-	 * holds (the volume, a rejected configuration, ...) */
-}
-
 /* The sweep (sup_sweep.c) removes files from the checkpoint and the savepoint directory, which may lie outside the
  * state directory (execution.checkpointing.dir elsewhere, or checkpoints/ a link to a bigger disk): a copied volume
  * would give two supervisors one of them, and one's sweep would remove the other JVM's files. Each directory, as it
@@ -676,7 +641,7 @@ static int open_state_dir(struct supervisor *s)
 	if (read_file(path, 4u << 20, &text, NULL) == 0) {
 		struct status old;
 		if (status_parse(text, &old) == 0) {
-			adopt_old_status(s, &old);
+			status_carry_over(&s->status, &old);
 			old_lifecycle = old.lifecycle;
 			first_start = old.start_time_ms == 0;
 		} else {

@@ -2,8 +2,10 @@
  * tests/unit/fixtures/status/NAME.json (status.json files of real runs, and synthetic ones with every field set, a
  * legacy document with wrong types and out-of-range values, one over every list's cap, and {}) is read back
  * (status_parse) and rendered (status_render): the text must be golden/NAME.rendered.json byte for byte, and
- * rendering it again after a second parse must give the same text. The goldens were written by the code before the
- * field table (bd03b7c), so the table is proven not to change the document. */
+ * rendering it again after a second parse must give the same text; and what it carries over to the next run
+ * (status_carry_over into a fresh document, as the supervisor does at its start) must render as
+ * golden/NAME.carried.json. The goldens were written by the code before the field table (bd03b7c: status_render,
+ * and supervisor.c's adopt_old_status), so the table is proven not to change the document. */
 #include "unit.h"
 
 #include <dirent.h>
@@ -102,10 +104,38 @@ static void test_rendered_as_before(void **state)
 	assert_int_equal(wrong, 0);
 }
 
+/* Carried over into a fresh document: what the next run starts from, as before. */
+static void test_carried_over_as_before(void **state)
+{
+	(void)state;
+	char *dir = fixture_dir();
+	char *golden = xasprintf("%s/golden", dir);
+	struct strv names = fixture_names(dir);
+	size_t wrong = 0;
+	for (size_t i = 0; i < names.n; i++) {
+		char *text = slurp(dir, names.v[i], ".json");
+		struct status old, st;
+		assert_int_equal(status_parse(text, &old), 0);
+		status_init(&st);
+		status_carry_over(&st, &old);
+		char *out = status_render(&st);
+		wrong += !same_as_golden(golden, names.v[i], ".carried.json", out);
+		free(out);
+		status_free(&st);
+		status_free(&old);
+		free(text);
+	}
+	strv_free(&names);
+	free(golden);
+	free(dir);
+	assert_int_equal(wrong, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rendered_as_before),
+	    cmocka_unit_test(test_carried_over_as_before),
 	};
 	return cmocka_run_group_tests_name("status_doc", tests, NULL, NULL);
 }
