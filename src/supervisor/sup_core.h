@@ -7,7 +7,7 @@
  *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
  *                                                                              sup_flinkmetrics, sup_restore,
  *                                                                              sup_sweep
- *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
+ *   restore     sup_restore.c     s->restore: restore points, demotion         sup_snapshot
  *   poll        sup_poll.c        s->poll: following the job, health           sup_rescales, sup_snapshot,
  *                                                                              sup_flinkmetrics
  *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        sup_stop_budget
@@ -24,7 +24,7 @@
  *   observe     sup_observe.c     s->observe: what the status page reads       sup_rescales
  *   rescales    sup_rescales.c    s->rescales: Flink's rescale history (2.3+)  (the core only)
  *   cds         sup_cds.c         s->cds: class-data sharing                   (the core only)
- *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             (the core only)
+ *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             sup_restore
  *   flinkmetrics sup_flinkmetrics.c  s->flinkmetrics: Flink's metrics, scraped (the core only)
  *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    sup_flinkmetrics
  *   (stop budget) sup_stop_budget.c  nothing (the one reader of the stop's deadline) (the core only)
@@ -563,8 +563,14 @@ const char *sup_error(const struct supervisor *s, enum status_error_source src);
  * decides), or over. `warnings` lists those in force; nothing is written until the status is recorded next. */
 void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message);
 void sup_warning_clear(struct supervisor *s, enum status_warning_source src);
+/* The core's fields of the status document (status.c's field table names each field's one owner): the job's state as
+ * Flink said it (updateTime: when it changed), or none known (a launch on its way, a new job: updateTime stays); the
+ * intent (recorded); the lifecycle state; the job's id (s->job_id, a new one after a stateless start). */
 void sup_set_job_state(struct supervisor *s, const char *state);
+void sup_forget_job_state(struct supervisor *s);
 void sup_set_intent(struct supervisor *s, const char *intent);
+void sup_set_lifecycle(struct supervisor *s, enum lifecycle_state ls);
+void sup_record_job_id(struct supervisor *s);
 void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
 /* Arms *src (disarmed first) to run fn once delay from now on CLOCK_MONOTONIC: for delays, and for budgets the
