@@ -182,10 +182,25 @@ void sup_set_job_state(struct supervisor *s, const char *state)
 	s->status.update_time_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
 }
 
+void sup_forget_job_state(struct supervisor *s)
+{
+	status_set_string(&s->status.job_state, NULL);
+}
+
 void sup_set_intent(struct supervisor *s, const char *intent)
 {
 	status_set_string(&s->status.intent, intent);
 	sup_write_status(s);
+}
+
+void sup_set_lifecycle(struct supervisor *s, enum lifecycle_state ls)
+{
+	s->status.lifecycle = ls;
+}
+
+void sup_record_job_id(struct supervisor *s)
+{
+	memcpy(s->status.job_id, s->job_id, sizeof(s->status.job_id));
 }
 
 /* ---- the volume's records, written off the loop ----

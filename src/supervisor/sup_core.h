@@ -527,8 +527,14 @@ const char *sup_error(const struct supervisor *s, enum status_error_source src);
  * decides), or over. `warnings` lists those in force; nothing is written until the status is recorded next. */
 void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message);
 void sup_warning_clear(struct supervisor *s, enum status_warning_source src);
+/* The core's fields of the status document (status.c's field table names each field's one owner): the job's state as
+ * Flink said it (updateTime: when it changed), or none known (a launch on its way, a new job: updateTime stays); the
+ * intent (recorded); the lifecycle state; the job's id (s->job_id, a new one after a stateless start). */
 void sup_set_job_state(struct supervisor *s, const char *state);
+void sup_forget_job_state(struct supervisor *s);
 void sup_set_intent(struct supervisor *s, const char *intent);
+void sup_set_lifecycle(struct supervisor *s, enum lifecycle_state ls);
+void sup_record_job_id(struct supervisor *s);
 void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
 /* Arms *src (disarmed first) to run fn once delay from now on CLOCK_MONOTONIC: for delays, and for budgets the

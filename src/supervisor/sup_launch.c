@@ -317,11 +317,9 @@ static void rotate_job_id(struct supervisor *s)
 	snprintf(w->line, sizeof(w->line), "%s\n", s->job_id);
 	s->launch.spawn.job_id_r = 0;
 	worker_submit(s->worker, job_id_run, job_id_done, w);
-	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	sup_record_job_id(s);
 	s->launch.fresh_start = true;
-	s->status.start_time_ms = 0;
-	snapshot_ref_free(&s->status.last_checkpoint);
-	s->status.state_size = -1;
+	sup_poll_new_job(s);
 	sup_restore_forget_failures(s);
 }
 
@@ -433,8 +431,8 @@ static int launch_jvm(struct supervisor *s)
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore.kind));
 	status_set_string(&s->status.restored_location, uri);
 	s->status.restored_id = uri ? s->restore.id : -1;
-	status_set_string(&s->status.job_state, NULL);
-	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
+	sup_forget_job_state(s);
+	sup_poll_tasks_none(s);
 	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore.kind), uri)
 	                   : xstrdup("start the job with empty state");
 	sup_set_intent(s, intent);
@@ -857,6 +855,7 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = NULL;
 	s->launch.jvm_pid = 0;
+	s->status.jvm_pid = 0;
 	sup_launch_startup_over(s);
 }
 

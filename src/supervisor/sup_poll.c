@@ -176,10 +176,32 @@ static void ask_exceptions(struct supervisor *s, struct poll_chain *c)
 	free(path);
 }
 
+void sup_poll_new_job(struct supervisor *s)
+{
+	s->status.start_time_ms = 0;
+	snapshot_ref_free(&s->status.last_checkpoint);
+	s->status.state_size = -1;
+}
+
+void sup_poll_tasks_none(struct supervisor *s)
+{
+	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
+}
+
+void sup_poll_no_task_runs(struct supervisor *s)
+{
+	s->status.tasks_running = 0;
+}
+
+void sup_poll_checkpoint_completed(struct supervisor *s, const char *location, int64_t id, int64_t time_ms)
+{
+	snapshot_ref_set(&s->status.last_checkpoint, location, id, time_ms, NULL);
+}
+
 void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal)
 {
 	/* no task runs without its JVM; what Flink said last of the job stays */
-	s->status.tasks_running = 0;
+	sup_poll_no_task_runs(s);
 	sup_write_status(s);
 	/* the CLI ends with 1 when the job FAILED (or was cancelled): while the job ran, or once Flink said it failed
 	 */
@@ -417,8 +439,8 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 			const cJSON *sp = cJSON_GetObjectItemCaseSensitive(completed, "is_savepoint");
 			if (cJSON_IsString(path) && count_of(id) >= 0 && !cJSON_IsTrue(sp) &&
 			    count_of(id) != s->status.last_checkpoint.id) {
-				snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, count_of(id),
-				                 count_of(ts) > 0 ? count_of(ts) : 0, NULL);
+				sup_poll_checkpoint_completed(s, path->valuestring, count_of(id),
+				                              count_of(ts) > 0 ? count_of(ts) : 0);
 				log_info("checkpoint %lld completed: %s", (long long)count_of(id), path->valuestring);
 			}
 		}

@@ -587,7 +587,7 @@ void sup_reload_judge(struct supervisor *s)
 	                    : "through its readiness window without a restart inside the JVM",
 	          checkpointing_on(s) ? ", a checkpoint completed since" : "");
 	sup_reload_stable(s);
-	s->status.lifecycle = sup_lifecycle(s);
+	sup_set_lifecycle(s, sup_lifecycle(s));
 	sup_write_status(s);
 }
 

@@ -167,8 +167,7 @@ static void on_stop_checkpoints(void *userdata, long code, cJSON *body, const ch
 		s->stop.checkpoint_done = true;
 		s->stop.checkpoint_id = newest;
 		checkpoint_wait_off(s);
-		snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, newest,
-		                 (int64_t)(now_realtime() / USEC_PER_MSEC), NULL);
+		sup_poll_checkpoint_completed(s, path->valuestring, newest, (int64_t)(now_realtime() / USEC_PER_MSEC));
 		sup_event(
 		    s, "StopCheckpoint",
 		    "checkpoint %lld of job %s completed %.1f s after the stop request: the JVM is stopped on it, and "
@@ -367,8 +366,8 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
 	checkpoint_wait_off(s);
 	sup_snapshot_stop_timers_off(s);
-	status_set_string(&s->status.intent, NULL);
-	s->status.tasks_running = 0; /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
+	sup_set_intent(s, NULL);
+	sup_poll_no_task_runs(s); /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
 	if (s->state == SUP_FINISHED || s->stop.job_finished) {
 		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
 		if (s->state != SUP_FINISHED)
@@ -460,7 +459,7 @@ enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 		sup_adopt_spec(s, s->launched);
 		sup_reload_upgrade_aborted(s);
 		sup_memtune_upgrade_aborted(s);
-		status_set_string(&s->status.intent, NULL);
+		sup_set_intent(s, NULL);
 		return SUP_RUNNING;
 	}
 	if (s->stop.purpose != STOP_EXIT)

@@ -178,8 +178,8 @@ OWNER = {
     "flinkmetrics": "sup_flinkmetrics.c",
 }
 # the core's fields are written by the table's driver and the records; the status document is the one record every
-# part fills in (its own fields of it), except its errors: those are one slot per source, each with one owner
-# (ERROR_OWNER), written through sup_error_set/sup_error_clear only
+# part fills in (its own fields of it: FIELD_OWNER below), except its errors: those are one slot per source, each with
+# one owner (ERROR_OWNER), written through sup_error_set/sup_error_clear only
 CORE_WRITERS = {"supervisor.c", "sup_core.c"}
 CORE_SHARED = {"status"}
 STATUS_OWNED = {"error", "errors", "warnings"}
@@ -340,6 +340,198 @@ def test_each_warning_of_the_status_has_one_owner():
                     sets.add(src)
     assert not bad, "\n".join(bad)
     assert sets == set(WARNING_OWNER), f"sources no owner ever sets: {set(WARNING_OWNER) - sets}"
+
+
+# the fields of the status document (struct status, src/supervisor/status.h) -> the one file that writes each (issue 39,
+# item 3); status.c's field table names the same owner beside each field's path, kind and carry-over. Every other file
+# asks the owner's header (sup_poll_new_job, sup_set_intent, ...). A list's count is its list's. The errors and
+# warnings are the core's records, each slot with its own owner (ERROR_OWNER, WARNING_OWNER above).
+FIELD_OWNER = {
+    "lifecycle": "sup_core.c",
+    "name": "supervisor.c",
+    "job_id": "sup_core.c",
+    "job_state": "sup_core.c",
+    "start_time_ms": "sup_poll.c",
+    "update_time_ms": "sup_core.c",
+    "tasks_total": "sup_poll.c",
+    "tasks_running": "sup_poll.c",
+    "tasks_finished": "sup_poll.c",
+    "last_savepoint": "sup_snapshot.c",
+    "savepoint_history": "sup_snapshot.c",
+    "n_savepoint_history": "sup_snapshot.c",
+    "claimed_savepoints": "sup_restore.c",
+    "n_claimed_savepoints": "sup_restore.c",
+    "last_checkpoint": "sup_poll.c",
+    "state_size": "sup_poll.c",
+    "checkpoint_history": "sup_snapshot.c",
+    "n_checkpoint_history": "sup_snapshot.c",
+    "savepoint_trigger_nonce": "sup_snapshot.c",
+    "checkpoint_trigger_nonce": "sup_snapshot.c",
+    "restored_kind": "sup_launch.c",
+    "restored_location": "sup_launch.c",
+    "restored_id": "sup_launch.c",
+    "jvm_pid": "sup_launch.c",
+    "jvm_starts": "sup_launch.c",
+    "last_exit_code": "supervisor.c",
+    "last_exit_signal": "supervisor.c",
+    "stop_exit_ms": "sup_stop.c",
+    "flink_version": "supervisor.c",
+    "rest_port": "supervisor.c",
+    "intent": "sup_core.c",
+    "autoscaler_overrides": "sup_autoscaler.c",
+    "memory_tuning": "sup_memtune.c",
+    "supervisor_pid": "supervisor.c",
+    "http_address": "sup_http.c",
+    "token_file": "sup_http.c",
+    "flink_metrics": "sup_flinkmetrics.c",
+    "error": "sup_core.c",
+    "errors": "sup_core.c",
+    "warnings": "sup_core.c",
+}
+# the whole document handed to a function (not one field of it): what may, and which file (None: any file, it reads)
+STATUS_WHOLE = {
+    "status_render": None,
+    "status_error_set": "sup_core.c",  # sup_error_set, sup_warning_set: the slots' owners call those
+    "status_warning_set": "sup_core.c",
+    "status_init": "supervisor.c",  # the context's life: made, the last run's carried over, freed
+    "status_carry_over": "supervisor.c",
+    "status_free": "supervisor.c",
+}
+
+_DOC = r"(?:\b(?:s|sup)(?:->|\.)status\.|\b(?:{aliases})->)(\w+)((?:\.\w+|\[[^\]]*\])*)"
+_ALIAS = re.compile(r"(?<!const )\bstruct status \*\s*(\w+)\s*=\s*&\s*(?:s|sup)->status\s*;")
+_WHOLE = re.compile(r"&\s*\b(?:s|sup)(?:->|\.)status\b(?!\s*(?:\.|->))")
+
+
+def _status_field_writes(text):
+    """(line, field of struct status) for each write of the status document's fields in text: an assignment, ++/--,
+    its address taken (handed to something that may change it; not into a pointer to const), free() or a mem*()
+    into it, through s->status, sup->status, s.status or a local `struct status *x = &s->status`."""
+    aliases = "|".join(sorted(set(_ALIAS.findall(text)))) or "(?!)"
+    doc = _DOC.format(aliases=aliases)
+    writes = [
+        re.compile(doc + r"\s*(?:=(?!=)|\+\+|--|[-+*/|&^]=|<<=|>>=)"),
+        re.compile(r"(?:\+\+|--)\s*" + doc),
+        re.compile(r"(?<![&\w)\]])&\s*" + doc),
+        re.compile(r"\b(?:\w*free|mem(?:cpy|move|set))\(\s*(?:\([\w ]+\*\)\s*)?&?\s*" + doc),
+    ]
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        const_decl = re.match(r"\s*const\b[\w ]*\*", line)
+        seen = {}  # where the field is named on the line -> the field (free(&s->status.x) is one write)
+        for i, rx in enumerate(writes):
+            if i == 2 and const_decl:
+                continue  # const struct snapshot_ref *cp = &s->status.last_checkpoint: a read
+            seen.update({m.start(1): m.group(1) for m in rx.finditer(line)})
+        out += [(n, seen[at]) for at in sorted(seen)]
+    return out
+
+
+def _status_whole_uses(text):
+    """(line, the function the whole document is handed to, or None when it goes elsewhere) for each &s->status
+    that is not a field of it and not a local alias (whose writes _status_field_writes follows)."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in _WHOLE.finditer(line):
+            before = line[: m.start()]
+            if re.search(r"\bstruct status \*\s*\w+\s*=\s*$", before):
+                continue  # an alias: its writes are the fields'
+            call = re.search(r"\b(\w+)\(\s*$", before)
+            out.append((n, call.group(1) if call else None))
+    return out
+
+
+def _status_field_violations(sources):
+    """The writes of the status document's fields, and hand-overs of it whole, that break the owners' rule, in sources
+    ({file name: its text}, src/supervisor/'s .c files but status.c, the document's own code)."""
+    bad = []
+    for f, text in sorted(sources.items()):
+        for n, field in _status_field_writes(text):
+            owner = FIELD_OWNER.get(field)
+            if owner != f:
+                bad.append(f"src/supervisor/{f}:{n} writes status.{field} ({owner or 'no owner named'}'s): ask its owner")
+        for n, fn in _status_whole_uses(text):
+            if fn not in STATUS_WHOLE or STATUS_WHOLE[fn] not in (None, f):
+                bad.append(f"src/supervisor/{f}:{n} hands the whole status document to {fn or 'something'}")
+    return bad
+
+
+def test_the_field_finders_see_writes():
+    planted = ("s->status.jvm_pid = 0; s->status.jvm_starts++; snapshot_ref_free(&s->status.last_checkpoint);\n"
+               "memcpy(s->status.job_id, id, 33); free(s->status.intent); s.status.supervisor_pid = getpid();\n"
+               "struct status *st = &s->status;\n"
+               "st->n_claimed_savepoints = kept; snapshot_history_push(st->checkpoint_history, &st->n_checkpoint_history, 9);\n"
+               "struct status_memtuning *mt = &s->status.memory_tuning; s->status.last_savepoint.claimed |= same;\n")
+    found = _status_field_writes(planted)
+    assert found == [(1, "jvm_pid"), (1, "jvm_starts"), (1, "last_checkpoint"), (2, "job_id"), (2, "intent"),
+                     (2, "supervisor_pid"), (4, "n_claimed_savepoints"), (4, "n_checkpoint_history"),
+                     (5, "memory_tuning"), (5, "last_savepoint")], found
+    reads = ("if (s->status.jvm_pid > 0 && s->status.job_state) f(s->status.tasks_total == 1, st->intent);\n"
+             "const struct snapshot_ref *cp = &s->status.last_checkpoint, *sp = &s->status.last_savepoint;\n"
+             "const struct status *st = &s->status; x = st->n_savepoint_history; text = status_render(&s->status);\n")
+    assert not _status_field_writes(reads)
+    assert _status_whole_uses(reads) == [(3, "status_render")]
+    assert _status_whole_uses("struct status *st = &s->status; sup_x(&s->status); p = &s->status;\n") == \
+        [(1, "sup_x"), (1, None)]
+    # the rule on a planted write and hand-over: the owner may, any other file may not
+    assert not _status_field_violations({"sup_poll.c": "s->status.tasks_running = 0;",
+                                         "supervisor.c": "status_free(&s->status);"})
+    assert _status_field_violations({"sup_stop.c": "s->status.tasks_running = 0;",
+                                     "sup_http.c": "status_free(&s->status);"}) == [
+        "src/supervisor/sup_http.c:1 hands the whole status document to status_free",
+        "src/supervisor/sup_stop.c:1 writes status.tasks_running (sup_poll.c's): ask its owner"]
+
+
+def _struct_status_fields():
+    """The members of struct status (src/supervisor/status.h), in order."""
+    with open(os.path.join(SUP, "status.h")) as fh:
+        text = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
+    body = text[text.index("struct status {") + len("struct status {"):]
+    body = body[: body.index("\n};")]
+    names = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if decl:
+            names += [re.match(r"\**\s*(\w+)", d.strip().split()[-1] if i == 0 else d.strip()).group(1)
+                      for i, d in enumerate(decl.split(","))]
+    return names
+
+
+def _field_table():
+    """status.c's field table: field -> its owner there (a list's count: its list's)."""
+    with open(os.path.join(SUP, "status.c")) as fh:
+        text = fh.read()
+    table = text[text.index("static const struct status_field fields[] = {"):]
+    table = table[: table.index("\n};")]
+    out = {}
+    for row in re.findall(r"\{ROW\((.*?)\}(?:,\n|,$|$)", table, re.S):
+        m = re.match(r'\s*"[^"]*",\s*\w+,\s*(\w+),\s*"([^"]+)"', row)
+        out[m.group(1)] = m.group(2)
+        count = re.search(r"\bLIST\((\w+),", row)
+        if count:
+            out[count.group(1)] = m.group(2)
+    return out
+
+
+def test_each_field_of_the_status_has_one_owner():
+    """Each field of the status document is written by its owner only (FIELD_OWNER; status.c's field table names the
+    same): every other file asks the owner's header. The field table holds every field of struct status (it renders,
+    reads back and carries over the document: a field is added there once)."""
+    fields = _struct_status_fields()
+    assert "jvm_pid" in fields and "n_savepoint_history" in fields and "warnings" in fields, fields
+    assert set(fields) == set(FIELD_OWNER), set(fields) ^ set(FIELD_OWNER)
+    table = _field_table()
+    assert set(table) == set(fields), f"fields of struct status not in status.c's table: {set(fields) - set(table)}"
+    assert table == FIELD_OWNER, {k: (v, FIELD_OWNER.get(k)) for k, v in table.items() if FIELD_OWNER.get(k) != v}
+    for f in set(FIELD_OWNER.values()):
+        assert os.path.exists(os.path.join(SUP, f)), f
+    sources = {}
+    for f in sorted(os.listdir(SUP)):
+        if f.endswith(".c") and f != "status.c":
+            with open(os.path.join(SUP, f), errors="replace") as fh:
+                sources[f] = fh.read()
+    bad = _status_field_violations(sources)
+    assert not bad, "\n".join(bad)
 
 
 def test_every_part_of_the_context_has_an_owner():
