@@ -40,11 +40,14 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 # test_flink_metrics holds flinklet's Prometheus reporter (deps/reporter, built against each version's jars) to each;
 # test_sql_script holds the SQL runner and the launcher (deps/launcher, built against each version's jars) to each: a
 # script job whose main() returns after submitting, its savepoint restored into its compiled plan, and --preflight.
+# test_finished_upgrade and test_last_state_no_checkpoints hold issue 38's cases 4 and 3 to each: what a bounded job
+# leaves when it FINISHED, and which checkpoint intervals Flink takes, are each version's.
 # A test marked single_version (a longer one whose ground a shorter test of its file covers) runs on FLINK_VERSION only.
 MATRIX_VERSIONS ?= 1.20.5 2.3.0
 MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
                    tests/e2e/test_promotion.py tests/e2e/test_job_failure.py tests/e2e/test_rescale_history.py \
-                   tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py tests/e2e/test_sql_script.py
+                   tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py tests/e2e/test_sql_script.py \
+                   tests/e2e/test_finished_upgrade.py tests/e2e/test_last_state_no_checkpoints.py
 .PHONY: e2e-rest e2e-matrix
 e2e-matrix: $(BUILD)/flinklet
 	@set -e; for v in $(MATRIX_VERSIONS); do \

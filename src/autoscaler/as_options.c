@@ -183,9 +183,11 @@ static const struct field fields[] = {
 _Static_assert(NFIELDS == sizeof(autoscaler_options) / sizeof(autoscaler_options[0]) - 1,
                "fields[] must mirror autoscaler_options[]");
 
-const struct option_def *as_field_def(const struct field *f)
+/* One entry's value for field f, parsed and checked against its row of the option table (as_optvalue.c). */
+static int field_value(const struct field *f, const struct kv *e, const struct kvset *all, struct as_options *o,
+                       report_fn report, void *ud)
 {
-	return &autoscaler_options[f - fields];
+	return as_option_value(f, &autoscaler_options[f - fields], e, all, o, report, ud);
 }
 
 /* Keys of plugin parameters: <prefix><name>.<anything> */
@@ -380,7 +382,7 @@ static int check_and_fill(const struct kvset *s, struct as_options *o, report_fn
 			continue;
 		const struct field *f = field_of(e->key);
 		if (f) {
-			if (as_option_value(f, e, s, NULL, report, ud) < 0)
+			if (field_value(f, e, s, NULL, report, ud) < 0)
 				r = -EINVAL;
 		} else if (!is_pattern_key(e->key)) {
 			check_unknown(e, report, ud);
@@ -392,16 +394,16 @@ static int check_and_fill(const struct kvset *s, struct as_options *o, report_fn
 	for (size_t i = 0; i < NFIELDS; i++) {
 		const struct kv *e = effective(s, &fields[i]);
 		if (e && fields[i].kind != K_ALIGN && fields[i].kind != K_LEGACY_ALIGN)
-			as_option_value(&fields[i], e, s, &tmp, report_none, NULL);
+			field_value(&fields[i], e, s, &tmp, report_none, NULL);
 	}
 	/* 3.3: the new alignment key when set, else the deprecated (legacy, blocking) one, else BALANCED */
 	const struct field *fa = field_by_key(P "scaling.parallelism-alignment.mode");
 	const struct field *fl = field_by_key(P "scaling.key-group.partitions.adjust.mode");
 	const struct kv *align = effective(s, fa), *legacy = effective(s, fl);
 	if (align)
-		as_option_value(fa, align, s, &tmp, report_none, NULL);
+		field_value(fa, align, s, &tmp, report_none, NULL);
 	else if (legacy)
-		as_option_value(fl, legacy, s, &tmp, report_none, NULL);
+		field_value(fl, legacy, s, &tmp, report_none, NULL);
 
 	/* the operator's validation rules (section 4) */
 	const struct kv *e;

@@ -1,7 +1,8 @@
 /* as_optvalue: one autoscaler option's value, parsed and checked by its kind (bool, duration, int, double with its
  * range, list, excluded periods, the busy-time aggregator, the parallelism alignment and its legacy names, memory
  * sizes, plugins that must stay empty), as the operator's Configuration reads it; errors go to the caller's report
- * function with "did you mean" hints. The option table and its walk are as_options.c's. */
+ * function with "did you mean" hints. The option table and its walk are as_options.c's, which hands in the row a
+ * value is checked against: this file calls nothing of as_options.c (tests/e2e/test_layout.py: no call loop). */
 #include "as_optvalue.h"
 
 #include <ctype.h>
@@ -104,8 +105,8 @@ static const char *const busy_names[] = {"AVG", "MAX", "MIN"};
 static const char *const align_names[] = {"BALANCED", "EVENLY_SPREAD", "OFF"};
 static const char *const legacy_align_names[] = {"EVENLY_SPREAD", "MAXIMIZE_UTILISATION"};
 
-int as_option_value(const struct field *f, const struct kv *e, const struct kvset *all, struct as_options *o,
-                    report_fn report, void *ud)
+int as_option_value(const struct field *f, const struct option_def *def, const struct kv *e, const struct kvset *all,
+                    struct as_options *o, report_fn report, void *ud)
 {
 	const char *v = e->value;
 	void *base = o ? (void *)((char *)o + f->offset) : NULL;
@@ -132,7 +133,7 @@ int as_option_value(const struct field *f, const struct kv *e, const struct kvse
 	}
 	case K_INT: {
 		int64_t i;
-		const struct option_def *d = as_field_def(f);
+		const struct option_def *d = def;
 		if (parse_int64(v, &i) < 0) {
 			report(ud, e, "must be an integer (got \"%s\")", v);
 			return -EINVAL;

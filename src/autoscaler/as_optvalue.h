@@ -46,17 +46,16 @@ struct kvset {
 	size_t n;
 };
 
-/* The row of the option table (autoscaler_options) that field f types (as_options.c). */
-const struct option_def *as_field_def(const struct field *f);
 /* The entry of key in s, or NULL. */
 const struct kv *as_kv_find(const struct kvset *s, const char *key);
 
 typedef void (*report_fn)(void *ud, const struct kv *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Parses one entry's value for field f into o (when o is non-NULL), checking it by the field's kind (types,
- * ranges, enum names, excluded periods, the operator's rules); all is the whole set, for the rules that look at
- * another key. Returns 0, or -EINVAL after report. */
-int as_option_value(const struct field *f, const struct kv *e, const struct kvset *all, struct as_options *o,
-                    report_fn report, void *ud);
+ * ranges, enum names, excluded periods, the operator's rules); def is f's row of the option table (an integer's
+ * range), handed in by as_options.c, which owns the table, so that this file calls nothing of it; all is the whole
+ * set, for the rules that look at another key. Returns 0, or -EINVAL after report. */
+int as_option_value(const struct field *f, const struct option_def *def, const struct kv *e, const struct kvset *all,
+                    struct as_options *o, report_fn report, void *ud);
 
 #endif

@@ -571,7 +571,9 @@ int autoscaler_plan_hooked(const char *input_json, size_t len, const struct spec
                            const struct as_hook_runner *hook, char **ret_output_json, struct strv *errors);
 
 /* ======================================================================================================
- * Library internals: shared between the src/autoscaler/as_*.c files and the unit tests. Not for other callers.
+ * Library internals: shared between the src/autoscaler/as_*.c files and the unit tests. Not for other callers, but
+ * for as_json_double (sup_metrics.c, sup_observe.c: a metric that may be NaN) and struct as_evaluation (sup_memtune:
+ * the evaluation memory tuning reads); tests/e2e/test_layout.py holds the rest to src/autoscaler/.
  * ====================================================================================================== */
 
 /* Java's numeric rules (appendix A). Math.floor, Math.ceil and Math.abs are libm's floor, ceil and fabs (the

@@ -90,7 +90,7 @@ int scratch_rotate(const char *dir, unsigned n, char **old)
 	return r;
 }
 
-void scratch_leftovers(const char *dir, struct strv *out)
+void scratch_set_aside(const char *dir, struct strv *out)
 {
 	dir_entries(dir, ".old-", NULL, out);
 }
@@ -153,7 +153,7 @@ int scratch_room(const char *dir, int64_t *room)
 	/* the trees set aside first, then the free space: a tree a removal frees in between counts at most twice,
 	 * never not at all */
 	struct strv aside = {0};
-	scratch_leftovers(dir, &aside);
+	scratch_set_aside(dir, &aside);
 	int64_t held = 0;
 	for (size_t i = 0; i < aside.n; i++)
 		held += tree_bytes(AT_FDCWD, aside.v[i], st.st_dev, 0);

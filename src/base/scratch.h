@@ -22,10 +22,12 @@ int scratch_open(const char *dir, bool strict, char **err);
 /* Makes <dir>/jvm empty for the next JVM: an existing one is renamed to <dir>/.old-<pid>-<n> (returned in *old,
  * malloc'd, for scratch_remove; NULL when there was none), then <dir>/jvm is created. Returns 0 or -errno. */
 int scratch_rotate(const char *dir, unsigned n, char **old);
-/* What earlier supervisors left to remove in dir (.old-* entries), appended to out as paths. */
-void scratch_leftovers(const char *dir, struct strv *out);
+/* The directories set aside in dir by earlier launches and not yet removed (.old-* entries), appended to out as
+ * paths. */
+void scratch_set_aside(const char *dir, struct strv *out);
 /* Removes the trees (rm -rf) in a child process; returns its pid (reaped by the supervisor's reaper), or -errno.
- * Nothing to remove: 0. The child dies with the supervisor; what it did not finish is a leftover next time. */
+ * Nothing to remove: 0. The child dies with the supervisor; what it did not finish stays set aside until the next
+ * start. */
 pid_t scratch_remove(const struct strv *paths);
 
 /* The fixed part of what a JVM puts in its scratch directory whatever the state: the extracted RPC jar, RocksDB's

@@ -62,6 +62,7 @@ struct job_spec {
 	struct loc sql_script_loc, sql_loc;
 	bool sql_mapped;
 	char sql_sha256[65]; /* the script's sha256 once config_sql_check read it ("": no script) */
+	char *sql_text;      /* a local sqlScript's text as config_sql_check read it (the stable spec keeps it) */
 };
 
 struct spec {

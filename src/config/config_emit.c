@@ -55,6 +55,12 @@ cJSON *spec_to_json(const struct spec *s)
 	else
 		cJSON_AddNullToObject(res, "cpu");
 
+	/* the log configuration goes with the spec: a rollback to the kept stable spec (sup_reload) launches with it */
+	if (s->log4j_console) {
+		cJSON *log = cJSON_AddObjectToObject(spec, "logConfiguration");
+		cJSON_AddStringToObject(log, "log4j-console.properties", s->log4j_console);
+	}
+
 	cJSON *job = cJSON_AddObjectToObject(spec, "job");
 	cJSON_AddItemToObject(job, "jarURI", string_or_null(s->job.jar_uri));
 	cJSON_AddItemToObject(job, "entryClass", string_or_null(s->job.entry_class));

@@ -199,6 +199,7 @@ void spec_free(struct spec *s)
 	free(s->job.jar_uri);
 	free(s->job.entry_class);
 	free(s->job.sql_script);
+	free(s->job.sql_text);
 	free(s->job.sql);
 	strv_free(&s->job.args);
 	free(s->job.initial_savepoint_path);

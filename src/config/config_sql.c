@@ -106,6 +106,8 @@ void config_sql_check(struct spec *s, struct diags *d)
 	struct job_spec *j = &s->job;
 	struct loc whole = {s->file, 0, 0};
 	j->sql_sha256[0] = '\0';
+	free(j->sql_text);
+	j->sql_text = NULL;
 	if (!config_sql_job(s))
 		return;
 	const struct loc *at = j->sql_script ? &j->sql_script_loc : &j->sql_loc;
@@ -152,6 +154,10 @@ void config_sql_check(struct spec *s, struct diags *d)
 			report(s, &q, path, d);
 		sqlscript_free(&q);
 		sha256_hex(text, len, j->sql_sha256);
+		if (j->sql_script) { /* what ran, whatever the file says later (a rollback to it: sup_reload) */
+			j->sql_text = text;
+			text = NULL;
+		}
 	}
 	free(text);
 	free(path);

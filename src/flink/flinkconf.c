@@ -1,7 +1,8 @@
 /* flinkconf: the Flink configuration, log configuration, argv and environment for one MiniCluster JVM
  * launch (see src/flink/flinkconf.h). The JVM runs flinklet's launcher (or, without its jar, Flink's CliFrontend)
  * `run -t local`: a per-job MiniCluster in the client's JVM that lives exactly as long as the job, with the REST API
- * on a fixed port. */
+ * on a fixed port. Also the digest of what a launch says of the job, to tell a finished job's spec from a changed one.
+ */
 #include "flinkconf.h"
 
 #include <dirent.h>
@@ -17,6 +18,7 @@
 #include "cds.h"
 #include "config_sql.h"
 #include "crashlogs.h"
+#include "digest.h"
 #include "membudget.h"
 #include "yamlout.h"
 
@@ -73,6 +75,12 @@ char *flinkconf_render_config(const struct spec *s, const struct launch *l)
 		if (supervisor_key(e->key) || !strcmp(e->key, "$internal.pipeline.job-id"))
 			continue;
 		if (l->parallelism_overrides && !strcmp(e->key, PARALLELISM_OVERRIDES))
+			continue;
+		/* checkpointing off, as flinklet's docs spell it (0): Flink refuses an interval under 10 ms
+		 * ("Checkpoint interval must be larger than or equal to 10 ms", every launch), and no interval is its
+		 * own "off" */
+		if (!strcmp(spec_canonical_key(e->key), "execution.checkpointing.interval") &&
+		    spec_duration(s, e->key) == 0)
 			continue;
 		kv[2 * n] = e->key;
 		kv[2 * n++ + 1] = e->value;
@@ -288,6 +296,29 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 		strv_push(argv, s->job.args.v[i]);
 }
 
+char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const struct launch *l, const char *until)
+{
+	char *yaml = flinkconf_render_config(conf, l);
+	char *log4j = flinkconf_render_log4j(s);
+	struct strv argv = {0};
+	flinkconf_build_argv(s, l, &argv);
+	struct strbuf b = {0};
+	strbuf_append(&b, yaml);
+	strbuf_append(&b, "\n--\n");
+	strbuf_append(&b, log4j);
+	strbuf_append(&b, "\n--\n");
+	for (size_t i = 0; i < argv.n; i++) {
+		strbuf_append(&b, argv.v[i]);
+		strbuf_append(&b, "\n");
+		if (until && !strcmp(argv.v[i], until))
+			break;
+	}
+	free(yaml);
+	free(log4j);
+	strv_free(&argv);
+	return strbuf_steal(&b);
+}
+
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp)
 {
 	for (size_t i = 0; environ_in && environ_in[i]; i++) {
@@ -394,4 +425,53 @@ int64_t flinkconf_rescale_history_size(const struct spec *s, const char *version
 		return parse_int64(set, &v) == 0 && v > 0 ? v : 0;
 	const char *scheduler = spec_get(s, "jobmanager.scheduler");
 	return scheduler && !strcasecmp(scheduler, "adaptive") ? RESCALE_HISTORY_DEFAULT : 0;
+}
+
+/* ---- what a launch says of the job ---- */
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether a line of the launch's configuration ("key": "value") only says where the JVM listens or keeps scratch
+ * files: no part of what the job computes (a restart on another port does not make a finished job a new one). */
+static bool endpoint_line(const char *line)
+{
+	static const char *const keys[] = {"\"rest.port\":",
+	                                   "\"rest.bind-port\":",
+	                                   "\"rest.address\":",
+	                                   "\"rest.bind-address\":",
+	                                   "\"jobmanager.bind-host\":",
+	                                   "\"taskmanager.bind-host\":",
+	                                   "\"io.tmp.dirs\":",
+	                                   NULL};
+	for (size_t i = 0; keys[i]; i++)
+		if (str_has_prefix(line, keys[i]))
+			return true;
+	return str_has_prefix(line, "\"web.") || str_has_prefix(line, "\"metrics.reporter.");
+}
+
+void flinkconf_job_digest(const char *fp, char hex[65])
+{
+	const char *end = strstr(fp, "\n--\n");
+	size_t conf_len = end ? (size_t)(end - fp) : strlen(fp);
+	char *conf = xstrndup(fp, conf_len);
+	struct strv lines = {0};
+	for (char *save = NULL, *l = strtok_r(conf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (!endpoint_line(l))
+			strv_push(&lines, l);
+	if (lines.n > 1)
+		qsort(lines.v, lines.n, sizeof(*lines.v), cmp_line);
+	struct strbuf b = {0};
+	for (size_t i = 0; i < lines.n; i++) {
+		strbuf_append(&b, lines.v[i]);
+		strbuf_append(&b, "\n");
+	}
+	strbuf_append(&b, fp + conf_len);
+	char *all = strbuf_steal(&b);
+	sha256_hex(all, strlen(all), hex);
+	free(all);
+	strv_free(&lines);
+	free(conf);
 }

@@ -50,7 +50,15 @@ struct launch {
 
 char *flinkconf_render_config(const struct spec *s, const struct launch *l);
 char *flinkconf_render_log4j(const struct spec *s);
+/* The sha256 (64 hex) of what a launch fingerprint (flinkconf_render_config, "\n--\n", the log4j configuration,
+ * "\n--\n", the command line) says of the job: the configuration's keys in any order (a file whose keys were written
+ * in another order launches the same job) and without those that only say where the JVM listens or keeps scratch
+ * files (rest.*, web.*, the bind hosts, metrics reporters, io.tmp.dirs), then the rest as it is. */
+void flinkconf_job_digest(const char *fingerprint, char hex[65]);
 void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct strv *argv);
+/* What a launch is, as text to compare: Flink's configuration rendered from conf (s itself, or s less some keys),
+ * the log configuration and the command line of s, the latter up to and with the argument until (NULL: all). */
+char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const struct launch *l, const char *until);
 /* The JVM's environment: the supervisor's, with FLINK_CONF_DIR (and FLINK_HOME) set, and MALLOC_ARENA_MAX=2
  * unless the supervisor's environment sets it. */
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);

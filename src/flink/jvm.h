@@ -18,7 +18,7 @@ int jvm_spawn(char *const argv[], char *const envp[], const char *cwd, pid_t *re
  * with its stdin a pipe too, whose write end is *ret_in (close-on-exec; the caller owns it). */
 int jvm_spawn_piped(char *const argv[], char *const envp[], const char *cwd, pid_t *ret_pid, int *ret_in, int *ret_out,
                     int *ret_err);
-/* SIGKILLs what is left of a process group whose leader has exited (leftovers that would hold ports). */
+/* SIGKILLs what is left of a process group whose leader has exited (processes left in it would hold ports). */
 int jvm_kill_group(pid_t pgid);
 /* Sends sig to the JVM's whole process group. */
 int jvm_signal(pid_t pid, int sig);

@@ -99,7 +99,8 @@ const struct transition lifecycle_table[SUP_STATE_MAX][SUP_EVENT_MAX] = {
 	},
 	[SUP_FINISHED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
-		[EV_UPGRADE]          = TM(LAUNCH, STARTING, RELAUNCH_OR), /* a new spec for a finished job runs it */
+		/* a new spec for a finished job: a new run (another port only: it stays FINISHED) */
+		[EV_UPGRADE]          = TM(NEW_RUN, STARTING, RELAUNCH_OR | B(FINISHED)),
 	},
 	[SUP_FAILED] = {
 		[EV_STOP]             = T(EXIT, STOPPED),
@@ -200,6 +201,7 @@ const char *sup_action_name(enum sup_action a)
 	    [ACT_SPAWN] = "SPAWN",
 	    [ACT_JUDGE] = "JUDGE",
 	    [ACT_START] = "START",
+	    [ACT_NEW_RUN] = "NEW_RUN",
 	    [ACT_JVM_IDLE] = "JVM_IDLE",
 	};
 	return (size_t)a < SUP_ACTION_MAX && n[a] ? n[a] : "?";

@@ -89,8 +89,11 @@ enum sup_action {
 	ACT_STOP_RUNNING,      /* STOP_PENDING and now RUNNING: record it and stop with a savepoint */
 	ACT_SPAWN,             /* the pending launch's intent is durable: spawn the JVM (its failure backs off) */
 	ACT_JUDGE,             /* an upgraded (or rolled-back) spec on trial: stable now, or rolled back */
-	ACT_START,             /* the first state: a job that FINISHED stays so, a suspended one SUSPENDED; otherwise
-	                          the first launch (FAILED, exit 1 or 3, when it must not or cannot happen) */
+	ACT_START,             /* the first state: a job that FINISHED stays so (unless the spec changed since: a new
+	                          run), a suspended one SUSPENDED; otherwise the first launch (FAILED, exit 1 or 3,
+	                          when it must not or cannot happen) */
+	ACT_NEW_RUN,           /* a changed spec for a job that FINISHED: launch it as a new job, empty (or from
+	                          initialSavepointPath), with no savepoint, restore of the finished run, or rollback */
 	ACT_JVM_IDLE,          /* the upgrade's savepoint ended the job and the JVM stays: the upgraded spec's launch is
 	                          submitted to it (or, when it cannot be, the JVM is let go and exits) */
 	SUP_ACTION_MAX

@@ -97,6 +97,10 @@ struct status_error {
 	int64_t since_ms; /* when the message was set (epoch ms); kept while the same message is set again */
 };
 
+/* The document. Each field has one owner, the file of src/supervisor/ that alone writes it (status.c's field table
+ * names it beside the field's place in the JSON, its kind and whether it carries over to the next run;
+ * tests/e2e/test_layout.py holds the code to it): another part asks the owner's header. A field is added to the
+ * table once: it renders, reads back, carries over and frees every field. */
 struct status {
 	enum lifecycle_state lifecycle;
 	char *name;
@@ -163,6 +167,8 @@ void snapshot_ref_free(struct snapshot_ref *r);
 /* The next slot of a history of at most max entries, oldest first (*n of them in use): when it is full, the
  * oldest is freed and the rest move down one. Returns the (empty) slot at the end, *n counts it. */
 struct snapshot_ref *snapshot_history_push(struct snapshot_ref *history, int *n, int max);
+/* Takes entry i out of a history of *n entries (the later ones move down one): returns it, *n counts one less. */
+struct snapshot_ref snapshot_history_take(struct snapshot_ref *history, int *n, int i);
 void status_set_string(char **field, const char *value);
 /* Sets the error of source src to message (NULL: clears it) at now_ms (its since, unless the same message stood
  * already), and error to the first source's message set. */
@@ -178,5 +184,8 @@ struct cJSON *status_to_json(const struct status *st);
 char *status_render(const struct status *st); /* pretty JSON with a trailing newline */
 /* Reads a status document back (unknown fields ignored). Returns 0 or -EINVAL. */
 int status_parse(const char *text, struct status *ret);
+/* What the last run's document (old, read back by status_parse) hands on to this run's (st, fresh): the fields
+ * its table marks carried over move from old to st (old keeps the rest; it is freed after). */
+void status_carry_over(struct status *st, struct status *old);
 
 #endif

@@ -182,10 +182,25 @@ void sup_set_job_state(struct supervisor *s, const char *state)
 	s->status.update_time_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
 }
 
+void sup_forget_job_state(struct supervisor *s)
+{
+	status_set_string(&s->status.job_state, NULL);
+}
+
 void sup_set_intent(struct supervisor *s, const char *intent)
 {
 	status_set_string(&s->status.intent, intent);
 	sup_write_status(s);
+}
+
+void sup_set_lifecycle(struct supervisor *s, enum lifecycle_state ls)
+{
+	s->status.lifecycle = ls;
+}
+
+void sup_record_job_id(struct supervisor *s)
+{
+	memcpy(s->status.job_id, s->job_id, sizeof(s->status.job_id));
 }
 
 /* ---- the volume's records, written off the loop ----
@@ -531,7 +546,7 @@ void sup_journal_free(struct supervisor *s)
 		if (!sync_until(s, now + (left > min ? left : min))) {
 			log_error("the state volume %s did not take the last records (events, status.json) within the "
 			          "shutdown budget (flinklet.shutdown.timeout %s): exiting without them",
-			          s->state_dir, sup_shutdown_budget_text(s));
+			          s->state_dir, sup_stop_budget_text(s));
 			/* the worker thread is held by the volume: it cannot be joined, nor what it uses freed */
 			_exit(s->exit_code);
 		}
@@ -643,7 +658,7 @@ void sup_clock_free(struct supervisor *s)
 
 const char *sup_upgrade_base(const struct supervisor *s)
 {
-	bool trial = s->reload.proof.on || s->reload.upgrading || s->reload.rolling_back;
+	bool trial = s->reload.trial.on || s->reload.upgrading || s->reload.rolling_back;
 	if (!trial || !s->reload.base.set || !spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled"))
 		return NULL;
 	return s->reload.base.path;
@@ -651,7 +666,7 @@ const char *sup_upgrade_base(const struct supervisor *s)
 
 bool sup_upgrade_on_trial(const struct supervisor *s)
 {
-	return (s->reload.proof.on || s->reload.upgrading || s->reload.rolling_back) &&
+	return (s->reload.trial.on || s->reload.upgrading || s->reload.rolling_back) &&
 	       spec_bool(s->spec, "kubernetes.operator.deployment.rollback.enabled");
 }
 
@@ -659,21 +674,11 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s)
 {
 	if (s->reload.rolling_back && (s->state == SUP_STARTING || s->state == SUP_STOPPING || s->state == SUP_BACKOFF))
 		return LIFECYCLE_ROLLING_BACK;
-	if (s->reload.proof.on && s->state == SUP_RUNNING) /* not proven yet */
+	if (s->reload.trial.on && s->state == SUP_RUNNING) /* not proven yet */
 		return s->reload.rolling_back ? LIFECYCLE_ROLLING_BACK : LIFECYCLE_DEPLOYED;
 	if (s->reload.rolled_back && s->state == SUP_RUNNING)
 		return LIFECYCLE_ROLLED_BACK;
 	return sup_state_lifecycle(s->state);
-}
-
-usec_t sup_shutdown_budget(const struct supervisor *s)
-{
-	return spec_duration(s->spec, SHUTDOWN_BUDGET_KEY);
-}
-
-const char *sup_shutdown_budget_text(const struct supervisor *s)
-{
-	return spec_get(s->spec, SHUTDOWN_BUDGET_KEY);
 }
 
 const char *stop_purpose_text(enum stop_purpose p)

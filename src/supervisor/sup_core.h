@@ -1,42 +1,8 @@
 /* sup_core: the supervisor's context and its core, shared by its files. The context is a small core (the loop,
- * the spec, the state and the dispatch's queue, the job's identity, the records) and one sub-struct per part:
- *
- *   part        file              state it owns (writes)                       may call (its .c includes)
- *   core        supervisor.c      the loop, spec, state, queue, restarts       every part (sup.h): the driver
- *               sup_core.c        the records: status, events, their flush     sup_observe, sup_stop_budget
- *   launch      sup_launch.c      s->launch: the JVM, the jar, scratch         sup_autoscaler, sup_cds, sup_poll,
- *                                                                              sup_flinkmetrics, sup_restore,
- *                                                                              sup_sweep
- *   restore     sup_restore.c     s->restore: restore points, demotion         (the core only)
- *   poll        sup_poll.c        s->poll: following the job, health           sup_rescales, sup_snapshot,
- *                                                                              sup_flinkmetrics
- *   snapshot    sup_snapshot.c    s->snapshot: savepoints, checkpoints,        sup_stop_budget
- *                                 the stop's savepoint, retention
- *   stop        sup_stop.c        s->stop: purpose, budget, SIGTERM/SIGKILL    sup_launch, sup_poll, sup_reload,
- *                                                                              sup_snapshot, sup_stop_budget
- *   reload      sup_reload.c      s->reload: configuration changes, rollback   sup_launch, sup_restore,
- *                                                                              sup_snapshot
- *   http        sup_http.c        s->http: the endpoint, token, proxy          sup_metrics, sup_observe,
- *                                                                              sup_reload, sup_snapshot,
- *                                                                              sup_flinkmetrics
- *   notify      sup_notify.c      s->notify: systemd, journald                 sup_stop_budget
- *   autoscaler  sup_autoscaler.c  s->autoscaler                                sup_observe
- *   observe     sup_observe.c     s->observe: what the status page reads       sup_rescales
- *   rescales    sup_rescales.c    s->rescales: Flink's rescale history (2.3+)  (the core only)
- *   cds         sup_cds.c         s->cds: class-data sharing                   (the core only)
- *   sweep       sup_sweep.c       s->sweep: leftovers of dead JVMs             (the core only)
- *   flinkmetrics sup_flinkmetrics.c  s->flinkmetrics: Flink's metrics, scraped (the core only)
- *   (metrics)   sup_metrics.c     nothing (reads the counters of the parts)    sup_flinkmetrics
- *   (stop budget) sup_stop_budget.c  nothing (the one reader of the stop's deadline) (the core only)
- *
- * Ownership: a sub-struct is written only by its own file; other parts read it (a value, never a pointer they
- * keep) and ask for a change through the owner's header (a narrow function that does not call back) or by raising
- * an event (sup_raise, declared here and defined by the table's driver, supervisor.c: it runs the action once the
- * current transition is complete). Every part calls the core (this header); nothing calls into the driver but
- * sup_raise. Each part has its own header;
- * a part's .c includes the headers of the parts it may call, and sup.h (every header) is the driver's.
- * tests/e2e/test_layout.py fails on a write into another part's state and on a cycle between the files.
- * Not for use outside the supervisor. */
+ * the spec, the state and the dispatch's queue, the job's identity, the records) and one sub-struct per part. Which
+ * file owns (alone writes) which sub-struct, and which parts each may call, is docs/architecture.md's table under
+ * "Each part owns its state", the one copy of it; tests/e2e/test_layout.py holds the files to it. Not for use outside
+ * the supervisor. */
 #ifndef FLINKLET_SUP_CORE_H
 #define FLINKLET_SUP_CORE_H
 
@@ -78,10 +44,8 @@ const char *stop_purpose_text(enum stop_purpose p);
 
 enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
 
-/* The parts' state. Each sub-struct is written only by the file named with it; another part reads a value it
- * needs, and asks for a change by raising an event (sup_raise) or through a narrow function of the owner's
- * header. tests/e2e/test_layout.py checks both rules (no write into another part's state, no cycle between the
- * files). */
+/* The parts' state: each sub-struct is written only by the file named with it (docs/architecture.md, "Each part
+ * owns its state"). */
 
 /* launch (sup_launch.c): the JVM, the jar, the scratch directory */
 struct sup_launch {
@@ -97,6 +61,7 @@ struct sup_launch {
 	bool kill_sent;        /* SIGKILL went to this JVM (the startup timeout, a hang): its exit is on the way */
 	bool first_start, fresh_start, next_fresh;
 	char *fingerprint;          /* what the running JVM was launched with (its job: the last submitted to it) */
+	char finished_digest[65];   /* a FINISHED job's (sup_launch_finished_record), "" none or not known yet */
 	enum state_backend backend; /* the running JVM's state backend: it decides the savepoint formats it can take */
 
 	/* the launch whose intent is on its way to the volume: EV_LAUNCH_DURABLE spawns it */
@@ -306,19 +271,19 @@ struct sup_reload {
 	sd_event_source *inotify_source, *reload_timer, *readiness_timer;
 	int inotify_fd;
 	bool upgrading, rolling_back, rolled_back;
-	/* the proof of an upgraded (or rolled-back) spec: stable only once it makes progress (sup_reload.c) */
+	/* the trial of an upgraded (or rolled-back) spec: stable only once it makes progress (sup_reload.c) */
 	struct {
 		bool on;                /* launched, not stable yet */
 		bool restarted;         /* Flink restarted the job inside a JVM of this spec, within the window */
-		bool window_over;       /* the readiness window passed without the proof */
+		bool window_over;       /* its readiness window is over */
 		bool said;              /* UpgradeUnstable or UpgradeNotStable said */
 		usec_t since;           /* the spec's first launch: the window starts */
 		usec_t jvm_since;       /* this JVM's launch */
 		usec_t running_since;   /* RUNNING with every task since (0: not now) */
 		usec_t restarted_at;    /* the last restart inside a JVM acted on (s->poll.restarted_at) */
 		char *why;              /* the last reason it is not stable */
-		sd_event_source *timer; /* the proof's time without checkpoints */
-	} proof;
+		sd_event_source *timer; /* the trial's time without checkpoints */
+	} trial;
 	/* where the upgraded spec started from: the rollback's restore point (never a checkpoint the new spec wrote) */
 	struct {
 		bool set;
@@ -574,8 +539,14 @@ const char *sup_error(const struct supervisor *s, enum status_error_source src);
  * decides), or over. `warnings` lists those in force; nothing is written until the status is recorded next. */
 void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message);
 void sup_warning_clear(struct supervisor *s, enum status_warning_source src);
+/* The core's fields of the status document (status.c's field table names each field's one owner): the job's state as
+ * Flink said it (updateTime: when it changed), or none known (a launch on its way, a new job: updateTime stays); the
+ * intent (recorded); the lifecycle state; the job's id (s->job_id, a new one after a stateless start). */
 void sup_set_job_state(struct supervisor *s, const char *state);
+void sup_forget_job_state(struct supervisor *s);
 void sup_set_intent(struct supervisor *s, const char *intent);
+void sup_set_lifecycle(struct supervisor *s, enum lifecycle_state ls);
+void sup_record_job_id(struct supervisor *s);
 void sup_exit(struct supervisor *s, int code);
 sd_event_source *sup_disarm(sd_event_source *src);
 /* Arms *src (disarmed first) to run fn once delay from now on CLOCK_MONOTONIC: for delays, and for budgets the
@@ -600,19 +571,16 @@ enum lifecycle_state sup_lifecycle(const struct supervisor *s);
  * Flink dispose of it. */
 const char *sup_upgrade_base(const struct supervisor *s);
 bool sup_upgrade_on_trial(const struct supervisor *s);
-/* The one entry point into the lifecycle table (defined by its driver, supervisor.c): ev is dispatched now, or, raised
- * while an action runs, waits in the queue until that transition is complete (actions never re-enter the dispatch).
- * Every part, the driver's own sources and the tests raise events through it alone. */
+/* The one entry point into the lifecycle table (defined by its driver, supervisor.c), and the one function of the
+ * driver a part calls: ev is dispatched now, or, raised while an action runs, waits in the queue until that
+ * transition is complete (actions never re-enter the dispatch). Every part, the driver's own sources and the tests
+ * raise events through it alone. Dispatched now: when it returns, the action ran and may have changed the caller's
+ * own state, so a part raises last (docs/architecture.md, "One owner of transitions"). */
 void sup_raise(struct supervisor *s, enum sup_event ev);
 /* Replaces the desired spec (n: taken; or s->launched, to go back to it); the launched one stays alive while the JVM
  * runs it. */
 void sup_adopt_spec(struct supervisor *s, struct spec *n);
 /* The states in which a JVM of the current launch may run and its job is followed through REST. */
 bool sup_follows_job(const struct supervisor *s);
-/* The stop's whole budget, flinklet.shutdown.timeout: read here only (its shares and its deadline are
- * sup_stop_budget.c's), and the option as the user wrote it, for messages. */
-#define SHUTDOWN_BUDGET_KEY "flinklet.shutdown.timeout"
-usec_t sup_shutdown_budget(const struct supervisor *s);
-const char *sup_shutdown_budget_text(const struct supervisor *s);
 
 #endif

@@ -46,29 +46,13 @@ char *sup_keepjvm_fingerprint(struct supervisor *s, const struct spec *spec)
 	for (size_t i = 0; i < spec->nconf; i++)
 		if (!job_level_key(spec->conf[i].key))
 			jvm.conf[jvm.nconf++] = spec->conf[i];
-	char *conf = flinkconf_render_config(&jvm, &l);
+	/* and the JVM's command line up to its main class (the job's arguments follow it); a Python job's JVM has the
+	 * environment of one (flinkconf_build_envp) */
+	char *fp = flinkconf_fingerprint(spec, &jvm, &l, FLINKCONF_LAUNCHER_CLASS);
 	free(jvm.conf);
-	char *log4j = flinkconf_render_log4j(spec);
-	/* the JVM's command line up to its main class (the job's arguments follow it) */
-	struct strv argv = {0};
-	flinkconf_build_argv(spec, &l, &argv);
-	struct strbuf b = {0};
-	strbuf_append(&b, conf);
-	strbuf_append(&b, "\n--\n");
-	strbuf_append(&b, log4j);
-	strbuf_append(&b, "\n--\n");
-	for (size_t i = 0; i < argv.n; i++) {
-		strbuf_append(&b, argv.v[i]);
-		strbuf_append(&b, "\n");
-		if (!strcmp(argv.v[i], FLINKCONF_LAUNCHER_CLASS))
-			break;
-	}
-	/* a Python job's JVM has the environment of one (flinkconf_build_envp) */
-	strbuf_append(&b, flink_python_entry(spec->job.entry_class) ? "python\n" : "jvm\n");
-	free(conf);
-	free(log4j);
-	strv_free(&argv);
-	return strbuf_steal(&b);
+	char *ret = xasprintf("%s%s\n", fp, flink_python_entry(spec->job.entry_class) ? "python" : "jvm");
+	free(fp);
+	return ret;
 }
 
 static void control_close(struct supervisor *s)

@@ -217,7 +217,7 @@ void sup_launch_scratch_setup(struct supervisor *s)
 	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
 	 * it on the volume */
 	struct strv old = {0};
-	scratch_leftovers(s->launch.scratch_dir, &old);
+	scratch_set_aside(s->launch.scratch_dir, &old);
 	char *legacy = path_join(s->state_dir, "tmp");
 	if (strcmp(legacy, s->launch.scratch_dir) && access(legacy, F_OK) == 0)
 		strv_push(&old, legacy);
@@ -311,8 +311,6 @@ static void job_id_done(void *arg)
 
 static void rotate_job_id(struct supervisor *s)
 {
-	char old[33];
-	memcpy(old, s->job_id, sizeof(old));
 	store_new_job_id(s->job_id);
 	/* written off the loop; the launch's spawn waits for it (the worker's order) and needs it */
 	struct job_id_write *w = xcalloc(1, sizeof(*w));
@@ -321,13 +319,10 @@ static void rotate_job_id(struct supervisor *s)
 	snprintf(w->line, sizeof(w->line), "%s\n", s->job_id);
 	s->launch.spawn.job_id_r = 0;
 	worker_submit(s->worker, job_id_run, job_id_done, w);
-	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	sup_record_job_id(s);
 	s->launch.fresh_start = true;
-	s->status.start_time_ms = 0;
-	snapshot_ref_free(&s->status.last_checkpoint);
-	s->status.state_size = -1;
+	sup_poll_new_job(s);
 	sup_restore_forget_failures(s);
-	sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id, old);
 }
 
 /* A line of the JVM's output: while the job starts, what it says about the restore point. */
@@ -397,22 +392,6 @@ static void sql_launch(const struct supervisor *s, struct launch *l)
 	l->sql_sha256 = s->fetch.sql_sha256[0] ? s->fetch.sql_sha256 : NULL;
 }
 
-/* The split of spec.resources.memory, once per launch: what the JVM was given (docs/configuration.md, Memory). */
-static void log_memory_split(const struct spec *spec)
-{
-	struct membudget mb;
-	if (membudget_compute(spec, &mb, NULL) < 0 || !mb.budget)
-		return;
-	log_info("memory %llum: heap %llum, metaspace %llum, code cache %llum, direct %llum (network %llum), managed "
-	         "%llum, JVM native %llum, flinklet %llum; %s collector%s",
-	         (unsigned long long)(mb.budget >> 20), (unsigned long long)(mb.heap >> 20),
-	         (unsigned long long)(mb.metaspace >> 20), (unsigned long long)(mb.code_cache >> 20),
-	         (unsigned long long)(mb.direct >> 20), (unsigned long long)(mb.network >> 20),
-	         (unsigned long long)(mb.managed >> 20), (unsigned long long)((mb.jvm_native + mb.state_native) >> 20),
-	         (unsigned long long)(mb.flinklet >> 20), mb.serial_gc ? "serial" : "G1",
-	         mb.c1_only ? ", C1 only" : "");
-}
-
 /* The launch on its way counts in jvm.starts (once, with its intent), taken back when no JVM comes of it. */
 static void count_start(struct supervisor *s, bool count)
 {
@@ -440,8 +419,8 @@ static int launch_jvm(struct supervisor *s)
 	status_set_string(&s->status.restored_kind, restore_kind_to_string(s->restore.kind));
 	status_set_string(&s->status.restored_location, uri);
 	s->status.restored_id = uri ? s->restore.id : -1;
-	status_set_string(&s->status.job_state, NULL);
-	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
+	sup_forget_job_state(s);
+	sup_poll_tasks_none(s);
 	char *intent = uri ? xasprintf("start the job from %s %s", restore_kind_to_string(s->restore.kind), uri)
 	                   : xstrdup("start the job with empty state");
 	sup_set_intent(s, intent);
@@ -524,18 +503,9 @@ bool sup_launch_cancel(struct supervisor *s)
 	return was;
 }
 
-/* The pending launch's job goes to the JVM idle between two jobs (a job-only upgrade: sup_keepjvm.c) instead of a
- * spawn: its startup timeout and its poll start as a spawn's do; a JVM that cannot take it is killed (its exit is a
- * failed start, and a new JVM starts the job). */
-static int resubmit(struct supervisor *s, const struct launch *l)
+/* A job started (a JVM spawned, or a job submitted to the idle one): its startup timeout and its poll start. */
+static void job_started(struct supervisor *s)
 {
-	int r = sup_keepjvm_submit(s, l);
-	if (r < 0) {
-		log_warn("unable to submit job %s to the JVM (pid %d): %s; it is stopped, and a new JVM starts the job",
-		         s->job_id, (int)s->launch.jvm_pid, strerror(-r));
-		s->launch.kill_sent = true;
-		jvm_signal(s->launch.jvm_pid, SIGKILL);
-	}
 	s->launch.gen++;
 	sup_poll_launched(s);
 	s->launch.spawned_at = sup_now(s);
@@ -545,6 +515,19 @@ static int resubmit(struct supervisor *s, const struct launch *l)
 	free(s->launch.fingerprint);
 	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
 	s->launch.backend = spec_state_backend(s->spec);
+}
+
+/* The pending launch's job goes to the JVM idle between two jobs (a job-only upgrade: sup_keepjvm.c) instead of a
+ * spawn; a JVM that cannot take it is killed (its exit is a failed start: a new JVM starts the job). */
+static int resubmit(struct supervisor *s, const struct launch *l)
+{
+	int r = sup_keepjvm_submit(s, l);
+	if (r < 0) {
+		log_warn("unable to submit job %s to the JVM (pid %d): %s; it is stopped, and a new JVM starts the job",
+		         s->job_id, (int)s->launch.jvm_pid, strerror(-r));
+		sup_launch_kill(s);
+	}
+	job_started(s);
 	if (r == 0)
 		sup_event(
 		    s, "JobResubmitted",
@@ -553,15 +536,6 @@ static int resubmit(struct supervisor *s, const struct launch *l)
 		    s->job_id, (int)s->launch.jvm_pid);
 	sup_write_status(s);
 	return 0;
-}
-
-void sup_launch_drop_idle(struct supervisor *s)
-{
-	if (!sup_keepjvm_idle(s))
-		return;
-	sup_launch_cancel(s);
-	s->launch.kill_sent = true;
-	jvm_signal(s->launch.jvm_pid, SIGKILL);
 }
 
 int sup_launch_spawn(struct supervisor *s)
@@ -627,19 +601,11 @@ int sup_launch_spawn(struct supervisor *s)
 	s->launch.jvm_out = jvmout_new(s->event, out_fd, err_fd, on_jvm_line, s);
 	sup_keepjvm_spawned(s, in_fd);
 	s->launch.jvm_pid = pid;
-	s->launch.gen++;
-	sup_poll_launched(s);
 	s->status.jvm_pid = pid;
-	s->launch.spawned_at = sup_now(s);
-	s->launch.startup_extended = false;
-	sup_arm_deadline(s, &s->launch.startup_timer, spec_duration(s->spec, "flinklet.startup.timeout"),
-	                 on_startup_timeout);
-	free(s->launch.fingerprint);
-	s->launch.fingerprint = sup_launch_fingerprint(s, s->spec);
-	s->launch.backend = spec_state_backend(s->spec);
+	job_started(s);
 	sup_event(s, "JvmStarted", "started the MiniCluster JVM (pid %d) for job %s, Flink %s, REST on port %d",
 	          (int)pid, s->job_id, s->flink_version, s->status.rest_port);
-	log_memory_split(s->spec);
+	sup_memtune_log_split(s->spec);
 	sup_write_status(s);
 	return 0;
 }
@@ -649,8 +615,12 @@ int sup_launch(struct supervisor *s)
 	sup_launch_cancel(s);
 	s->launch.spawn.job_id_r = 0;
 	if (s->launch.next_fresh) {
+		char old[33];
+		memcpy(old, s->job_id, sizeof(old));
 		s->launch.next_fresh = false;
 		rotate_job_id(s);
+		sup_event(s, "StatelessStart", "upgradeMode stateless: starting empty as job %s (was %s)", s->job_id,
+		          old);
 	}
 	artifact_free(&s->launch.jar);
 	artifact_free(&s->launch.sql);
@@ -689,23 +659,7 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 	    .java = spec_get(spec, "flinklet.java.bin"),
 	    .flink_version = s->flink_version,
 	};
-	char *conf = flinkconf_render_config(spec, &l);
-	char *log4j = flinkconf_render_log4j(spec);
-	struct strv argv = {0};
-	flinkconf_build_argv(spec, &l, &argv);
-	struct strbuf b = {0};
-	strbuf_append(&b, conf);
-	strbuf_append(&b, "\n--\n");
-	strbuf_append(&b, log4j);
-	strbuf_append(&b, "\n--\n");
-	for (size_t i = 0; i < argv.n; i++) {
-		strbuf_append(&b, argv.v[i]);
-		strbuf_append(&b, "\n");
-	}
-	free(conf);
-	free(log4j);
-	strv_free(&argv);
-	return strbuf_steal(&b);
+	return flinkconf_fingerprint(spec, spec, &l, NULL);
 }
 
 int sup_launch_initial(struct supervisor *s)
@@ -734,6 +688,85 @@ void sup_launch_fresh_start(struct supervisor *s)
 void sup_launch_next_fresh(struct supervisor *s)
 {
 	s->launch.next_fresh = true;
+}
+
+/* ---- a job that FINISHED, and a changed spec for it ----
+ * What the finished job's JVM was launched with is kept as the sha256 of its launch fingerprint, with the flinklet
+ * version that computed it (<state dir>/spec.finished): a flinklet started again on the FINISHED job compares its own
+ * spec's with it. A record of another version (its fingerprint may render the same spec otherwise) or none (a volume
+ * of an older flinklet) counts as the spec flinklet is started with: never a new run by surprise. */
+
+#define FINISHED_RECORD "spec.finished"
+
+void sup_launch_finished_record(struct supervisor *s)
+{
+	char *fp = s->launch.fingerprint ? NULL : sup_launch_fingerprint(s, s->launched ? s->launched : s->spec);
+	flinkconf_job_digest(s->launch.fingerprint ? s->launch.fingerprint : fp, s->launch.finished_digest);
+	free(fp);
+	/* handed to the worker before the status that says FINISHED: a record missing after a crash counts as the spec
+	 * flinklet is started with (never a new run); this supervisor compares with its copy in memory */
+	char *path = path_join(s->state_dir, FINISHED_RECORD);
+	sup_write_file(
+	    s, path,
+	    xasprintf("sha256 %s\nflinklet %s\njob %s\n", s->launch.finished_digest, FLINKLET_VERSION, s->job_id),
+	    FINISHED_RECORD);
+	free(path);
+}
+
+/* The finished job's digest from the volume, when this flinklet version wrote it; false otherwise (said). */
+static bool load_finished_record(struct supervisor *s)
+{
+	char *path = path_join(s->state_dir, FINISHED_RECORD), *text = NULL;
+	char was[65] = "", version[64] = "";
+	bool ok = read_file(path, 4096, &text, NULL) == 0 &&
+	          sscanf(text, "sha256 %64[0-9a-f] flinklet %63s", was, version) == 2 && strlen(was) == 64 &&
+	          !strcmp(version, FLINKLET_VERSION);
+	if (ok)
+		memcpy(s->launch.finished_digest, was, sizeof(was));
+	else
+		log_info(
+		    "%s: no record of what the FINISHED job was launched with by this flinklet version (%s): the spec "
+		    "it is started with counts as the finished one; a change of it while flinklet runs is a new run",
+		    path, version[0] ? version : "none");
+	free(text);
+	free(path);
+	return ok;
+}
+
+bool sup_launch_finished_changed(struct supervisor *s)
+{
+	char *fp = sup_launch_fingerprint(s, s->spec);
+	char hex[65];
+	flinkconf_job_digest(fp, hex);
+	if (!s->launch.finished_digest[0] && !load_finished_record(s))
+		memcpy(s->launch.finished_digest, hex, sizeof(hex));
+	if (strcmp(s->launch.finished_digest, hex)) {
+		free(fp);
+		return true;
+	}
+	/* a reload compares with this spec's launch, as with a running JVM's */
+	free(s->launch.fingerprint);
+	s->launch.fingerprint = fp;
+	return false;
+}
+
+void sup_launch_new_run(struct supervisor *s, const char *what)
+{
+	char old[33];
+	memcpy(old, s->job_id, sizeof(old));
+	s->launch.next_fresh = false;
+	rotate_job_id(s);
+	s->launch.first_start = true;
+	s->launch.finished_digest[0] = '\0'; /* the new run is not the finished one */
+	const char *initial = s->spec->job.initial_savepoint_path;
+	char *from = initial ? xasprintf("spec.job.initialSavepointPath %s, as a first start is", initial)
+	                     : xstrdup("empty state");
+	sup_event(s, "FinishedJobRerun",
+	          "job %s FINISHED; %s: a new run as job %s, from %s. A finished bounded run's state has nothing left "
+	          "to continue (its last checkpoint would end the new job at once): upgradeMode %s does not apply, no "
+	          "savepoint is taken, and its checkpoints and savepoints stay on the volume, unused",
+	          old, what, s->job_id, from, upgrade_mode_to_string(s->spec->job.upgrade_mode));
+	free(from);
 }
 
 void sup_launch_startup_over(struct supervisor *s)
@@ -820,7 +853,7 @@ static void prune_crash_logs(struct supervisor *s, const struct reaped *r)
 void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 {
 	/* its last words first (they may be the evidence about the restore point), then what is left of its
-	 * process group (a leftover would hold the REST port against the next launch) */
+	 * process group (a process left in it would hold the REST port against the next launch) */
 	jvmout_drain(s->launch.jvm_out);
 	jvm_kill_group(r->pid);
 	sup_cds_jvm_exited(s, r);
@@ -834,6 +867,7 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	jvmout_free(s->launch.jvm_out);
 	s->launch.jvm_out = NULL;
 	s->launch.jvm_pid = 0;
+	s->status.jvm_pid = 0;
 	sup_keepjvm_jvm_exited(s);
 	sup_launch_startup_over(s);
 }

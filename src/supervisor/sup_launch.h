@@ -18,9 +18,6 @@ void sup_launch_scratch_setup(struct supervisor *s);
 /* At exit, with the JVM gone: the JVM's scratch directory is removed. */
 void sup_launch_scratch_free(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
-/* A launch that failed while the JVM waited idle for it (a job-only upgrade's, sup_keepjvm.h): that JVM is killed
- * (its exit is on the way), the launch pending for it called off. */
-void sup_launch_drop_idle(struct supervisor *s);
 /* Whether Flink's lib/ has flinklet's launcher (FLINKCONF_LAUNCHER_JAR): the JVM's main class then, else the CLI. */
 bool sup_launch_has_launcher(const struct supervisor *s);
 
@@ -32,6 +29,15 @@ void sup_launch_first_start(struct supervisor *s, bool first);
 void sup_launch_fresh_start(struct supervisor *s);
 /* The next launch starts empty under a new job id (upgradeMode stateless after a suspend or an upgrade). */
 void sup_launch_next_fresh(struct supervisor *s);
+/* A job that FINISHED: what its JVM was launched with is kept on the volume (<state dir>/spec.finished). */
+void sup_launch_finished_record(struct supervisor *s);
+/* At the start on a FINISHED job: whether the spec launches otherwise than the finished job did (false also without
+ * a usable record); when not, a reload compares with the finished job's launch. */
+bool sup_launch_finished_changed(struct supervisor *s);
+/* A changed spec for a job that FINISHED (what: which spec, for the event): a new run, now: a new job id (on the
+ * volume before the next launch's spawn), and the next launch is a first start, empty or from
+ * spec.job.initialSavepointPath, whatever upgradeMode says; a FinishedJobRerun event says so. */
+void sup_launch_new_run(struct supervisor *s, const char *what);
 /* The startup timeout no longer runs (the job is RUNNING or FINISHED; running: the first start is over too). */
 void sup_launch_startup_over(struct supervisor *s);
 void sup_launch_running(struct supervisor *s);

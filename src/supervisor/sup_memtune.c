@@ -199,3 +199,19 @@ void sup_memtune_jvm_ended(struct supervisor *s, const char *cause, bool stopped
 	free(h), free(mg), free(ms);
 	sup_write_status(s);
 }
+
+/* The split of spec.resources.memory, once per launch: what the JVM was given (docs/configuration.md, Memory). */
+void sup_memtune_log_split(const struct spec *spec)
+{
+	struct membudget mb;
+	if (membudget_compute(spec, &mb, NULL) < 0 || !mb.budget)
+		return;
+	log_info("memory %llum: heap %llum, metaspace %llum, code cache %llum, direct %llum (network %llum), managed "
+	         "%llum, JVM native %llum, flinklet %llum; %s collector%s",
+	         (unsigned long long)(mb.budget >> 20), (unsigned long long)(mb.heap >> 20),
+	         (unsigned long long)(mb.metaspace >> 20), (unsigned long long)(mb.code_cache >> 20),
+	         (unsigned long long)(mb.direct >> 20), (unsigned long long)(mb.network >> 20),
+	         (unsigned long long)(mb.managed >> 20), (unsigned long long)((mb.jvm_native + mb.state_native) >> 20),
+	         (unsigned long long)(mb.flinklet >> 20), mb.serial_gc ? "serial" : "G1",
+	         mb.c1_only ? ", C1 only" : "");
+}

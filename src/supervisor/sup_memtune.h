@@ -20,4 +20,7 @@ void sup_memtune_upgrade_aborted(struct supervisor *s);
 /* The configuration file was reloaded (changed, or SIGHUP): a held relaunch may be tried again. */
 void sup_memtune_reloaded(struct supervisor *s);
 
+/* The split of spec.resources.memory in the log, once per JVM launch: what the JVM was given. */
+void sup_memtune_log_split(const struct spec *spec);
+
 #endif

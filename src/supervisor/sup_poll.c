@@ -120,12 +120,12 @@ static void note_failure(struct supervisor *s, const struct job_failure *f)
 	if (!fresh)
 		return;
 	s->poll.restarted_at = sup_now(s);
-	sup_raise(s, EV_PROGRESS);
 	char *err = xasprintf("job %s failed, Flink restarts it: %s", s->job_id, f->cause);
 	sup_warning(s, "JobFailover", "%s", err);
 	sup_error_set(s, STATUS_ERR_FAILOVER, err);
 	sup_write_status(s);
 	free(err);
+	sup_raise(s, EV_PROGRESS);
 }
 
 /* Every task runs again: a failover's error is over (a JobFailover event stays in the log). */
@@ -159,11 +159,12 @@ static void on_exceptions(void *userdata, long code, cJSON *body, const char *er
 	struct supervisor *s = c->owner;
 	chain_outcome(s, c, code, error);
 	struct job_failure f;
-	if (chain_current(s, c) && code == 200 && job_failure_parse(body, SUP_CAUSE_MAX, &f) == 0) {
-		note_failure(s, &f);
+	bool failure = chain_current(s, c) && code == 200 && job_failure_parse(body, SUP_CAUSE_MAX, &f) == 0;
+	after_details(s, c, s->status.job_state);
+	if (failure) {
+		note_failure(s, &f); /* last: a failover is a restart the trial judges (EV_PROGRESS) */
 		job_failure_free(&f);
 	}
-	after_details(s, c, s->status.job_state);
 }
 
 /* The job fails: its newest exception is asked for as the chain's next request (one entry: a bounded answer, off
@@ -175,10 +176,32 @@ static void ask_exceptions(struct supervisor *s, struct poll_chain *c)
 	free(path);
 }
 
+void sup_poll_new_job(struct supervisor *s)
+{
+	s->status.start_time_ms = 0;
+	snapshot_ref_free(&s->status.last_checkpoint);
+	s->status.state_size = -1;
+}
+
+void sup_poll_tasks_none(struct supervisor *s)
+{
+	s->status.tasks_total = s->status.tasks_running = s->status.tasks_finished = 0;
+}
+
+void sup_poll_no_task_runs(struct supervisor *s)
+{
+	s->status.tasks_running = 0;
+}
+
+void sup_poll_checkpoint_completed(struct supervisor *s, const char *location, int64_t id, int64_t time_ms)
+{
+	snapshot_ref_set(&s->status.last_checkpoint, location, id, time_ms, NULL);
+}
+
 void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal)
 {
 	/* no task runs without its JVM; what Flink said last of the job stays */
-	s->status.tasks_running = 0;
+	sup_poll_no_task_runs(s);
 	sup_write_status(s);
 	/* the CLI ends with 1 when the job FAILED (or was cancelled): while the job ran, or once Flink said it failed
 	 */
@@ -191,6 +214,34 @@ void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal)
 	    (cause && strstr(cause, "JobCancellationException")))
 		return;
 	say_failed(s, cause);
+}
+
+/* The health check's restart count: value (Flink's restarts of the job so far) sampled over the window; why the
+ * job restarts too often (malloc'd), or NULL. */
+static char *restarts_check(struct supervisor *s, int64_t value)
+{
+	usec_t now = sup_now(s),
+	       window = spec_duration(s->spec, "kubernetes.operator.cluster.health-check.restarts.window");
+	/* drop samples older than the window, keep the rest, append this one */
+	unsigned keep = 0;
+	for (unsigned i = 0; i < s->poll.n_restart_samples; i++)
+		if (now - s->poll.restart_samples[i].t <= window)
+			s->poll.restart_samples[keep++] = s->poll.restart_samples[i];
+	s->poll.n_restart_samples = keep;
+	if (s->poll.n_restart_samples == RESTART_SAMPLES) {
+		memmove(s->poll.restart_samples, s->poll.restart_samples + 1,
+		        sizeof(s->poll.restart_samples[0]) * (RESTART_SAMPLES - 1));
+		s->poll.n_restart_samples--;
+	}
+	s->poll.restart_samples[s->poll.n_restart_samples].t = now;
+	s->poll.restart_samples[s->poll.n_restart_samples++].v = value;
+	int64_t delta = value - s->poll.restart_samples[0].v;
+	int64_t threshold = spec_int(s->spec, "kubernetes.operator.cluster.health-check.restarts.threshold");
+	if (delta <= threshold)
+		return NULL;
+	return xasprintf("%lld restarts within %s (threshold %lld)", (long long)delta,
+	                 spec_get(s->spec, "kubernetes.operator.cluster.health-check.restarts.window"),
+	                 (long long)threshold);
 }
 
 static void on_restart_metric(void *userdata, long code, cJSON *body, const char *error)
@@ -213,34 +264,19 @@ static void on_restart_metric(void *userdata, long code, cJSON *body, const char
 	}
 	if (value < 0)
 		return;
-	if (value > s->poll.jvm_restarts) {
+	bool restarted = value > s->poll.jvm_restarts;
+	if (restarted) {
 		s->poll.jvm_restarts = value;
 		s->poll.restarted_at = sup_now(s);
+	}
+	/* asked for an upgraded spec's trial only when the health check is off */
+	char *why =
+	    spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled") ? restarts_check(s, value) : NULL;
+	/* the restart is judged first (the trial), then the health check's verdict, each against the state the one
+	 * before it left */
+	if (restarted)
 		sup_raise(s, EV_PROGRESS);
-	}
-	if (!spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled"))
-		return; /* asked for an upgraded spec's trial only */
-	usec_t now = sup_now(s),
-	       window = spec_duration(s->spec, "kubernetes.operator.cluster.health-check.restarts.window");
-	/* drop samples older than the window, keep the rest, append this one */
-	unsigned keep = 0;
-	for (unsigned i = 0; i < s->poll.n_restart_samples; i++)
-		if (now - s->poll.restart_samples[i].t <= window)
-			s->poll.restart_samples[keep++] = s->poll.restart_samples[i];
-	s->poll.n_restart_samples = keep;
-	if (s->poll.n_restart_samples == RESTART_SAMPLES) {
-		memmove(s->poll.restart_samples, s->poll.restart_samples + 1,
-		        sizeof(s->poll.restart_samples[0]) * (RESTART_SAMPLES - 1));
-		s->poll.n_restart_samples--;
-	}
-	s->poll.restart_samples[s->poll.n_restart_samples].t = now;
-	s->poll.restart_samples[s->poll.n_restart_samples++].v = value;
-	int64_t delta = value - s->poll.restart_samples[0].v;
-	int64_t threshold = spec_int(s->spec, "kubernetes.operator.cluster.health-check.restarts.threshold");
-	if (delta > threshold) {
-		char *why = xasprintf("%lld restarts within %s (threshold %lld)", (long long)delta,
-		                      spec_get(s->spec, "kubernetes.operator.cluster.health-check.restarts.window"),
-		                      (long long)threshold);
+	if (why) {
 		health_unhealthy(s, why);
 		free(why);
 	}
@@ -315,8 +351,11 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 	bool none =
 	    (cJSON_IsNumber(tms) && tms->valuedouble == 0) || (cJSON_IsNumber(slots) && slots->valuedouble == 0);
 	s->poll.zero_slot_polls = none ? s->poll.zero_slot_polls + 1 : 0;
-	if (s->poll.zero_slot_polls >= 2)
+	if (s->poll.zero_slot_polls >= 2) {
+		chain_end(s, c);
 		health_unhealthy(s, "the MiniCluster has no task manager or no slots left (a fatal TaskManager error)");
+		return;
+	}
 
 	progress_check(s);
 	bool enabled = spec_bool(s->spec, "kubernetes.operator.cluster.health-check.enabled");
@@ -329,13 +368,13 @@ static void on_overview(void *userdata, long code, cJSON *body, const char *erro
 		if (sup_now(s) - since > window) {
 			char *why = xasprintf("no checkpoint completed within %llu s",
 			                      (unsigned long long)(window / USEC_PER_SEC));
+			chain_end(s, c);
 			health_unhealthy(s, why);
 			free(why);
-			chain_end(s, c);
 			return;
 		}
 	}
-	if ((enabled || s->reload.proof.on) && s->state == SUP_RUNNING) {
+	if ((enabled || s->reload.trial.on) && s->state == SUP_RUNNING) {
 		char *path = xasprintf("/jobs/%s/metrics?get=numRestarts,fullRestarts", s->job_id);
 		chain_next(s, c, path, on_restart_metric);
 		free(path);
@@ -371,6 +410,7 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 		chain_end(s, c);
 		return;
 	}
+	bool progressed = false;
 	if (code == 200 && body) {
 		const cJSON *counts = cJSON_GetObjectItemCaseSensitive(body, "counts");
 		const cJSON *completed_n = cJSON_GetObjectItemCaseSensitive(counts, "completed");
@@ -386,7 +426,7 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 			progress_resumed(s, true);
 			if (completed_count > 0) {
 				s->poll.checkpoint_completed_at = sup_now(s);
-				sup_raise(s, EV_PROGRESS);
+				progressed = true;
 			}
 		}
 		const cJSON *latest = cJSON_GetObjectItemCaseSensitive(body, "latest");
@@ -399,14 +439,16 @@ static void on_checkpoints(void *userdata, long code, cJSON *body, const char *e
 			const cJSON *sp = cJSON_GetObjectItemCaseSensitive(completed, "is_savepoint");
 			if (cJSON_IsString(path) && count_of(id) >= 0 && !cJSON_IsTrue(sp) &&
 			    count_of(id) != s->status.last_checkpoint.id) {
-				snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, count_of(id),
-				                 count_of(ts) > 0 ? count_of(ts) : 0, NULL);
+				sup_poll_checkpoint_completed(s, path->valuestring, count_of(id),
+				                              count_of(ts) > 0 ? count_of(ts) : 0);
 				log_info("checkpoint %lld completed: %s", (long long)count_of(id), path->valuestring);
 			}
 		}
 		sup_write_status(s);
 	}
 	chain_next(s, c, "/overview", on_overview);
+	if (progressed)
+		sup_raise(s, EV_PROGRESS); /* once the answer is recorded: the trial judges the job as it now is */
 }
 
 static void record_vertices(struct supervisor *s, const cJSON *vertices)
@@ -617,15 +659,15 @@ static void on_job_details(void *userdata, long code, cJSON *body, const char *e
 	s->status.tasks_running = running;
 	s->status.tasks_finished = finished;
 	sup_write_status(s);
-	if (every_task_running(consistent, st, total, running, finished)) {
+	bool all_running = every_task_running(consistent, st, total, running, finished);
+	if (all_running)
 		failover_over(s);
-		sup_raise(s, EV_JOB_RUNNING);
-	}
-	if ((failing || job_failing(st, NULL, true)) && chain_current(s, c)) {
+	if ((failing || job_failing(st, NULL, true)) && chain_current(s, c))
 		ask_exceptions(s, c);
-		return;
-	}
-	after_details(s, c, st);
+	else
+		after_details(s, c, st);
+	if (all_running)
+		sup_raise(s, EV_JOB_RUNNING);
 }
 
 usec_t sup_poll_interval(const struct supervisor *s)

@@ -18,6 +18,13 @@ usec_t sup_poll_interval(const struct supervisor *s);
 void sup_poll_jvm_exited(struct supervisor *s, int exit_code, int exit_signal);
 /* The job runs (every task): its failure and a failover are over (the status errors of the job and a failover). */
 void sup_poll_running(struct supervisor *s);
+/* The poll's fields of the status document (status.c's field table): a new job (a stateless start) has no start
+ * time, checkpoint or state size yet; a launch on its way has no tasks, a JVM gone none running; a checkpoint
+ * completed that the stop found (location as Flink says it). */
+void sup_poll_new_job(struct supervisor *s);
+void sup_poll_tasks_none(struct supervisor *s);
+void sup_poll_no_task_runs(struct supervisor *s);
+void sup_poll_checkpoint_completed(struct supervisor *s, const char *location, int64_t id, int64_t time_ms);
 /* The poll timer, first due a second from now. */
 int sup_poll_setup(struct supervisor *s);
 void sup_poll_free(struct supervisor *s);

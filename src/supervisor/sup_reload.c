@@ -24,7 +24,7 @@
 
 #define RELOAD_DEBOUNCE (300 * USEC_PER_MSEC)
 
-static void proof_end(struct supervisor *s);
+static void trial_end(struct supervisor *s);
 static void base_forget(struct supervisor *s);
 
 static int on_reload_timer(sd_event_source *src, uint64_t usec, void *userdata)
@@ -92,7 +92,7 @@ void sup_reload_free(struct supervisor *s)
 	s->reload.rejected_fingerprint = NULL;
 	free(s->reload.stable_yaml);
 	s->reload.stable_yaml = NULL;
-	proof_end(s);
+	trial_end(s);
 	base_forget(s);
 }
 
@@ -107,9 +107,25 @@ static char *stable_spec_path(struct supervisor *s)
 	return path_join(s->state_dir, "spec.stable.yaml");
 }
 
+/* The spec as kept to roll back to: a local SQL script file goes inline (spec.job.sql), as it was read when the spec
+ * was loaded, so that a rollback runs the script that was stable, not what the file says since (an upgrade by
+ * editing the script in place). */
+static char *stable_yaml(const struct spec *spec)
+{
+	if (!spec->job.sql_script || !spec->job.sql_text)
+		return spec_to_yaml(spec);
+	cJSON *root = spec_to_json(spec);
+	cJSON *job = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "spec"), "job");
+	cJSON_DeleteItemFromObjectCaseSensitive(job, "sqlScript");
+	cJSON_AddStringToObject(job, "sql", spec->job.sql_text);
+	char *yaml = json_to_yaml(root);
+	cJSON_Delete(root);
+	return yaml;
+}
+
 void sup_reload_keep_stable_spec(struct supervisor *s)
 {
-	char *yaml = spec_to_yaml(s->spec);
+	char *yaml = stable_yaml(s->spec);
 	char *path = stable_spec_path(s);
 	/* kept in memory too, so a rollback never reads back a write still on its way */
 	free(s->reload.stable_yaml);
@@ -224,7 +240,7 @@ void sup_reload(struct supervisor *s, const char *why)
 		sup_raise(s, EV_RESUME);
 	} else if (restart) {
 		/* a spec on trial, or a rollback under way, gives way to the newer spec: its own trial starts */
-		proof_end(s);
+		trial_end(s);
 		base_forget(s);
 		s->reload.upgrading = true;
 		s->reload.rolling_back = false;
@@ -372,18 +388,18 @@ static bool checkpointing_on(const struct supervisor *s)
 	return spec_duration(running, "execution.checkpointing.interval") > 0;
 }
 
-static void proof_why(struct supervisor *s, char *why)
+static void trial_why(struct supervisor *s, char *why)
 {
-	free(s->reload.proof.why);
-	s->reload.proof.why = why;
+	free(s->reload.trial.why);
+	s->reload.trial.why = why;
 }
 
-static void proof_end(struct supervisor *s)
+static void trial_end(struct supervisor *s)
 {
-	s->reload.proof.on = false;
-	s->reload.proof.timer = sup_disarm(s->reload.proof.timer);
+	s->reload.trial.on = false;
+	s->reload.trial.timer = sup_disarm(s->reload.trial.timer);
 	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
-	proof_why(s, NULL);
+	trial_why(s, NULL);
 }
 
 static void base_forget(struct supervisor *s)
@@ -412,7 +428,7 @@ static void roll_back(struct supervisor *s, const char *why)
 	sup_adopt_spec(s, stable);
 	/* the restore points failed the rejected spec, not necessarily the stable one */
 	sup_restore_forget_failures(s);
-	proof_end(s);
+	trial_end(s);
 	s->reload.base.reject_pending = s->reload.base.set;
 	s->reload.rolling_back = true;
 	s->reload.upgrading = false;
@@ -427,9 +443,9 @@ static void not_stable(struct supervisor *s, const char *type, const char *why)
 		roll_back(s, why);
 		return;
 	}
-	if (s->reload.proof.said)
+	if (s->reload.trial.said)
 		return;
-	s->reload.proof.said = true;
+	s->reload.trial.said = true;
 	sup_alert(s, type, "%s%s", why,
 	          s->reload.rolling_back ? "; this is the rolled-back spec: it is not rolled back again"
 	          : rollback_on(s)       ? ""
@@ -441,46 +457,46 @@ static int on_readiness_timeout(sd_event_source *src, uint64_t usec, void *userd
 	struct supervisor *s = userdata;
 	s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
 	/* only a spec on trial, still coming up or running: a suspend or a newer spec since wins */
-	if (!s->reload.proof.on)
+	if (!s->reload.trial.on)
 		return 0;
-	s->reload.proof.window_over = true;
+	s->reload.trial.window_over = true;
 	sup_reload_judge(s);
-	if (!s->reload.proof.on)
+	if (!s->reload.trial.on)
 		return 0; /* stable */
 	const char *timeout = spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout");
 	const char *which = s->reload.rolling_back ? "rolled-back" : "upgraded";
 	char *why = s->state != SUP_RUNNING ? xasprintf("the %s spec is not RUNNING within %s", which, timeout)
 	                                    : xasprintf("the %s spec made no progress within %s: %s", which, timeout,
-	                                                s->reload.proof.why ? s->reload.proof.why : "not proven");
+	                                                s->reload.trial.why ? s->reload.trial.why : "no progress seen");
 	not_stable(s, "UpgradeNotStable", why);
 	free(why);
 	return 0;
 }
 
-static int on_proof_timer(sd_event_source *src, uint64_t usec, void *userdata)
+static int on_trial_timer(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct supervisor *s = userdata;
-	s->reload.proof.timer = sup_disarm(s->reload.proof.timer);
+	s->reload.trial.timer = sup_disarm(s->reload.trial.timer);
 	sup_reload_judge(s);
 	return 0;
 }
 
 void sup_reload_launched(struct supervisor *s)
 {
-	if (!s->reload.upgrading && !s->reload.rolling_back && !s->reload.proof.on)
+	if (!s->reload.upgrading && !s->reload.rolling_back && !s->reload.trial.on)
 		return;
 	usec_t now = sup_now(s);
-	if (!s->reload.proof.on) {
+	if (!s->reload.trial.on) {
 		/* the spec's first launch: its window starts (a relaunch after a crash of the same spec keeps it) */
-		s->reload.proof.on = true;
-		s->reload.proof.restarted = s->reload.proof.window_over = s->reload.proof.said = false;
-		s->reload.proof.since = now;
-		s->reload.proof.restarted_at = 0;
-		proof_why(s, xstrdup("not RUNNING yet"));
+		s->reload.trial.on = true;
+		s->reload.trial.restarted = s->reload.trial.window_over = s->reload.trial.said = false;
+		s->reload.trial.since = now;
+		s->reload.trial.restarted_at = 0;
+		trial_why(s, xstrdup("not RUNNING yet"));
 		sup_arm_deadline(s, &s->reload.readiness_timer, readiness_window(s), on_readiness_timeout);
 	}
-	s->reload.proof.jvm_since = now;
-	s->reload.proof.running_since = 0;
+	s->reload.trial.jvm_since = now;
+	s->reload.trial.running_since = 0;
 }
 
 void sup_reload_restore_chosen(struct supervisor *s, const char *path, int64_t id)
@@ -502,7 +518,7 @@ void sup_reload_rejected(struct supervisor *s)
 
 bool sup_reload_proving(const struct supervisor *s)
 {
-	return s->reload.proof.on;
+	return s->reload.trial.on;
 }
 
 /* A restart inside this JVM that the trial has not yet acted on (Flink's numRestarts went up, or a failover was
@@ -510,12 +526,12 @@ bool sup_reload_proving(const struct supervisor *s)
 static bool restarted_now(struct supervisor *s)
 {
 	usec_t at = s->poll.restarted_at;
-	if (!at || at <= s->reload.proof.jvm_since || at <= s->reload.proof.restarted_at)
+	if (!at || at <= s->reload.trial.jvm_since || at <= s->reload.trial.restarted_at)
 		return false;
-	s->reload.proof.restarted_at = at;
-	if (s->reload.proof.window_over)
+	s->reload.trial.restarted_at = at;
+	if (s->reload.trial.window_over)
 		return false;
-	s->reload.proof.restarted = true;
+	s->reload.trial.restarted = true;
 	const char *cause = s->poll.failure;
 	char *why = xasprintf("the %s spec failed after it was RUNNING: Flink restarted job %s inside the JVM%s%s%s",
 	                      s->reload.rolling_back ? "rolled-back" : "upgraded", s->job_id, cause ? " (" : "",
@@ -527,43 +543,43 @@ static bool restarted_now(struct supervisor *s)
 
 void sup_reload_judge(struct supervisor *s)
 {
-	if (!s->reload.proof.on || s->state != SUP_RUNNING)
+	if (!s->reload.trial.on || s->state != SUP_RUNNING)
 		return;
-	if (restarted_now(s) || !s->reload.proof.on)
+	if (restarted_now(s) || !s->reload.trial.on)
 		return; /* rolled back, or said */
-	if (!s->reload.proof.running_since)
+	if (!s->reload.trial.running_since)
 		return;
 	usec_t now = sup_now(s), window = readiness_window(s);
-	bool restarted_here = s->reload.proof.restarted_at > s->reload.proof.jvm_since;
-	usec_t since = restarted_here ? s->reload.proof.restarted_at : s->reload.proof.jvm_since;
-	if (!s->reload.proof.window_over) {
+	bool restarted_here = s->reload.trial.restarted_at > s->reload.trial.jvm_since;
+	usec_t since = restarted_here ? s->reload.trial.restarted_at : s->reload.trial.jvm_since;
+	if (!s->reload.trial.window_over) {
 		const char *timeout = spec_get(s->spec, "kubernetes.operator.deployment.readiness.timeout");
-		proof_why(s, s->reload.proof.restarted
+		trial_why(s, s->reload.trial.restarted
 		                 ? xstrdup("Flink restarted the job inside the JVM")
 		                 : xasprintf("watched for restarts until its readiness window (%s) ends", timeout));
 		return;
 	}
 	if (checkpointing_on(s)) {
 		if (s->poll.checkpoint_completed_at <= since) {
-			proof_why(s, xstrdup(restarted_here
+			trial_why(s, xstrdup(restarted_here
 			                         ? "no checkpoint completed since the job's last restart inside "
 			                           "the JVM"
 			                         : "no checkpoint completed since it started"));
 			return;
 		}
-	} else if (restarted_here || s->reload.proof.restarted) {
+	} else if (restarted_here || s->reload.trial.restarted) {
 		/* without checkpoints, past its window: a window's length RUNNING since the last restart */
-		usec_t from = s->reload.proof.running_since > since ? s->reload.proof.running_since : since;
+		usec_t from = s->reload.trial.running_since > since ? s->reload.trial.running_since : since;
 		if (now - from < window) {
-			proof_why(s,
+			trial_why(s,
 			          xstrdup("restarted inside the JVM; RUNNING for a readiness window's length since the "
 			                  "last restart proves it"));
-			sup_arm_deadline(s, &s->reload.proof.timer, window - (now - from), on_proof_timer);
+			sup_arm_deadline(s, &s->reload.trial.timer, window - (now - from), on_trial_timer);
 			return;
 		}
 	}
-	bool rolled = s->reload.rolling_back, restarted = s->reload.proof.restarted;
-	proof_end(s);
+	bool rolled = s->reload.rolling_back, restarted = s->reload.trial.restarted;
+	trial_end(s);
 	s->reload.upgrading = false;
 	sup_event(s, "SpecStable", "the %s spec of job %s is stable: RUNNING %s%s", rolled ? "rolled-back" : "upgraded",
 	          s->job_id,
@@ -571,13 +587,13 @@ void sup_reload_judge(struct supervisor *s)
 	                    : "through its readiness window without a restart inside the JVM",
 	          checkpointing_on(s) ? ", a checkpoint completed since" : "");
 	sup_reload_stable(s);
-	s->status.lifecycle = sup_lifecycle(s);
+	sup_set_lifecycle(s, sup_lifecycle(s));
 	sup_write_status(s);
 }
 
 void sup_reload_upgrade_over(struct supervisor *s)
 {
-	proof_end(s);
+	trial_end(s);
 	s->reload.upgrading = false;
 	s->reload.rolling_back = false;
 	base_forget(s);
@@ -592,18 +608,18 @@ void sup_reload_running(struct supervisor *s)
 {
 	/* a rejected configuration is said until the job next comes up (or a good one is read) */
 	sup_error_clear(s, STATUS_ERR_CONFIG);
-	if (!s->reload.proof.on) {
+	if (!s->reload.trial.on) {
 		s->reload.readiness_timer = sup_disarm(s->reload.readiness_timer);
 		s->reload.upgrading = false;
 		return;
 	}
-	if (!s->reload.proof.running_since)
-		s->reload.proof.running_since = sup_now(s);
+	if (!s->reload.trial.running_since)
+		s->reload.trial.running_since = sup_now(s);
 }
 
 void sup_reload_stable(struct supervisor *s)
 {
-	if (s->reload.proof.on) {
+	if (s->reload.trial.on) {
 		/* stable once it made progress: judged once the transition into RUNNING is complete */
 		sup_raise(s, EV_PROGRESS);
 		return;

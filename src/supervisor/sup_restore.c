@@ -12,6 +12,7 @@
 
 #include "flinkversion.h"
 #include "sup_restore.h"
+#include "sup_snapshot.h"
 
 #define VERSION_MAX_LEN 64 /* a longer "flink-version" is no release's */
 
@@ -342,15 +343,9 @@ static void claim_savepoint(struct supervisor *s)
 	struct status *st = &s->status;
 	struct snapshot_ref *c =
 	    snapshot_history_push(st->claimed_savepoints, &st->n_claimed_savepoints, CLAIMED_SAVEPOINTS_MAX);
-	*c = st->savepoint_history[h];
+	*c = sup_snapshot_claimed(s, h);
 	c->id = s->restore.id;
 	c->claimed = true;
-	memmove(&st->savepoint_history[h], &st->savepoint_history[h + 1],
-	        sizeof(*st->savepoint_history) * (size_t)(st->n_savepoint_history - h - 1));
-	st->n_savepoint_history--;
-	memset(&st->savepoint_history[st->n_savepoint_history], 0, sizeof(*st->savepoint_history));
-	if (snapshot_same(st->last_savepoint.location, c->location))
-		st->last_savepoint.claimed = true;
 	sup_event(s, "SavepointClaimed",
 	          "savepoint %s (checkpoint id %lld, NATIVE) is restored in claim mode: the job's checkpoints own it "
 	          "from now on and share its files (the next checkpoint is incremental); it leaves the savepoint "
@@ -535,6 +530,33 @@ bool sup_restore_start_failed(struct supervisor *s, bool timed_out)
 	          s->job_id, kind, point, why);
 	free(why);
 	return false;
+}
+
+void sup_restore_forget_claimed(struct supervisor *s, const struct strv *gone)
+{
+	struct status *st = &s->status;
+	int kept = 0;
+	for (int i = 0; i < st->n_claimed_savepoints; i++) {
+		struct snapshot_ref *c = &st->claimed_savepoints[i];
+		char *path = local_path_from_uri(c->location);
+		bool drop = false;
+		for (size_t k = 0; path && k < gone->n && !drop; k++)
+			drop = !strcmp(gone->v[k], path);
+		free(path);
+		if (drop) {
+			snapshot_ref_free(c);
+			continue;
+		}
+		if (kept != i) {
+			st->claimed_savepoints[kept] = *c;
+			memset(c, 0, sizeof(*c));
+		}
+		kept++;
+	}
+	if (kept == st->n_claimed_savepoints)
+		return;
+	st->n_claimed_savepoints = kept;
+	sup_write_status(s);
 }
 
 void sup_restore_free(struct supervisor *s)

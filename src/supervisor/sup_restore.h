@@ -26,6 +26,9 @@ void sup_restore_running(struct supervisor *s);
 /* The JVM is gone before the job was RUNNING (timed_out: stopped by the startup timeout). The restore point is
  * given up only on evidence. true: the job FAILED (flinklet.restore.fallback is never); false: restart. */
 bool sup_restore_start_failed(struct supervisor *s, bool timed_out);
+/* The claimed savepoints that are gone (Flink disposed of them) or go with the sweep (gone: their local paths) leave
+ * the status's list, which this part alone writes (a claim adds to it). */
+void sup_restore_forget_claimed(struct supervisor *s, const struct strv *gone);
 void sup_restore_free(struct supervisor *s);
 
 #endif

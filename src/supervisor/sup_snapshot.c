@@ -56,6 +56,13 @@ void sup_snapshot_record_savepoint(struct supervisor *s, const char *location, c
 	sup_snapshot_retention(s);
 }
 
+struct snapshot_ref sup_snapshot_claimed(struct supervisor *s, int h)
+{
+	struct snapshot_ref c = snapshot_history_take(s->status.savepoint_history, &s->status.n_savepoint_history, h);
+	s->status.last_savepoint.claimed |= snapshot_same(s->status.last_savepoint.location, c.location);
+	return c;
+}
+
 /* The format of a savepoint the running JVM takes: a stop's is restored by the current spec's backend. */
 static const char *savepoint_format(struct supervisor *s, enum savepoint_use use)
 {

@@ -18,6 +18,9 @@ void sup_snapshot_kick(struct supervisor *s); /* starts a pending one when the j
 void sup_snapshot_cancel(struct supervisor *s);
 void sup_snapshot_arm_periodic(struct supervisor *s);
 void sup_snapshot_retention(struct supervisor *s);
+/* Entry h of the savepoint history, restored in claim mode, leaves the history (returned: the caller keeps it);
+ * lastSavepoint, when it is that one, says claimed. */
+struct snapshot_ref sup_snapshot_claimed(struct supervisor *s, int h);
 /* The savepoints an earlier run's retention renamed *.disposing and did not finish removing: removed (a child). */
 void sup_snapshot_finish_disposals(struct supervisor *s);
 /* A child retention started to remove a savepoint exited: its outcome said. false: not one of them. */

@@ -43,13 +43,13 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 		 * any stop that gets neither */
 		char *why = xasprintf("the shutdown budget of %s ran out before job %s had a savepoint or a checkpoint "
 		                      "to stop on; the newest checkpoint stays the restore point",
-		                      sup_shutdown_budget_text(s), s->job_id);
+		                      sup_stop_budget_text(s), s->job_id);
 		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointFailed", "%s", why);
 		free(why);
 	} else {
 		sup_alert(s, "ShutdownBudgetExhausted", "the shutdown budget of %s is exhausted",
-		          sup_shutdown_budget_text(s));
+		          sup_stop_budget_text(s));
 	}
 	sup_raise(s, EV_DEADLINE);
 	return 0;
@@ -58,7 +58,7 @@ static int on_deadline(sd_event_source *src, uint64_t usec, void *userdata)
 void sup_stop_arm_deadline(struct supervisor *s)
 {
 	if (!s->stop.deadline_timer) {
-		usec_t budget = sup_shutdown_budget(s);
+		usec_t budget = sup_stop_budget_total(s);
 		s->stop.deadline = now_monotonic() + budget;
 		sup_arm(s, &s->stop.deadline_timer, budget, on_deadline);
 	}
@@ -76,7 +76,7 @@ static int on_stop_wait_over(sd_event_source *src, uint64_t usec, void *userdata
  * a few seconds for the savepoint are set aside, and at least a third of it. */
 static usec_t stop_wait_share(struct supervisor *s)
 {
-	usec_t budget = sup_shutdown_budget(s);
+	usec_t budget = sup_stop_budget_total(s);
 	usec_t reserve = sup_stop_budget_exit_reserve(s) + 5 * USEC_PER_SEC;
 	usec_t third = budget / 3;
 	return budget > reserve && budget - reserve > third ? budget - reserve : third;
@@ -168,8 +168,7 @@ static void on_stop_checkpoints(void *userdata, long code, cJSON *body, const ch
 		s->stop.checkpoint_done = true;
 		s->stop.checkpoint_id = newest;
 		checkpoint_wait_off(s);
-		snapshot_ref_set(&s->status.last_checkpoint, path->valuestring, newest,
-		                 (int64_t)(now_realtime() / USEC_PER_MSEC), NULL);
+		sup_poll_checkpoint_completed(s, path->valuestring, newest, (int64_t)(now_realtime() / USEC_PER_MSEC));
 		sup_event(
 		    s, "StopCheckpoint",
 		    "checkpoint %lld of job %s completed %.1f s after the stop request: the JVM is stopped on it, and "
@@ -256,7 +255,7 @@ static enum sup_state stop_snapshot(struct supervisor *s)
 		    xasprintf("the shutdown budget (flinklet.shutdown.timeout: %s) leaves no time for a savepoint "
 		              "or a checkpoint: stopping job %s without one; the newest checkpoint stays the restore "
 		              "point",
-		              sup_shutdown_budget_text(s), s->job_id);
+		              sup_stop_budget_text(s), s->job_id);
 		sup_error_set(s, STATUS_ERR_STOP, why);
 		sup_alert(s, "SavepointSkipped", "%s", why);
 		free(why);
@@ -377,10 +376,12 @@ enum sup_state sup_stop_done(struct supervisor *s)
 	s->stop.wait_timer = sup_disarm(s->stop.wait_timer);
 	checkpoint_wait_off(s);
 	sup_snapshot_stop_timers_off(s);
-	status_set_string(&s->status.intent, NULL);
-	s->status.tasks_running = 0; /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
+	sup_set_intent(s, NULL);
+	sup_poll_no_task_runs(s); /* the JVM is gone (or killed, with flinklet about to exit): no task runs */
 	if (s->state == SUP_FINISHED || s->stop.job_finished) {
 		s->stop.deadline_timer = sup_disarm(s->stop.deadline_timer);
+		if (s->state != SUP_FINISHED)
+			sup_launch_finished_record(s); /* (FINISHED was recorded with it) */
 		sup_set_job_state(s, "FINISHED");
 		sup_event(s, "Stopped", "stopped; job %s had FINISHED", s->job_id);
 		sup_exit(s, 0);
@@ -469,7 +470,7 @@ enum sup_state sup_stop_savepoint_failed(struct supervisor *s)
 		sup_adopt_spec(s, s->launched);
 		sup_reload_upgrade_aborted(s);
 		sup_memtune_upgrade_aborted(s);
-		status_set_string(&s->status.intent, NULL);
+		sup_set_intent(s, NULL);
 		return SUP_RUNNING;
 	}
 	if (s->stop.purpose != STOP_EXIT)

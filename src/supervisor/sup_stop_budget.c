@@ -1,10 +1,22 @@
-/* sup_stop_budget: the stop's shutdown budget and its shares (see sup_stop_budget.h): the one reader of the deadline
- * sup_stop.c arms. */
+/* sup_stop_budget: the stop's shutdown budget and its shares (see sup_stop_budget.h): the one reader of
+ * flinklet.shutdown.timeout and of the deadline sup_stop.c arms. */
 #include "sup_stop_budget.h"
+
+#define SHUTDOWN_BUDGET_KEY "flinklet.shutdown.timeout"
+
+usec_t sup_stop_budget_total(const struct supervisor *s)
+{
+	return spec_duration(s->spec, SHUTDOWN_BUDGET_KEY);
+}
+
+const char *sup_stop_budget_text(const struct supervisor *s)
+{
+	return spec_get(s->spec, SHUTDOWN_BUDGET_KEY);
+}
 
 usec_t sup_stop_budget_grace_period(const struct supervisor *s)
 {
-	usec_t budget = sup_shutdown_budget(s);
+	usec_t budget = sup_stop_budget_total(s);
 	usec_t grace = spec_duration(s->spec, "flinklet.jvm.stop-grace-period");
 	return grace < budget ? grace : budget;
 }

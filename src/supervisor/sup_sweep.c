@@ -13,6 +13,7 @@
 #include "jvm.h"
 #include "leftovers.h"
 #include "store.h"
+#include "sup_restore.h"
 #include "sup_sweep.h"
 
 #define SWEEP_MAX_METADATA (256ULL << 20)
@@ -99,34 +100,6 @@ static void sweep_run(void *arg)
 		strv_push(&j->remove, j->found.shared.v[i]);
 }
 
-/* The claimed savepoints that are gone (Flink disposed of them) or go with this sweep leave the status's list. */
-static void forget_claimed(struct supervisor *s, const struct strv *gone)
-{
-	struct status *st = &s->status;
-	int kept = 0;
-	for (int i = 0; i < st->n_claimed_savepoints; i++) {
-		struct snapshot_ref *c = &st->claimed_savepoints[i];
-		char *path = local_path_from_uri(c->location);
-		bool drop = false;
-		for (size_t k = 0; path && k < gone->n && !drop; k++)
-			drop = !strcmp(gone->v[k], path);
-		free(path);
-		if (drop) {
-			snapshot_ref_free(c);
-			continue;
-		}
-		if (kept != i) {
-			st->claimed_savepoints[kept] = *c;
-			memset(c, 0, sizeof(*c));
-		}
-		kept++;
-	}
-	if (kept == st->n_claimed_savepoints)
-		return;
-	st->n_claimed_savepoints = kept;
-	sup_write_status(s);
-}
-
 static void sweep_done(void *arg)
 {
 	struct sweep_job *j = arg;
@@ -136,7 +109,7 @@ static void sweep_done(void *arg)
 		return;
 	}
 	s->sweep.finding = false;
-	forget_claimed(s, &j->found.claimed_gone);
+	sup_restore_forget_claimed(s, &j->found.claimed_gone);
 	if (j->r < 0)
 		log_warn("unable to look for what dead JVMs left in %s/%s: %s", j->ckpt_dir, j->job_id,
 		         strerror(-j->r));

@@ -42,10 +42,19 @@ static enum sup_state after_stop(struct supervisor *s, enum sup_state next)
 	return next == SUP_STARTING ? do_launch(s, SUP_STARTING) : next;
 }
 
+/* A launch that failed while the JVM waited idle for it (a job-only upgrade's): that JVM goes too (killed: its exit
+ * is on the way), the launch meant for it called off. */
+static void drop_idle_jvm(struct supervisor *s)
+{
+	if (sup_keepjvm_idle(s)) {
+		sup_launch_cancel(s);
+		sup_launch_kill(s);
+	}
+}
+
 static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 {
-	/* a launch that failed while the JVM waited idle for it (a job-only upgrade's): that JVM goes too */
-	sup_launch_drop_idle(s);
+	drop_idle_jvm(s);
 	if (sup_restore_take_fatal(s)) {
 		/* the launch must not happen at all (sup_restore said why in the status): no retry */
 		sup_set_job_state(s, "FAILED");
@@ -91,7 +100,7 @@ static enum sup_state act_restart(struct supervisor *s, enum sup_state next)
 /* A launch that could not go on (the jar, the volume, the JVM could not be executed): back off. */
 static enum sup_state launch_failed(struct supervisor *s)
 {
-	sup_launch_drop_idle(s);
+	drop_idle_jvm(s);
 	s->status.last_exit_code = 127;
 	if (s->volume_errno) {
 		/* a full or read-only volume is not a crash loop: wait for it as long as it takes */
@@ -155,7 +164,7 @@ static void mark_running(struct supervisor *s)
 	sup_poll_running(s);
 	sup_stop_running(s);
 	sup_snapshot_running(s);
-	status_set_string(&s->status.intent, NULL);
+	sup_set_intent(s, NULL);
 	sup_cds_running(s);
 	if (s->status.tasks_finished)
 		sup_event(s, "JobRunning", "job %s is RUNNING with all %d tasks running (%d more finished)", s->job_id,
@@ -165,16 +174,20 @@ static void mark_running(struct supervisor *s)
 		          s->status.tasks_total);
 }
 
-/* EV_START: the first state. A job that FINISHED earlier is never run again by a restart of the supervisor; a
- * suspended one (the file, or the API's override) is not started; otherwise the first launch, which FAILED when it
- * must not happen (sup_restore said why: exit 1) or cannot (no java: exit 3). */
+/* EV_START: the first state. A job that FINISHED earlier is never run again by a restart of the supervisor, unless
+ * the spec changed since (a new run of the new spec, as a reload's); a suspended one (the file, or the API's
+ * override) is not started; otherwise the first launch, which FAILED when it must not happen (sup_restore said why:
+ * exit 1) or cannot (no java: exit 3). */
 static enum sup_state act_start(struct supervisor *s, enum sup_state next)
 {
 	if (s->status.job_state && !strcmp(s->status.job_state, "FINISHED")) {
-		sup_event(s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s->job_id);
-		if (s->opts->exit_on_finish)
-			sup_exit(s, 0);
-		return SUP_FINISHED;
+		if (!sup_launch_finished_changed(s)) {
+			sup_event(s, "JobAlreadyFinished", "job %s FINISHED earlier; not starting it again", s->job_id);
+			if (s->opts->exit_on_finish)
+				sup_exit(s, 0);
+			return SUP_FINISHED;
+		}
+		sup_launch_new_run(s, "flinklet is started with a spec changed since");
 	}
 	sup_reload_apply_state_override(s, s->spec);
 	if (s->spec->job.state == JOB_STATE_SUSPENDED) {
@@ -182,7 +195,7 @@ static enum sup_state act_start(struct supervisor *s, enum sup_state next)
 		sup_event(s, "Suspended", "job.state is suspended: job %s is not started", s->job_id);
 		return SUP_SUSPENDED;
 	}
-	s->status.lifecycle = LIFECYCLE_DEPLOYED; /* the launch's intent is recorded with it */
+	sup_set_lifecycle(s, LIFECYCLE_DEPLOYED); /* the launch's intent is recorded with it */
 	int r = sup_launch_initial(s);
 	if (r < 0 && s->restore.fatal) {
 		sup_set_job_state(s, "FAILED");
@@ -212,9 +225,10 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 		return after_stop(s, sup_stop_now_running(s, next));
 	case ACT_FINISHED:
 		sup_launch_startup_over(s);
+		sup_launch_finished_record(s);
 		sup_set_job_state(s, "FINISHED");
-		status_set_string(&s->status.intent, NULL);
-		sup_event(s, "JobFinished", "job %s FINISHED; it will not be started again", s->job_id);
+		sup_set_intent(s, NULL);
+		sup_event(s, "JobFinished", "job %s FINISHED; it is not started again with this spec", s->job_id);
 		if (s->opts->exit_on_finish)
 			sup_exit(s, 0);
 		return next;
@@ -237,6 +251,21 @@ static enum sup_state run_action(struct supervisor *s, enum sup_action a, enum s
 	case ACT_JUDGE:
 		sup_reload_judge(s);
 		return next;
+	case ACT_NEW_RUN:
+		/* no readiness window: the last stable spec FINISHED, and a rollback would run the finished job
+		 * again */
+		sup_reload_upgrade_over(s);
+		if (!sup_launch_finished_changed(s)) {
+			sup_event(
+			    s, "JobAlreadyFinished",
+			    "job %s FINISHED; the new spec launches the same job (what changed is only the order of "
+			    "its keys or its JVM's endpoints: REST and web UI, metrics reporters, scratch directory): "
+			    "not running it again",
+			    s->job_id);
+			return SUP_FINISHED;
+		}
+		sup_launch_new_run(s, "its spec changed");
+		return do_launch(s, next);
 	case ACT_STOP:
 		return after_stop(s, sup_stop_start(s, STOP_EXIT));
 	case ACT_SUSPEND:
@@ -310,7 +339,7 @@ static void dispatch_one(struct supervisor *s, enum sup_event ev)
 	s->state = next;
 	/* a finished job stays STABLE/FINISHED in the record after the supervisor stops */
 	if (!(next == SUP_STOPPED && before == SUP_FINISHED))
-		s->status.lifecycle = sup_lifecycle(s);
+		sup_set_lifecycle(s, sup_lifecycle(s));
 	sup_notify_state(s);
 	if (before != next)
 		log_info("%s + %s -> %s (%s)", sup_state_name(before), sup_event_name(ev), sup_state_name(next),
@@ -389,7 +418,6 @@ static void on_child(const struct reaped *r, void *userdata)
 	/* a JVM that ran no job (idle between the two of a job-only upgrade) */
 	bool idle = s->keepjvm.idle;
 	sup_launch_jvm_exited(s, r);
-	s->status.jvm_pid = 0;
 	s->status.last_exit_code = r->exit_code;
 	s->status.last_exit_signal = r->exit_signal;
 	sup_stop_jvm_gone(s);
@@ -506,41 +534,6 @@ static int check_environment(struct supervisor *s)
 		    "executeSql or executeAsync() do, stops within seconds)",
 		    s->lib_dir, FLINKCONF_LAUNCHER_JAR);
 	return preflight_first_launch(s);
-}
-
-static void adopt_old_status(struct supervisor *s, struct status *old)
-{
-	/* every JVM start on the volume, an earlier flinklet's first too (this one's launch adds to them) */
-	s->status.jvm_starts = old->jvm_starts;
-	s->status.stop_exit_ms = old->stop_exit_ms;
-	s->status.last_savepoint = old->last_savepoint;
-	memset(&old->last_savepoint, 0, sizeof(old->last_savepoint));
-	s->status.n_savepoint_history = old->n_savepoint_history;
-	memcpy(s->status.savepoint_history, old->savepoint_history, sizeof(old->savepoint_history));
-	old->n_savepoint_history = 0;
-	s->status.n_claimed_savepoints = old->n_claimed_savepoints;
-	memcpy(s->status.claimed_savepoints, old->claimed_savepoints, sizeof(old->claimed_savepoints));
-	old->n_claimed_savepoints = 0;
-	s->status.last_checkpoint = old->last_checkpoint;
-	s->status.state_size = old->state_size;
-	memset(&old->last_checkpoint, 0, sizeof(old->last_checkpoint));
-	s->status.start_time_ms = old->start_time_ms;
-	s->status.savepoint_trigger_nonce = old->savepoint_trigger_nonce;
-	s->status.checkpoint_trigger_nonce = old->checkpoint_trigger_nonce;
-	s->status.n_checkpoint_history = old->n_checkpoint_history;
-	memcpy(s->status.checkpoint_history, old->checkpoint_history, sizeof(old->checkpoint_history));
-	old->n_checkpoint_history = 0;
-	status_set_string(&s->status.job_state, old->job_state);
-	s->status.update_time_ms = old->update_time_ms;
-	/* memory tuning: the recommendation, the next launch's settings, why it is undone (not what ran: no JVM runs)
-	 */
-	status_memtuning_clear(&s->status.memory_tuning);
-	s->status.memory_tuning = old->memory_tuning;
-	s->status.memory_tuning.run_heap = s->status.memory_tuning.run_managed = -1;
-	s->status.memory_tuning.run_metaspace = -1;
-	old->memory_tuning.reason = old->memory_tuning.suspended = NULL;
-	/* not the errors (error, errors): they were the earlier flinklet's news; each source here says again what still
-	 * holds (the volume, a rejected configuration, ...) */
 }
 
 /* The sweep (sup_sweep.c) removes files from the checkpoint and the savepoint directory, which may lie outside the
@@ -670,7 +663,7 @@ static int open_state_dir(struct supervisor *s)
 	if (read_file(path, 4u << 20, &text, NULL) == 0) {
 		struct status old;
 		if (status_parse(text, &old) == 0) {
-			adopt_old_status(s, &old);
+			status_carry_over(&s->status, &old);
 			old_lifecycle = old.lifecycle;
 			first_start = old.start_time_ms == 0;
 		} else {
@@ -689,17 +682,15 @@ static int open_state_dir(struct supervisor *s)
 		unlink(idpath);
 		free(idpath);
 		sup_launch_fresh_start(s);
-		s->status.start_time_ms = 0;
-		status_set_string(&s->status.job_state, NULL);
-		snapshot_ref_free(&s->status.last_checkpoint);
-		s->status.state_size = -1;
+		sup_forget_job_state(s);
+		sup_poll_new_job(s);
 	}
 	r = store_job_id(s->state_dir, s->job_id);
 	if (r < 0) {
 		log_fatal("unable to keep the job id in %s: %s", s->state_dir, strerror(-r));
 		return 3;
 	}
-	memcpy(s->status.job_id, s->job_id, sizeof(s->job_id));
+	sup_record_job_id(s);
 	status_set_string(&s->status.name, s->spec->name);
 	s->status.rest_port = flinkconf_rest_port(s->spec);
 	return 0;

@@ -1,5 +1,7 @@
-"""The source tree as docs/architecture.md's "Layout" draws it (issue 17): one folder per module group, each .c beside
-its .h, and every #include between folders one the table allows (a folder never reaches into a folder above it)."""
+"""The source tree as docs/architecture.md draws it (issues 17 and 39): one folder per module group, each .c beside its
+.h and each file with a row, every #include between folders one the table allows (a folder never reaches into a
+folder above it), no #include cycle, one call loop (through sup_raise, which a part calls last), and the supervisor's
+parts as their table says: what each owns and what each includes."""
 import os
 import re
 
@@ -177,8 +179,8 @@ OWNER = {
     "flinkmetrics": "sup_flinkmetrics.c",
 }
 # the core's fields are written by the table's driver and the records; the status document is the one record every
-# part fills in (its own fields of it), except its errors: those are one slot per source, each with one owner
-# (ERROR_OWNER), written through sup_error_set/sup_error_clear only
+# part fills in (its own fields of it: FIELD_OWNER below), except its errors: those are one slot per source, each with
+# one owner (ERROR_OWNER), written through sup_error_set/sup_error_clear only
 CORE_WRITERS = {"supervisor.c", "sup_core.c"}
 CORE_SHARED = {"status"}
 STATUS_OWNED = {"error", "errors", "warnings"}
@@ -341,6 +343,198 @@ def test_each_warning_of_the_status_has_one_owner():
     assert sets == set(WARNING_OWNER), f"sources no owner ever sets: {set(WARNING_OWNER) - sets}"
 
 
+# the fields of the status document (struct status, src/supervisor/status.h) -> the one file that writes each (issue 39,
+# item 3); status.c's field table names the same owner beside each field's path, kind and carry-over. Every other file
+# asks the owner's header (sup_poll_new_job, sup_set_intent, ...). A list's count is its list's. The errors and
+# warnings are the core's records, each slot with its own owner (ERROR_OWNER, WARNING_OWNER above).
+FIELD_OWNER = {
+    "lifecycle": "sup_core.c",
+    "name": "supervisor.c",
+    "job_id": "sup_core.c",
+    "job_state": "sup_core.c",
+    "start_time_ms": "sup_poll.c",
+    "update_time_ms": "sup_core.c",
+    "tasks_total": "sup_poll.c",
+    "tasks_running": "sup_poll.c",
+    "tasks_finished": "sup_poll.c",
+    "last_savepoint": "sup_snapshot.c",
+    "savepoint_history": "sup_snapshot.c",
+    "n_savepoint_history": "sup_snapshot.c",
+    "claimed_savepoints": "sup_restore.c",
+    "n_claimed_savepoints": "sup_restore.c",
+    "last_checkpoint": "sup_poll.c",
+    "state_size": "sup_poll.c",
+    "checkpoint_history": "sup_snapshot.c",
+    "n_checkpoint_history": "sup_snapshot.c",
+    "savepoint_trigger_nonce": "sup_snapshot.c",
+    "checkpoint_trigger_nonce": "sup_snapshot.c",
+    "restored_kind": "sup_launch.c",
+    "restored_location": "sup_launch.c",
+    "restored_id": "sup_launch.c",
+    "jvm_pid": "sup_launch.c",
+    "jvm_starts": "sup_launch.c",
+    "last_exit_code": "supervisor.c",
+    "last_exit_signal": "supervisor.c",
+    "stop_exit_ms": "sup_stop.c",
+    "flink_version": "supervisor.c",
+    "rest_port": "supervisor.c",
+    "intent": "sup_core.c",
+    "autoscaler_overrides": "sup_autoscaler.c",
+    "memory_tuning": "sup_memtune.c",
+    "supervisor_pid": "supervisor.c",
+    "http_address": "sup_http.c",
+    "token_file": "sup_http.c",
+    "flink_metrics": "sup_flinkmetrics.c",
+    "error": "sup_core.c",
+    "errors": "sup_core.c",
+    "warnings": "sup_core.c",
+}
+# the whole document handed to a function (not one field of it): what may, and which file (None: any file, it reads)
+STATUS_WHOLE = {
+    "status_render": None,
+    "status_error_set": "sup_core.c",  # sup_error_set, sup_warning_set: the slots' owners call those
+    "status_warning_set": "sup_core.c",
+    "status_init": "supervisor.c",  # the context's life: made, the last run's carried over, freed
+    "status_carry_over": "supervisor.c",
+    "status_free": "supervisor.c",
+}
+
+_DOC = r"(?:\b(?:s|sup)(?:->|\.)status\.|\b(?:{aliases})->)(\w+)((?:\.\w+|\[[^\]]*\])*)"
+_ALIAS = re.compile(r"(?<!const )\bstruct status \*\s*(\w+)\s*=\s*&\s*(?:s|sup)->status\s*;")
+_WHOLE = re.compile(r"&\s*\b(?:s|sup)(?:->|\.)status\b(?!\s*(?:\.|->))")
+
+
+def _status_field_writes(text):
+    """(line, field of struct status) for each write of the status document's fields in text: an assignment, ++/--,
+    its address taken (handed to something that may change it; not into a pointer to const), free() or a mem*()
+    into it, through s->status, sup->status, s.status or a local `struct status *x = &s->status`."""
+    aliases = "|".join(sorted(set(_ALIAS.findall(text)))) or "(?!)"
+    doc = _DOC.format(aliases=aliases)
+    writes = [
+        re.compile(doc + r"\s*(?:=(?!=)|\+\+|--|[-+*/|&^]=|<<=|>>=)"),
+        re.compile(r"(?:\+\+|--)\s*" + doc),
+        re.compile(r"(?<![&\w)\]])&\s*" + doc),
+        re.compile(r"\b(?:\w*free|mem(?:cpy|move|set))\(\s*(?:\([\w ]+\*\)\s*)?&?\s*" + doc),
+    ]
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        const_decl = re.match(r"\s*const\b[\w ]*\*", line)
+        seen = {}  # where the field is named on the line -> the field (free(&s->status.x) is one write)
+        for i, rx in enumerate(writes):
+            if i == 2 and const_decl:
+                continue  # const struct snapshot_ref *cp = &s->status.last_checkpoint: a read
+            seen.update({m.start(1): m.group(1) for m in rx.finditer(line)})
+        out += [(n, seen[at]) for at in sorted(seen)]
+    return out
+
+
+def _status_whole_uses(text):
+    """(line, the function the whole document is handed to, or None when it goes elsewhere) for each &s->status
+    that is not a field of it and not a local alias (whose writes _status_field_writes follows)."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in _WHOLE.finditer(line):
+            before = line[: m.start()]
+            if re.search(r"\bstruct status \*\s*\w+\s*=\s*$", before):
+                continue  # an alias: its writes are the fields'
+            call = re.search(r"\b(\w+)\(\s*$", before)
+            out.append((n, call.group(1) if call else None))
+    return out
+
+
+def _status_field_violations(sources):
+    """The writes of the status document's fields, and hand-overs of it whole, that break the owners' rule, in sources
+    ({file name: its text}, src/supervisor/'s .c files but status.c, the document's own code)."""
+    bad = []
+    for f, text in sorted(sources.items()):
+        for n, field in _status_field_writes(text):
+            owner = FIELD_OWNER.get(field)
+            if owner != f:
+                bad.append(f"src/supervisor/{f}:{n} writes status.{field} ({owner or 'no owner named'}'s): ask its owner")
+        for n, fn in _status_whole_uses(text):
+            if fn not in STATUS_WHOLE or STATUS_WHOLE[fn] not in (None, f):
+                bad.append(f"src/supervisor/{f}:{n} hands the whole status document to {fn or 'something'}")
+    return bad
+
+
+def test_the_field_finders_see_writes():
+    planted = ("s->status.jvm_pid = 0; s->status.jvm_starts++; snapshot_ref_free(&s->status.last_checkpoint);\n"
+               "memcpy(s->status.job_id, id, 33); free(s->status.intent); s.status.supervisor_pid = getpid();\n"
+               "struct status *st = &s->status;\n"
+               "st->n_claimed_savepoints = kept; snapshot_history_push(st->checkpoint_history, &st->n_checkpoint_history, 9);\n"
+               "struct status_memtuning *mt = &s->status.memory_tuning; s->status.last_savepoint.claimed |= same;\n")
+    found = _status_field_writes(planted)
+    assert found == [(1, "jvm_pid"), (1, "jvm_starts"), (1, "last_checkpoint"), (2, "job_id"), (2, "intent"),
+                     (2, "supervisor_pid"), (4, "n_claimed_savepoints"), (4, "n_checkpoint_history"),
+                     (5, "memory_tuning"), (5, "last_savepoint")], found
+    reads = ("if (s->status.jvm_pid > 0 && s->status.job_state) f(s->status.tasks_total == 1, st->intent);\n"
+             "const struct snapshot_ref *cp = &s->status.last_checkpoint, *sp = &s->status.last_savepoint;\n"
+             "const struct status *st = &s->status; x = st->n_savepoint_history; text = status_render(&s->status);\n")
+    assert not _status_field_writes(reads)
+    assert _status_whole_uses(reads) == [(3, "status_render")]
+    assert _status_whole_uses("struct status *st = &s->status; sup_x(&s->status); p = &s->status;\n") == \
+        [(1, "sup_x"), (1, None)]
+    # the rule on a planted write and hand-over: the owner may, any other file may not
+    assert not _status_field_violations({"sup_poll.c": "s->status.tasks_running = 0;",
+                                         "supervisor.c": "status_free(&s->status);"})
+    assert _status_field_violations({"sup_stop.c": "s->status.tasks_running = 0;",
+                                     "sup_http.c": "status_free(&s->status);"}) == [
+        "src/supervisor/sup_http.c:1 hands the whole status document to status_free",
+        "src/supervisor/sup_stop.c:1 writes status.tasks_running (sup_poll.c's): ask its owner"]
+
+
+def _struct_status_fields():
+    """The members of struct status (src/supervisor/status.h), in order."""
+    with open(os.path.join(SUP, "status.h")) as fh:
+        text = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
+    body = text[text.index("struct status {") + len("struct status {"):]
+    body = body[: body.index("\n};")]
+    names = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if decl:
+            names += [re.match(r"\**\s*(\w+)", d.strip().split()[-1] if i == 0 else d.strip()).group(1)
+                      for i, d in enumerate(decl.split(","))]
+    return names
+
+
+def _field_table():
+    """status.c's field table: field -> its owner there (a list's count: its list's)."""
+    with open(os.path.join(SUP, "status.c")) as fh:
+        text = fh.read()
+    table = text[text.index("static const struct status_field fields[] = {"):]
+    table = table[: table.index("\n};")]
+    out = {}
+    for row in re.findall(r"\{ROW\((.*?)\}(?:,\n|,$|$)", table, re.S):
+        m = re.match(r'\s*"[^"]*",\s*\w+,\s*(\w+),\s*"([^"]+)"', row)
+        out[m.group(1)] = m.group(2)
+        count = re.search(r"\bLIST\((\w+),", row)
+        if count:
+            out[count.group(1)] = m.group(2)
+    return out
+
+
+def test_each_field_of_the_status_has_one_owner():
+    """Each field of the status document is written by its owner only (FIELD_OWNER; status.c's field table names the
+    same): every other file asks the owner's header. The field table holds every field of struct status (it renders,
+    reads back and carries over the document: a field is added there once)."""
+    fields = _struct_status_fields()
+    assert "jvm_pid" in fields and "n_savepoint_history" in fields and "warnings" in fields, fields
+    assert set(fields) == set(FIELD_OWNER), set(fields) ^ set(FIELD_OWNER)
+    table = _field_table()
+    assert set(table) == set(fields), f"fields of struct status not in status.c's table: {set(fields) - set(table)}"
+    assert table == FIELD_OWNER, {k: (v, FIELD_OWNER.get(k)) for k, v in table.items() if FIELD_OWNER.get(k) != v}
+    for f in set(FIELD_OWNER.values()):
+        assert os.path.exists(os.path.join(SUP, f)), f
+    sources = {}
+    for f in sorted(os.listdir(SUP)):
+        if f.endswith(".c") and f != "status.c":
+            with open(os.path.join(SUP, f), errors="replace") as fh:
+                sources[f] = fh.read()
+    bad = _status_field_violations(sources)
+    assert not bad, "\n".join(bad)
+
+
 def test_every_part_of_the_context_has_an_owner():
     with open(os.path.join(SUP, "sup_core.h")) as fh:
         text = fh.read()
@@ -443,3 +637,494 @@ def test_no_test_file_imports_another():
                 if names:
                     found[f"tests/{sub}/{f}"] = names
     assert not found, found
+
+
+# ---- calls (issue 39, item 1): the map draws calls too, not only #includes ----
+# docs/architecture.md, "Includes and calls": no #include cycle anywhere in src/; one call loop, through sup_raise
+# (a part raises an event, the driver dispatches it at once and runs an action, which calls parts); nothing else of
+# the driver (supervisor.c) is called from another file but its entry points (supervisor.h, from main.c).
+
+DRIVER = "supervisor/supervisor.c"
+# file of src/ -> the functions of the driver it may call
+DRIVER_CALLERS = {"cli/main.c": {"supervisor_run", "supervisor_handled_signals"}}
+RAISE = "sup_raise"
+
+
+def strip_c(text):
+    """text with its comments blanked and its string and character literals emptied (offsets and lines kept)."""
+    def keep(m):
+        s = m.group(0)
+        if s.startswith("/"):
+            return re.sub(r"[^\n]", " ", s)
+        return s[0] + " " * (len(s) - 2) + s[-1]
+    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', keep, text, flags=re.S)
+
+
+def _close(t, i, o="{", c="}"):
+    """The index just past the bracket that closes the one at t[i]."""
+    depth = 0
+    for j in range(i, len(t)):
+        if t[j] == o:
+            depth += 1
+        elif t[j] == c:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(t)
+
+
+_FUNC = re.compile(r"^[a-z][\w \t\*]*?\b(\w+)\((?:[^()]|\([^()]*\))*\)\s*\{", re.M)
+_NOT_CALLS = {"if", "for", "while", "switch", "return", "sizeof", "_Static_assert", "defined", "__attribute__",
+              "offsetof", "alignof", "_Alignof", "typeof"}
+
+
+def functions(text):
+    """(name, static, body) of each function defined in a C text (comments and strings out)."""
+    t = strip_c(text)
+    out = []
+    for m in _FUNC.finditer(t):
+        start = m.end() - 1
+        out.append((m.group(1), m.group(0).startswith("static"), t[start:_close(t, start)]))
+    return out
+
+
+def calls(body):
+    """The names a function body calls (by name: a callback handed over as a pointer is no call)."""
+    return {n for n in re.findall(r"\b([A-Za-z_]\w*)\s*\(", body) if n not in _NOT_CALLS}
+
+
+def call_graph(files):
+    """files: path -> C text. Returns {caller path: {callee path: {names}}}: who calls a function another file defines
+    (a static one only from its own file; a header's static inline one from any file)."""
+    defs, local = {}, {}
+    for path, text in files.items():
+        for name, static, _ in functions(text):
+            if static and path.endswith(".c"):
+                local.setdefault(path, set()).add(name)
+            else:
+                defs.setdefault(name, path)
+    graph = {}
+    for path, text in files.items():
+        for _, _, body in functions(text):
+            for n in calls(body) - local.get(path, set()):
+                if n in defs and defs[n] != path:
+                    graph.setdefault(path, {}).setdefault(defs[n], set()).add(n)
+    return graph
+
+
+def _src_files():
+    out = {}
+    for d, names in _tree().items():
+        for f in names:
+            if f.endswith((".c", ".h")):
+                with open(os.path.join(SRC, d, f), errors="replace") as fh:
+                    out[f"{d}/{f}"] = fh.read()
+    return out
+
+
+def driver_calls(graph):
+    """The calls into the driver the map does not allow: a part (or any file) calling something of supervisor.c other
+    than sup_raise, and anything outside src/supervisor/ calling it but main.c's entry points."""
+    bad = []
+    for caller, callees in sorted(graph.items()):
+        names = callees.get(DRIVER, set())
+        allowed = {RAISE} if caller.startswith("supervisor/") else DRIVER_CALLERS.get(caller, set())
+        bad += [f"src/{caller} calls {n} (src/{DRIVER})" for n in sorted(names - allowed)]
+    return bad
+
+
+def _file_cycle(graph, drop_raise):
+    g = {a: {b for b, names in callees.items() if not (drop_raise and b == DRIVER and names == {RAISE})}
+         for a, callees in graph.items()}
+    return _cycle(g)
+
+
+PLANTED = {
+    "supervisor/supervisor.c": "void sup_raise(struct supervisor *s, enum sup_event ev)\n{\n\tsup_x_do(s);\n}\n"
+                               "const char *sup_invariant_violation(const struct supervisor *s)\n{\n\treturn 0;\n}\n",
+    "supervisor/sup_x.c": "/* sup_invariant_violation(s) in a comment */\nvoid sup_x_do(struct supervisor *s)\n{\n"
+                         "\tlog_info(\"sup_invariant_violation(\");\n\tsup_raise(s, EV_X);\n}\n"
+                         "static void helper(struct supervisor *s)\n{\n\tif (sup_invariant_violation(s))\n"
+                         "\t\tsup_x_do(s);\n}\n",
+    "supervisor/sup_y.h": "const char *sup_invariant_violation(const struct supervisor *s);\n",
+    "cli/main.c": "int main(void)\n{\n\treturn supervisor_run(0, 0) + sup_x_peek(0);\n}\n",
+    "autoscaler/as_a.c": "int as_a(void)\n{\n\treturn as_b();\n}\n",
+    "autoscaler/as_b.c": "int as_b(void)\n{\n\treturn 1;\n}\nint as_c(void)\n{\n\treturn as_a();\n}\n",
+}
+
+
+def test_the_call_finder_sees_calls():
+    graph = call_graph(PLANTED)
+    assert graph["supervisor/sup_x.c"]["supervisor/supervisor.c"] == {"sup_raise", "sup_invariant_violation"}
+    assert graph["supervisor/supervisor.c"] == {"supervisor/sup_x.c": {"sup_x_do"}}
+    assert "supervisor/sup_y.h" not in graph  # a prototype is no call, nor is a comment or a string
+    assert driver_calls(graph) == ["src/supervisor/sup_x.c calls sup_invariant_violation (src/supervisor/supervisor.c)"]
+    # the loop through sup_raise is the one allowed; as_a.c <-> as_b.c is one more
+    assert _file_cycle(graph, drop_raise=False) is not None
+    assert _file_cycle(graph, drop_raise=True) == ["autoscaler/as_a.c", "autoscaler/as_b.c", "autoscaler/as_a.c"]
+    # without it, the part's call of another function of the driver is a second loop; without that, none is left
+    planted = {k: v for k, v in PLANTED.items() if k != "autoscaler/as_b.c"}
+    assert _file_cycle(call_graph(planted), drop_raise=True) == [
+        "supervisor/sup_x.c", "supervisor/supervisor.c", "supervisor/sup_x.c"]
+    planted["supervisor/sup_x.c"] = planted["supervisor/sup_x.c"].replace("if (sup_invariant_violation(s))", "if (s)")
+    assert _file_cycle(call_graph(planted), drop_raise=True) is None
+    assert not driver_calls(call_graph(planted))
+
+
+def test_sup_raise_is_the_one_call_into_the_driver():
+    graph = call_graph(_src_files())
+    assert not driver_calls(graph), "\n".join(driver_calls(graph))
+    # and the parts do raise: the loop the document draws is there
+    raisers = sorted(c for c, callees in graph.items() if RAISE in callees.get(DRIVER, ()))
+    assert raisers and all(r.startswith("supervisor/sup_") for r in raisers), raisers
+
+
+def test_the_one_call_loop_is_through_sup_raise():
+    """Without the calls to sup_raise, the calls between the files of src/ have no cycle (as_options.c <->
+    as_optvalue.c and sup_core.c <-> sup_stop_budget.c were two more)."""
+    graph = call_graph(_src_files())
+    assert _file_cycle(graph, drop_raise=False), "no loop through sup_raise: docs/architecture.md says there is one"
+    loop = _file_cycle(graph, drop_raise=True)
+    assert loop is None, " -> ".join(loop)
+
+
+def test_no_include_cycle_in_src():
+    """No header includes itself through others, and with each .c and its own header as one node (an edge for each
+    other header a .c includes), the files of src/ have no cycle either."""
+    headers, units = {}, {}
+    for path, text in _src_files().items():
+        incs = [h for h in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M)]
+        name = os.path.basename(path)
+        if name.endswith(".h"):
+            headers[name] = set(incs)
+        units.setdefault(name[:-2], set())
+        if name.endswith(".c"):
+            units[name[:-2]] |= {h[:-2] for h in incs if h[:-2] != name[:-2]}
+    assert _cycle(headers) is None, " -> ".join(_cycle(headers))
+    assert _cycle(units) is None, " -> ".join(_cycle(units))
+
+
+# ---- a part raises last (docs/architecture.md, "One owner of transitions") ----
+# sup_raise dispatches at once: when it returns, the action ran, and may have changed the raising part's own state
+# (the action calls parts, the raiser too). So in a part's function nothing runs after a raise but another raise,
+# the status document's write, the release of a local, or the return. A static function that raises (or calls one
+# that does) is a raise for its callers in the same file.
+
+_WS = re.compile(r"\s*")
+_AFTER_RAISE_OK = re.compile(r"return\b[^;()]*;|sup_write_status\(\s*s\s*\)\s*;|\w*free\(\s*&?(?!s\b)\w+(?:\.\w+)*\s*\)\s*;")
+
+
+def _statement_end(t, i):
+    """Past the one statement at t[i]: a block, an if with its else, a loop with its body, or up to its ;."""
+    i = _WS.match(t, i).end()
+    if t.startswith("{", i):
+        return _close(t, i)
+    m = re.compile(r"(if|for|while|switch|\w+_ForEach)\s*\(").match(t, i)
+    if m:
+        j = _statement_end(t, _close(t, m.end() - 1, "(", ")"))
+        k = _WS.match(t, j).end()
+        if m.group(1) == "if" and re.compile(r"else\b").match(t, k):
+            j = _statement_end(t, k + 4)
+        return j
+    depth = 0
+    for j in range(i, len(t)):
+        if t[j] in "([":
+            depth += 1
+        elif t[j] in ")]":
+            depth -= 1
+        elif t[j] == ";" and depth == 0:
+            return j + 1
+    return len(t)
+
+
+def _only_raises(stmt, raisers):
+    """Whether a statement does nothing but raise, write the status, release a local or return (its conditions
+    aside)."""
+    stmt = stmt.strip()
+    if not stmt:
+        return True
+    if stmt.startswith("{"):
+        inner, i = stmt[1:-1], 0
+        while _WS.match(inner, i).end() < len(inner):
+            j = _statement_end(inner, i)
+            if not _only_raises(inner[i:j], raisers):
+                return False
+            i = j
+        return True
+    m = re.match(r"if\s*\(", stmt)
+    if m:
+        cond_end = _close(stmt, m.end() - 1, "(", ")")
+        then_end = _statement_end(stmt, cond_end)
+        rest = stmt[then_end:].strip()
+        return _only_raises(stmt[cond_end:then_end], raisers) and _only_raises(rest[4:] if rest.startswith("else") else rest, raisers)
+    if _AFTER_RAISE_OK.fullmatch(stmt):
+        return True
+    m = re.fullmatch(r"(\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*;", stmt)
+    return bool(m and m.group(1) in raisers)
+
+
+def _after(t, i, end, raisers):
+    """What runs after the statement that ends at t[i], up to end (the function's closing brace), other than raises,
+    the status's write, a local's release and the return: None, or the first such statement."""
+    while True:
+        i = _WS.match(t, i).end()
+        if i >= end:
+            return None
+        if t[i] == "}":
+            depth, o = 0, i
+            while o >= 0:
+                depth += {"}": 1, "{": -1}.get(t[o], 0)
+                if depth == 0:
+                    break
+                o -= 1
+            head = t[:o].rstrip().splitlines()[-1] if t[:o].strip() else ""
+            if re.search(r"\b(?:for|while|do)\b|_ForEach\b", head):
+                return "the loop goes on: " + head.strip()
+            i = _WS.match(t, i + 1).end()
+            if re.compile(r"else\b").match(t, i):
+                i = _statement_end(t, i + 4)
+            continue
+        if re.compile(r"else\b").match(t, i):
+            i = _statement_end(t, i + 4)
+            continue
+        if re.compile(r"return\b").match(t, i) and _AFTER_RAISE_OK.match(t, i):
+            return None
+        if re.compile(r"break\s*;").match(t, i):
+            # out of the innermost switch: on after its closing brace (a break out of a loop is caught above)
+            depth = 0
+            for j in range(i, end):
+                depth += {"{": 1, "}": -1}.get(t[j], 0)
+                if depth < 0:
+                    o = j
+                    d = 0
+                    while o >= 0:
+                        d += {"}": 1, "{": -1}.get(t[o], 0)
+                        if d == 0:
+                            break
+                        o -= 1
+                    if re.search(r"\bswitch\s*\((?:[^()]|\([^()]*\))*\)\s*$", t[:o]):
+                        i = j + 1
+                        break
+                    depth = 0
+            else:
+                return None
+            continue
+        j = _statement_end(t, i)
+        if not _only_raises(t[i:j], raisers):
+            return " ".join(t[i:j].split())
+        i = j
+
+
+def raises_not_last(text):
+    """(function, raise, what runs after it) for each raise in a C text that is not the last thing its function
+    does."""
+    funcs = functions(text)
+    raisers = {RAISE}
+    while True:
+        more = {n for n, static, body in funcs if static and n not in raisers and calls(body) & raisers}
+        if not more:
+            break
+        raisers |= more
+    out = []
+    for name, _, body in funcs:
+        for m in re.finditer(r"\b(\w+)\s*\(", body):
+            if m.group(1) in raisers and m.group(1) != name:
+                what = _after(body, _statement_end(body, m.start()), len(body) - 1, raisers)
+                if what is not None:
+                    out.append((name, m.group(1), what))
+    return out
+
+
+def test_the_raise_finder_sees_what_runs_after_a_raise():
+    ok = """
+static void fail(struct supervisor *s, const char *why)
+{
+	sup_error_set(s, STATUS_ERR_X, why);
+	sup_raise(s, EV_FAILED);
+}
+static void on_answer(void *userdata, long code)
+{
+	struct supervisor *s = userdata;
+	char *why = xasprintf("%ld", code);
+	if (code != 200) {
+		fail(s, why);
+		free(why);
+		return;
+	}
+	if (code == 200)
+		sup_raise(s, EV_DONE);
+	else if (s->x.retry)
+		sup_raise(s, EV_RETRY);
+	else {
+		s->x.n++;
+	}
+	sup_write_status(s);
+	if (why)
+		sup_raise(s, EV_MORE);
+	free(why);
+}
+void sup_x_line(struct supervisor *s, int kind)
+{
+	switch (kind) {
+	case 1:
+		sup_raise(s, EV_ONE); /* "sup_raise(" in a comment */
+		break;
+	default:
+		break;
+	}
+}
+"""
+    assert raises_not_last(ok) == []
+    bad = """
+static void fail(struct supervisor *s)
+{
+	sup_raise(s, EV_FAILED);
+}
+static void on_answer(void *userdata, long code, cJSON *body)
+{
+	struct supervisor *s = userdata;
+	if (code != 200)
+		fail(s);
+	s->x.answered++;
+}
+void sup_x_each(struct supervisor *s)
+{
+	for (int i = 0; i < 3; i++) {
+		if (s->x.v[i])
+			sup_raise(s, EV_ONE);
+	}
+}
+void sup_x_then(struct supervisor *s, cJSON *body)
+{
+	sup_raise(s, EV_PROGRESS);
+	record(s, body);
+}
+void sup_x_switch(struct supervisor *s, int kind)
+{
+	switch (kind) {
+	case 1:
+		sup_raise(s, EV_ONE);
+		break;
+	}
+	s->x.kind = kind;
+}
+"""
+    found = [(f, r) for f, r, _ in raises_not_last(bad)]
+    assert found == [("on_answer", "fail"), ("sup_x_each", "sup_raise"), ("sup_x_then", "sup_raise"),
+                     ("sup_x_switch", "sup_raise")], raises_not_last(bad)
+
+
+def test_a_part_raises_last():
+    bad = []
+    for f in sorted(os.listdir(SUP)):
+        if f.endswith(".c") and f != "supervisor.c":
+            with open(os.path.join(SUP, f), errors="replace") as fh:
+                bad += [f"src/supervisor/{f}: {fn}: {r}(...) is followed by {what}" for fn, r, what in raises_not_last(fh.read())]
+    assert not bad, "\n".join(bad)
+
+
+# ---- the map's tables against the tree (issue 39, item 1) ----
+
+def _doc():
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as fh:
+        return fh.read()
+
+
+def _section(doc, heading):
+    start = doc.index(heading)
+    end = re.compile(r"^#{2,3} ", re.M).search(doc, start + len(heading))
+    return doc[start: end.start() if end else len(doc)]
+
+
+def test_every_file_of_src_has_a_row():
+    """Each file of src/<folder>/ is named in the first column of a row of its folder's table under "Modules": a
+    .c (and its header) by its name without the extension, a header without a .c of its own as itself."""
+    doc = _doc()
+    missing = []
+    for d, names in _tree().items():
+        firsts = " ".join(re.findall(r"^\| ([^|]+) \|", _section(doc, f"### `src/{d}/`"), re.M))
+        for f in names:
+            stem = f.rsplit(".", 1)[0]
+            if f"`{stem}`" not in firsts and f"`{f}`" not in firsts:
+                missing.append(f"src/{d}/{f}")
+    assert not missing, missing
+
+
+def _parts_table(doc):
+    """file -> (the parts its row says it may call, the row's last column), from the table under "Each part owns its
+    state"."""
+    body = doc[doc.index("**Each part owns its state**"):]
+    body = body[: body.index("\n\n", body.index("| part | file |"))]
+    rows = {}
+    for m in re.finditer(r"^\| [^|]+ \| `(\w+\.c)` \| [^|]+ \| ([^|]+) \|$", body, re.M):
+        rows[m.group(1)] = ({n for n in re.findall(r"`(sup_?\w*)(?:\.h)?`", m.group(2))}, m.group(2))
+    return rows
+
+
+def test_the_parts_table_says_what_each_file_includes():
+    """A row for each file of the supervisor that is a part or the driver, and its "may call" is what the file
+    includes of the other parts (the driver: sup.h, every part's header)."""
+    rows = _parts_table(_doc())
+    incs = _sup_includes()
+    files = sorted(f for f in incs if f.endswith(".c") and (f.startswith("sup_") or f == "supervisor.c"))
+    assert sorted(rows) == files, set(rows) ^ set(files)
+    bad = []
+    for f in files:
+        said, text = rows[f]
+        has = {h[:-2] for h in incs[f] if (h.startswith("sup_") or h == "sup.h") and h not in (f"{f[:-2]}.h", "sup_core.h")}
+        if said != has:
+            bad.append(f"{f}: the table says {sorted(said)} ({text.strip()}), the file includes {sorted(has)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_sup_core_h_points_to_the_table_instead_of_repeating_it():
+    with open(os.path.join(SUP, "sup_core.h")) as fh:
+        head = fh.read().split("#ifndef", 1)[0]
+    assert "docs/architecture.md" in head
+    rows = [line for line in head.splitlines() if re.search(r"\bsup_\w+\.c\b.*\bs->\w+", line)]
+    assert not rows, rows
+
+
+NEWCOMER_TOPICS = ["the stop", "the restore point", "the sweep", "memory tuning", "Flink's metrics", "the launcher"]
+
+
+def test_a_newcomer_reaches_the_deciding_code_in_three_files():
+    """docs/architecture.md, "Where to start": for each topic at most three files, each one that exists."""
+    section = _section(_doc(), "## Where to start")
+    rows = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+) \|$", section, re.M))
+    assert [t for t in NEWCOMER_TOPICS if t not in rows] == []
+    for topic in NEWCOMER_TOPICS:
+        paths = re.findall(r"`((?:src|deps)/[^`]+)`", rows[topic])
+        assert 1 <= len(paths) <= 3, (topic, paths)
+        for p in paths:
+            assert os.path.isfile(os.path.join(ROOT, p)), f"{topic}: {p} does not exist"
+
+
+# the autoscaler's internals (autoscaler.h, after "Library internals") used outside src/autoscaler/: name -> files
+AS_INTERNALS_OUTSIDE = {
+    "as_json_double": {"sup_metrics.c", "sup_observe.c"},
+    "as_evaluation": {"sup_memtune.c", "sup_memtune.h"},
+}
+
+
+def test_the_autoscalers_internals_stay_inside_it():
+    """What autoscaler.h declares after "Library internals" (and not before) is used outside src/autoscaler/ only where
+    its banner says."""
+    with open(os.path.join(SRC, "autoscaler", "autoscaler.h")) as fh:
+        raw = fh.read()
+    text, cut = strip_c(raw), raw.index("Library internals")  # strip_c keeps offsets
+    public, internal = text[:cut], text[cut:]
+    names = set(re.findall(r"\b(as_\w+)\s*\(", internal)) | set(re.findall(r"\bstruct (as_\w+) \{", internal))
+    names -= set(re.findall(r"\b(as_\w+)\b", public))
+    assert "as_json_double" in names and "as_evaluation" in names, "the internals' finder finds nothing"
+    used = {}
+    for d, files in _tree().items():
+        if d == "autoscaler":
+            continue
+        for f in files:
+            with open(os.path.join(SRC, d, f), errors="replace") as fh:
+                body = strip_c(fh.read())
+            for n in names:
+                if re.search(r"\b" + n + r"\b", body):
+                    used.setdefault(n, set()).add(f)
+    assert used == AS_INTERNALS_OUTSIDE, used

@@ -211,7 +211,9 @@ def test_finished_job_is_not_run_again(flinklets):
     assert f.wait_exit(30) == 0
     assert f.status()["jobStatus"]["state"] == "FINISHED"
 
-    g = flinklets(state_dir=f.state, extra_args=["--exit-on-finish"]).start()
+    # the same spec (a changed one would be a new run: tests/e2e/test_finished_upgrade.py)
+    g = flinklets(state_dir=f.state, extra_args=["--exit-on-finish"],
+                  job={"args": ["--count", "200", "--rate", "400", "--output", "OUT"]}).start()
     assert g.wait_exit(30) == 0
     assert "JobAlreadyFinished" in [e["type"] for e in g.events()]
     assert [e["type"] for e in g.events()].count("JvmStarted") == 1

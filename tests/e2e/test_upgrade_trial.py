@@ -8,10 +8,15 @@ upgraded spec is stable only once it makes progress"), on the real MiniCluster.
   never rolls it back.
 - One that completed a checkpoint before it failed: that checkpoint is the rejected spec's, and is never restored
   (RestorePointRejected, removed); the rollback restores the upgrade's savepoint all the same.
+- A last-state upgrade started from the newest checkpoint (in no_claim mode while on trial): the rollback restores
+  exactly that checkpoint.
+- A SQL script edited in place: the rollback runs the script that was stable (kept with the stable spec), not the
+  file's new content.
 - An upgrade that runs but completes no checkpoint (the test job's --snapshot-delay-file makes each checkpoint
   expire) is not STABLE while it runs: lifecycle DEPLOYED, the stable spec on the volume still the old one; with
   rollback off, its window ends in an UpgradeNotStable warning and the job runs on; its first checkpoint makes it
   STABLE (SpecStable) and the kept spec the new one."""
+import json
 import os
 import signal
 import time
@@ -155,3 +160,72 @@ def test_a_checkpoint_of_the_rejected_spec_is_never_restored(flinklets):
     # what the rejected spec committed before it failed appears again after the rollback (documented), nothing is lost
     rc, summary = check_output(f.output)
     assert summary["gaps"] == 0, summary
+
+
+def test_a_last_state_upgrade_rolls_back_to_the_checkpoint_it_started_from(flinklets):
+    """last-state: the upgraded spec starts from the newest checkpoint, in no_claim mode while it is on trial with
+    rollback on (in claim mode Flink would dispose of that checkpoint once the new spec's retained ones subsume it, and
+    the rollback would have nothing to go back to); the rollback restores exactly that checkpoint."""
+    f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
+                        "kubernetes.operator.deployment.readiness.timeout": "60 s"},
+                  job={"parallelism": 1, "upgradeMode": "last-state",
+                       "args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    f.wait_checkpoint(3)
+    t0 = now_ms()
+    f.write_config(job={"args": list(f.job["args"]) + ["--fail-after", "500"]})
+    rs = wait_for(lambda: named(f, "Restoring", t0), 90, "the upgraded spec's restore")[0]
+    assert "no_claim" in rs["message"], rs["message"]
+    base = norm(rs["message"].split(" from checkpoint ")[1].split()[0])
+    assert "/chk-" in base, rs["message"]
+    rb = wait_for(lambda: named(f, "RollingBack", t0), 90, "RollingBack")[0]
+    assert base in rb["message"], (base, rb["message"])
+    st = wait_for(lambda: (s := f.status())["lifecycleState"] == "ROLLED_BACK" and s, 120, "ROLLED_BACK")
+    r = restored(f, job_id)
+    # (a checkpoint restored in no_claim mode is one Flink reports with a savepoint's properties)
+    assert norm(r["external_path"]) == base and r["id"] == int(base.rsplit("chk-", 1)[1]), (r, base)
+    assert named(f, "RestorePointRejected", t0), "the rejected spec's checkpoints were not set aside"
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
+    rc, summary = check_output(f.output)
+    assert summary["gaps"] == 0, summary
+
+
+SQL = """SET 'pipeline.name' = 'clicks-per-user';
+CREATE TABLE clicks (user_id INT, url STRING) WITH (
+  'connector' = 'datagen', 'rows-per-second' = '50', 'fields.user_id.min' = '1', 'fields.user_id.max' = '16');
+CREATE TABLE per_user (user_id INT, n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO per_user
+SELECT user_id, COUNT(*) FROM clicks {where}GROUP BY user_id;
+"""
+
+
+def test_a_sql_script_edited_in_place_rolls_back_to_the_script_that_was_stable(flinklets, tmp_path):
+    """An upgrade by editing the script file in place (the file's content is the spec's): the rollback runs the
+    script as it was when it was stable, kept with the stable spec, not the file's edited content (which would fail
+    again)."""
+    from sqlkit import config_text
+    script = tmp_path / "job.sql"
+    script.write_text(SQL.format(where=""))
+    f = flinklets(name="sql-clicks", conf={"kubernetes.operator.deployment.rollback.enabled": "true",
+                                          "kubernetes.operator.deployment.readiness.timeout": "60 s"})
+    f.write_config(raw=config_text(f, None, script=script))
+    f.start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    f.wait_checkpoint(2)
+    t0 = now_ms()
+    # every url of datagen is random text: the CAST fails on the first record, at run time
+    script.write_text(SQL.format(where="WHERE CAST(url AS INT) > 0 "))
+    f.signal(signal.SIGHUP)
+    rb = wait_for(lambda: named(f, "RollingBack", t0), 120, "RollingBack")[0]
+    st = wait_for(lambda: (s := f.status())["lifecycleState"] == "ROLLED_BACK" and s, 120, "ROLLED_BACK")
+    assert st["jobStatus"]["jobId"] == job_id and st["jobStatus"]["state"] == "RUNNING"
+    first = st["jobStatus"]["checkpointInfo"]["lastCheckpoint"]["id"]
+    f.wait_checkpoint(first + 3)  # it runs on: the stable script, not the one that fails
+    assert "CAST" not in json.dumps(f.rest(f"/jobs/{job_id}/plan")), "the rolled-back job runs the edited script"
+    assert not [e for e in named(f, "JobFailover", rb["timeMs"]) if "NumberFormat" in e["message"]
+                or "CAST" in e["message"].upper()], "the rolled-back job fails as the rejected one did"
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0

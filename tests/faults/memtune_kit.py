@@ -150,23 +150,30 @@ exit 0
     def events(self, kind):
         return [e for e in self.sup.events() if e["type"] == kind]
 
+    @staticmethod
+    def running(st):
+        """The job RUNNING on a JVM that came up: STABLE, or DEPLOYED while an upgraded spec is on trial (its readiness
+        window; the fake Flink completes no checkpoint, so such a spec never leaves it)."""
+        return st.get("lifecycleState") in ("STABLE", "DEPLOYED") and \
+            (st.get("jobStatus") or {}).get("state") == "RUNNING"
+
     def stable(self, n=1, timeout=30):
-        """Waits for the n-th launch to be the running, STABLE JVM."""
+        """Waits for the n-th launch to be the running JVM (STABLE, or an upgrade on trial)."""
         def ok():
             assert self.sup.alive(), f"flinklet exited {self.sup.proc.returncode}:\n{self.sup.logs()[-3000:]}"
             ls = self.launches()
             st = self.sup.status() or {}
-            return len(ls) >= n and st.get("lifecycleState") == "STABLE" and st["jvm"]["pid"] == ls[n - 1].pid
+            return len(ls) >= n and self.running(st) and st["jvm"]["pid"] == ls[n - 1].pid
         wait_for(ok, timeout, f"launch {n} STABLE")
         return self.launches()[n - 1]
 
     def stable_latest(self, timeout=30):
-        """Waits for the newest launch to be the running, STABLE JVM (launches may still follow)."""
+        """Waits for the newest launch to be the running JVM (launches may still follow)."""
         def ok():
             assert self.sup.alive(), f"flinklet exited {self.sup.proc.returncode}:\n{self.sup.logs()[-3000:]}"
             ls = self.launches()
             st = self.sup.status() or {}
-            return ls and st.get("lifecycleState") == "STABLE" and st["jvm"]["pid"] == ls[-1].pid and ls[-1]
+            return ls and self.running(st) and st["jvm"]["pid"] == ls[-1].pid and ls[-1]
         return wait_for(ok, timeout, "the newest launch STABLE")
 
     def recommended(self, timeout=30):
@@ -263,7 +270,7 @@ def assert_undone(rig, first, timeout=30):
     untuned, and tuning stays off (`suspended` says why)"; operations.md: `flinklet_memory_tuning_suspended` 1."""
     wait_for(lambda: rig.events("MemoryTuningUndone"), timeout, "MemoryTuningUndone")
     wait_for(lambda: rig.launches()[-1].heap == first.heap
-             and (rig.sup.status() or {}).get("lifecycleState") == "STABLE"
+             and rig.running(rig.sup.status() or {})
              and rig.sup.jvm_pid() == rig.launches()[-1].pid, timeout, "an untuned launch running")
     last = rig.launches()[-1]
     assert last.split() == first.split(), (last, first)

@@ -296,7 +296,8 @@ def test_sighup_with_a_new_spec_while_a_launch_is_held_spawns_one_jvm(server, su
     with open(spawns) as f:
         first_new = [line for line in f if line.strip()][n].split()[0]
     wait_for(lambda: str((s.status() or {}).get("jvm", {}).get("pid")) == first_new
-             and s.status()["lifecycleState"] == "STABLE", 30, "the new JVM STABLE in status.json")
+             and s.status()["lifecycleState"] in ("STABLE", "DEPLOYED")  # an upgrade is DEPLOYED on trial
+             and s.status()["jobStatus"]["state"] == "RUNNING", 30, "the new JVM RUNNING in status.json")
     with open(spawns) as f:
         lines = [line for line in f if line.strip()][n:]
     assert len(lines) == 1, f"{len(lines)} JVMs spawned for one launch: {lines}"

@@ -154,6 +154,9 @@ def test_last_state_without_checkpoints_stops_with_a_savepoint(server, superviso
     assert r.returncode == 0 and "turns checkpointing off" in r.stderr and "last-state" in r.stderr, r.stderr
     sup.start()
     wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    # Flink refuses an interval under 10 ms (every launch failed): checkpointing off is the interval left out
+    with open(os.path.join(sup.state, "conf", "config.yaml")) as f:
+        assert "execution.checkpointing.interval" not in f.read()
     server.real_savepoints = True
     end_once_reported(server, sup.stop_file)
     sup.proc.send_signal(signal.SIGTERM)

@@ -752,6 +752,24 @@ static void test_check_config_output_reloads(void **state)
 	spec_free(&s);
 }
 
+/* The spec kept as the stable one (spec_to_yaml, sup_reload) carries the log configuration: a rollback to it launched
+ * the JVM with Flink's default logging (found by issue 38's work). */
+static void test_spec_to_yaml_keeps_the_log_configuration(void **state)
+{
+	(void)state;
+	struct spec s;
+	load_good(HEAD "  logConfiguration:\n    log4j-console.properties: |\n      rootLogger.level = WARN\n", &s);
+	assert_non_null(s.log4j_console);
+	char *yaml = spec_to_yaml(&s);
+	struct spec again;
+	load_good(yaml, &again);
+	assert_non_null(again.log4j_console);
+	assert_string_equal(again.log4j_console, s.log4j_console);
+	spec_free(&again);
+	free(yaml);
+	spec_free(&s);
+}
+
 /* Regression (found by these tests, fixed): spec_to_yaml emits `memory: null` and `cpu: null` when resources are not
  * set, and config_parse rejects an explicit null there (f_memory / f_cpu in src/config/config.c), with a misleading
  * (got "null"). So `flinklet check-config` output of a document without resources cannot be loaded back. */
@@ -1978,6 +1996,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_to_json),
 	    cmocka_unit_test(test_check_config_output_reloads),
 	    cmocka_unit_test(test_check_config_output_reloads_without_resources),
+	    cmocka_unit_test(test_spec_to_yaml_keeps_the_log_configuration),
 	    cmocka_unit_test(test_name_63_characters),
 	    cmocka_unit_test(test_nul_byte),
 	    cmocka_unit_test(test_document_too_large),

@@ -235,6 +235,68 @@ static void test_render_config_odd_keys(void **state)
 	spec_free(&s);
 }
 
+/* Regression (found by tests/e2e/test_last_state_no_checkpoints.py, fixed): execution.checkpointing.interval: 0, how
+ * flinklet's docs turn checkpointing off (flinklet's default is 30 s), went to config.yaml as it is, and Flink refuses
+ * any interval under 10 ms: every launch failed. Checkpointing off is the interval left out (Flink's default); any
+ * other interval is passed through. */
+static void test_checkpointing_off_leaves_the_interval_out(void **state)
+{
+	(void)state;
+	static const char *const off[] = {"0", "0 s", "0ms"};
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		char *doc = xasprintf("metadata: {name: j}\nspec:\n  flinkConfiguration:\n"
+		                      "    execution.checkpointing.interval: \"%s\"\n  job: {jarURI: /j.jar}\n",
+		                      off[i]);
+		struct spec s;
+		load(doc, &s);
+		char *conf = flinkconf_render_config(&s, &LAUNCH);
+		assert_not_contains(conf, "execution.checkpointing.interval");
+		load_flink_yaml(conf, NULL, NULL);
+		free(conf);
+		spec_free(&s);
+		free(doc);
+	}
+	struct spec s;
+	load("metadata: {name: j}\nspec:\n  flinkConfiguration:\n    execution.checkpointing.interval: 15 s\n"
+	     "  job: {jarURI: /j.jar}\n",
+	     &s);
+	char *conf = flinkconf_render_config(&s, &LAUNCH);
+	assert_contains(conf, "\"execution.checkpointing.interval\": \"15 s\"\n");
+	free(conf);
+	spec_free(&s);
+}
+
+/* What a launch says of the job (a finished job's spec against a changed one): the configuration's keys in any order
+ * and where the JVM listens are no change; an option of the job, an argument or the log configuration are. */
+static void test_job_digest(void **state)
+{
+	(void)state;
+	static const char base[] =
+	    "# c\n\"a.b\": \"1\"\n\"rest.port\": \"8081\"\n\"c.d\": \"2\"\n--\nlog\n--\njava\n--x\n";
+	static const char *const same[] = {
+	    "# c\n\"c.d\": \"2\"\n\"a.b\": \"1\"\n\"rest.port\": \"8081\"\n--\nlog\n--\njava\n--x\n",
+	    "# c\n\"a.b\": \"1\"\n\"rest.port\": \"9999\"\n\"c.d\": \"2\"\n\"web.refresh-interval\": \"5\"\n"
+	    "\"io.tmp.dirs\": \"/t\"\n\"metrics.reporter.x.port\": \"1\"\n--\nlog\n--\njava\n--x\n",
+	};
+	static const char *const other[] = {
+	    "# c\n\"a.b\": \"1\"\n\"rest.port\": \"8081\"\n\"c.d\": \"3\"\n--\nlog\n--\njava\n--x\n",
+	    "# c\n\"a.b\": \"1\"\n\"rest.port\": \"8081\"\n\"c.d\": \"2\"\n--\nlog\n--\njava\n--y\n",
+	    "# c\n\"a.b\": \"1\"\n\"rest.port\": \"8081\"\n\"c.d\": \"2\"\n--\nlog2\n--\njava\n--x\n",
+	    "# c\n\"a.b\": \"1\"\n\"rest.port\": \"8081\"\n--\nlog\n--\njava\n--x\n",
+	};
+	char want[65], got[65];
+	flinkconf_job_digest(base, want);
+	assert_int_equal(strlen(want), 64);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		flinkconf_job_digest(same[i], got);
+		assert_string_equal(got, want);
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		flinkconf_job_digest(other[i], got);
+		assert_string_not_equal(got, want);
+	}
+}
+
 /* Regression (found by these tests, fixed): a user's io.tmp.dirs is written to config.yaml beside flinklet's own
  * io.tmp.dirs, so the file has the key twice. Flink's YamlParserUtils sets allowDuplicateKeys(false): the JVM cannot
  * load its configuration and every launch fails, though check-config accepted the document. */
@@ -950,6 +1012,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_render_config),
 	    cmocka_unit_test(test_render_config_odd_keys),
+	    cmocka_unit_test(test_checkpointing_off_leaves_the_interval_out),
+	    cmocka_unit_test(test_job_digest),
 	    cmocka_unit_test(test_user_io_tmp_dirs_not_duplicated),
 	    cmocka_unit_test(test_parallelism_overrides_at_launch),
 	    cmocka_unit_test(test_render_log4j),

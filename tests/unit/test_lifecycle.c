@@ -235,7 +235,7 @@ static const struct row {
     {SUP_SUSPENDED, EV_BACKOFF_DONE, ACT_NONE, SUP_SAME},
     /* finished */
     {SUP_FINISHED, EV_STOP, ACT_EXIT, SUP_STOPPED},
-    {SUP_FINISHED, EV_UPGRADE, ACT_LAUNCH, SUP_STARTING}, /* a new spec for a finished job runs it */
+    {SUP_FINISHED, EV_UPGRADE, ACT_NEW_RUN, SUP_STARTING}, /* a new spec for a finished job: a new run */
     {SUP_FINISHED, EV_RESUME, ACT_NONE, SUP_SAME},
     {SUP_FINISHED, EV_ROLLBACK, ACT_NONE, SUP_SAME},
     {SUP_FINISHED, EV_UNHEALTHY, ACT_NONE, SUP_SAME},
@@ -406,7 +406,7 @@ static void test_quiet_rows(void **state)
 	static const enum sup_event finished[] = {EV_STOP, EV_UPGRADE};
 	reacts_only_to(SUP_FINISHED, finished);
 	want_cell(SUP_FINISHED, EV_STOP, ACT_EXIT, SUP_STOPPED);
-	want_cell(SUP_FINISHED, EV_UPGRADE, ACT_LAUNCH, SUP_STARTING);
+	want_cell(SUP_FINISHED, EV_UPGRADE, ACT_NEW_RUN, SUP_STARTING);
 
 	/* SUSPENDED: a stop, or a resume */
 	static const enum sup_event suspended[] = {EV_STOP, EV_RESUME};
@@ -863,6 +863,7 @@ static void test_names(void **state)
 	    NAME(ACT_, SPAWN),
 	    NAME(ACT_, JUDGE),
 	    NAME(ACT_, START),
+	    NAME(ACT_, NEW_RUN),
 	    NAME(ACT_, JVM_IDLE),
 	};
 	for (int i = 0; i < NSTATES; i++)

@@ -571,9 +571,9 @@ static void test_scratch_rotation_and_removal_off_the_loop(void **state)
 	assert_int_equal(access(spill, F_OK), 0);
 	char *fresh = path_join(jvm, "spill-0001");
 	assert_int_equal(access(fresh, F_OK), -1);
-	/* what is aside is a leftover until removed, by a child process */
+	/* what is set aside stays until removed, by a child process */
 	struct strv left = {0};
-	scratch_leftovers(scratch, &left);
+	scratch_set_aside(scratch, &left);
 	assert_int_equal(left.n, 1);
 	assert_string_equal(left.v[0], old);
 	pid_t pid = scratch_remove(&left);
