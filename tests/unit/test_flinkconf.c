@@ -541,6 +541,42 @@ static void test_argv_launcher(void **state)
 	spec_free(&s);
 }
 
+/* The fingerprint of a launch (flinkconf_fingerprint): the configuration, the log configuration and the command
+ * line; up to the main class, two launches of different jobs are the same JVM (sup_keepjvm.c: a job-only upgrade). */
+static void test_fingerprint(void **state)
+{
+	(void)state;
+	struct spec a, b;
+	load(EXAMPLE, &a);
+	char *other = xstrdup(EXAMPLE);
+	char *at = strstr(other, "\"--window\", \"1m\"");
+	assert_non_null(at);
+	memcpy(at, "\"--window\", \"5m\"", strlen("\"--window\", \"5m\""));
+	load(other, &b);
+	free(other);
+	struct launch l = LAUNCH;
+	l.launcher = true;
+	char *fa = flinkconf_fingerprint(&a, &a, &l, NULL), *fb = flinkconf_fingerprint(&b, &b, &l, NULL);
+	assert_string_not_equal(fa, fb); /* another job */
+	assert_non_null(strstr(fa, "\n1m\n"));
+	free(fa), free(fb);
+	fa = flinkconf_fingerprint(&a, &a, &l, FLINKCONF_LAUNCHER_CLASS);
+	fb = flinkconf_fingerprint(&b, &b, &l, FLINKCONF_LAUNCHER_CLASS);
+	assert_string_equal(fa, fb); /* the same JVM */
+	assert_null(strstr(fa, "com.example.Clicks"));
+	assert_non_null(strstr(fa, FLINKCONF_LAUNCHER_CLASS "\n"));
+	assert_non_null(strstr(fa, "state.backend.type"));
+	/* the configuration is conf's: one without a key renders without it */
+	struct spec less = a;
+	less.nconf = 0;
+	char *fl = flinkconf_fingerprint(&a, &less, &l, FLINKCONF_LAUNCHER_CLASS);
+	assert_null(strstr(fl, "state.backend.type"));
+	assert_non_null(strstr(fl, "-Xmx"));
+	free(fa), free(fb), free(fl);
+	spec_free(&a);
+	spec_free(&b);
+}
+
 static void test_argv_without_entry_class_and_args(void **state)
 {
 	(void)state;
@@ -1019,6 +1055,7 @@ int main(void)
 	    cmocka_unit_test(test_render_log4j),
 	    cmocka_unit_test(test_argv),
 	    cmocka_unit_test(test_argv_launcher),
+	    cmocka_unit_test(test_fingerprint),
 	    cmocka_unit_test(test_argv_without_entry_class_and_args),
 	    cmocka_unit_test(test_argv_restore),
 	    cmocka_unit_test(test_argv_class_data_sharing),
