@@ -19,6 +19,15 @@ def fd_targets(pid):
     return out
 
 
+def access_mode(pid, fd):
+    """O_RDONLY, O_WRONLY or O_RDWR: how a process opened one of its descriptors."""
+    with open(f"/proc/{pid}/fdinfo/{fd}") as fh:
+        for line in fh:
+            if line.startswith("flags:"):
+                return int(line.split()[1], 8) & os.O_ACCMODE
+    raise AssertionError(f"no flags in /proc/{pid}/fdinfo/{fd}")
+
+
 def test_the_jvm_shares_no_descriptor_with_flinklet_but_its_output(flinklets):
     f = flinklets().start()
     st = f.wait_stable()
@@ -37,10 +46,15 @@ def test_the_jvm_shares_no_descriptor_with_flinklet_but_its_output(flinklets):
     assert flinklet_files, f"flinklet holds no file of the state directory open? {mine}"
     leaked = flinklet_files & set(theirs.values())
     assert not leaked, f"the JVM inherited {leaked}"
-    # what it does share: its stdout and stderr, the pipes flinklet reads (and stdin on /dev/null)
+    # what it does share: its stdout and stderr, the pipes flinklet reads, and its stdin: the launcher's control
+    # channel (flinklet.upgrade.keep-jvm, on by default), a pipe the JVM only reads and flinklet only writes
     pipes_shared = {t for t in theirs.values() if t.startswith("pipe:")} & set(mine.values())
-    assert {theirs[1], theirs[2]} <= pipes_shared, (theirs.get(1), theirs.get(2), mine)
-    assert theirs[0] == "/dev/null"
+    assert {theirs[0], theirs[1], theirs[2]} <= pipes_shared, (theirs.get(0), theirs.get(1), theirs.get(2), mine)
+    assert access_mode(jvm, 0) == os.O_RDONLY
+    assert [access_mode(f.proc.pid, fd) for fd, t in mine.items() if t == theirs[0]] == [os.O_WRONLY]
+    for fd in (1, 2):
+        assert access_mode(jvm, fd) == os.O_WRONLY
+        assert {access_mode(f.proc.pid, m) for m, t in mine.items() if t == theirs[fd]} == {os.O_RDONLY}
     for fd, t in theirs.items():
         if fd > 2 and t in mine.values() and not t.startswith(("/", "anon_inode:")):
             raise AssertionError(f"the JVM's fd {fd} ({t}) is one of flinklet's")
@@ -50,3 +64,4 @@ def test_the_jvm_shares_no_descriptor_with_flinklet_but_its_output(flinklets):
     wait_for(lambda: not os.path.exists(f"/proc/{jvm}"), 30, "the JVM to die with flinklet")
     g = flinklets(state_dir=f.state).start()
     assert g.wait_stable()["jobStatus"]["jobId"] == st["jobStatus"]["jobId"]
+

@@ -4,7 +4,8 @@ upgraded spec is stable only once it makes progress"), on the real MiniCluster.
 - An upgrade that is RUNNING and then fails on its first records (the test job's --fail-after: every Count subtask
   throws after 50 records, so Flink restarts the job inside the JVM again and again) is rolled back within the
   readiness window, to the last stable spec, from the upgrade's savepoint: Flink's own latest.restored is that
-  savepoint, and the output stays exactly once. The operator calls such a spec stable once it was seen RUNNING and
+  savepoint, and the stable spec's output stays exactly once (the rejected spec writes elsewhere; what it committed
+  is written again by the rolled-back job). The operator calls such a spec stable once it was seen RUNNING and
   never rolls it back.
 - One that completed a checkpoint before it failed: that checkpoint is the rejected spec's, and is never restored
   (RestorePointRejected, removed); the rollback restores the upgrade's savepoint all the same.
@@ -49,8 +50,14 @@ def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(
     job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
     f.wait_checkpoint(2)
     good_args = list(f.job["args"])
+    # the rejected spec writes its output elsewhere: what it commits before flinklet stops it (a checkpoint of a
+    # restarted attempt may complete first) is its own; the stable spec's output must go on from the savepoint
+    # exactly once and without a gap (a gap would mean it restored a point of the rejected spec)
+    rejected_out = f.output + "-rejected"
+    bad_args = [rejected_out if a == f.output else a for a in good_args]
+    assert bad_args != good_args
     t0 = now_ms()
-    f.write_config(job={"args": good_args + ["--fail-after", "50"]})
+    f.write_config(job={"args": bad_args + ["--fail-after", "50"]})
     sp = wait_for(lambda: named(f, "SavepointCompleted", t0), 60, "the upgrade's savepoint")[0]
     # the upgraded spec comes up (in the same JVM: a change of the job alone): RUNNING, but it is not STABLE (it
     # has made no progress)
@@ -76,11 +83,27 @@ def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(
     for e in rejected:
         assert "rejected spec" in e["message"]
     assert "RolledBack" in [e["type"] for e in named(f, "RolledBack", t0)]
-    # the stable spec, stopped and started again, goes on from its own points; the output is exactly once
+    # the stable spec, stopped, wrote its output exactly once
     f.signal(signal.SIGTERM)
     assert f.wait_exit(60) == 0
     rc, summary = check_output(f.output)
     assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
+    # whatever the rejected spec committed, the rolled-back job wrote again (it went on from the savepoint)
+    theirs = committed_seqs(rejected_out)
+    assert theirs <= committed_seqs(f.output), sorted(theirs - committed_seqs(f.output))[:10]
+
+
+def committed_seqs(directory):
+    """The seqs of the StatefulCounter output committed under a directory (the FileSink's hidden in-progress and
+    pending files left out)."""
+    seqs = set()
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if not name.startswith("."):
+                with open(os.path.join(dirpath, name)) as fh:
+                    seqs.update(int(line.split(",")[0]) for line in fh if line.strip())
+    return seqs
 
 
 def test_an_upgrade_without_a_checkpoint_is_not_stable_until_it_checkpoints(flinklets, tmp_path):
