@@ -44,6 +44,7 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 # leaves when it FINISHED, and which checkpoint intervals Flink takes, are each version's.
 # A test marked single_version (a longer one whose ground a shorter test of its file covers) runs on FLINK_VERSION only.
 MATRIX_VERSIONS ?= 1.20.5 2.3.0
+MATRIX_MARK     ?= not heavy and not single_version
 MATRIX_FILES    ?= tests/e2e/test_recovery.py tests/e2e/test_never_rewind.py tests/e2e/test_lifecycle.py \
                    tests/e2e/test_promotion.py tests/e2e/test_job_failure.py tests/e2e/test_rescale_history.py \
                    tests/e2e/test_flink_metrics.py tests/e2e/test_flink_readonly.py tests/e2e/test_sql_script.py \
@@ -55,7 +56,7 @@ e2e-matrix: $(BUILD)/flinklet
 	  $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; \
 	  FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(BUILD)/flink-$$v \
 	  FLINKLET_JOBS_JAR=$(CURDIR)/$(BUILD)/jobs-$$v/flinklet-test-jobs.jar \
-	  python3 -m pytest -v -p no:cacheprovider --durations=10 -m "not heavy and not single_version" $(MATRIX_FILES) $(E2E_ARGS); \
+	  python3 -m pytest -v -p no:cacheprovider --durations=10 -m "$(MATRIX_MARK)" $(MATRIX_FILES) $(E2E_ARGS); \
 	done
 
 lint:
@@ -71,6 +72,9 @@ lint:
 # tests/lanes.json from the last run's build/lanes/times.json.
 CHECK_LANES ?= 2
 CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
+# the random stops of test_never_rewind (20 moments when run alone): check takes 10 of them, nightly 40
+CHECK_NEVER_REWIND_MOMENTS ?= 10
+check: export FLINKLET_NEVER_REWIND_MOMENTS ?= $(CHECK_NEVER_REWIND_MOMENTS)
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib kafka-sql-lib fuzz-build $(PARITY_JAR) \
@@ -80,6 +84,18 @@ check: deps
 	python3 scripts/lanes.py --lanes $(CHECK_LANES) --make "$(MAKE)" --out $(BUILD)/lanes \
 	  --estimates tests/lanes.json --record $(BUILD)/lanes/times.json --whole "$(CHECK_WHOLE)" \
 	  --matrix-versions "$(MATRIX_VERSIONS)" --matrix-files "$(MATRIX_FILES)" $(if $(CHECK_ONLY),--only "$(CHECK_ONLY)")
+
+# nightly: what check leaves out to stay under 45 minutes on 2 cores, for a machine with time (about an hour more):
+# the matrix files whole (their single_version tests too) on every other Flink version, test_never_rewind's random
+# stops at 40 moments, and chaos at 100 rounds. Run it after `make check` (which builds and fetches everything).
+NIGHTLY_NEVER_REWIND_MOMENTS ?= 40
+NIGHTLY_CHAOS_ROUNDS         ?= 100
+.PHONY: nightly
+nightly: $(BUILD)/flinklet flink-lib jobs
+	$(MAKE) e2e-matrix MATRIX_MARK="not heavy"
+	$(MAKE) e2e-rest E2E_FILES=tests/e2e/test_never_rewind.py \
+	  E2E_ARGS="-k sigterm_at_random_moments" FLINKLET_NEVER_REWIND_MOMENTS=$(NIGHTLY_NEVER_REWIND_MOMENTS)
+	$(MAKE) chaos CHAOS_ROUNDS=$(NIGHTLY_CHAOS_ROUNDS)
 
 .PHONY: check-times
 check-times:

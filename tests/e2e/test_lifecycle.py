@@ -5,6 +5,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from conftest import check_output, pid_alive, restored, wait_for
 from testkit import norm
 
@@ -144,6 +146,7 @@ def test_periodic_savepoints_are_kept_to_the_history_limit(flinklets):
     assert not os.path.exists(disposed) and not os.path.exists(disposed + ".disposing")
 
 
+@pytest.mark.single_version  # flinklet's parse of its own configuration
 def test_broken_config_leaves_the_job_running(flinklets):
     f = flinklets().start()
     st = f.wait_stable()
@@ -166,6 +169,7 @@ def test_broken_config_leaves_the_job_running(flinklets):
     assert f.status()["jvm"]["pid"] == pid
 
 
+@pytest.mark.single_version  # flinklet's reload of options it applies itself
 def test_in_place_change_keeps_the_jvm_and_sighup_reloads(flinklets):
     f = flinklets().start()
     pid = f.wait_stable()["jvm"]["pid"]
@@ -177,6 +181,7 @@ def test_in_place_change_keeps_the_jvm_and_sighup_reloads(flinklets):
     assert f.status()["jvm"]["pid"] == pid
 
 
+@pytest.mark.single_version  # flinklet's rollback of a spec that never runs
 def test_spec_that_cannot_start_is_rolled_back(flinklets):
     f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
                         "kubernetes.operator.deployment.readiness.timeout": "15 s",
@@ -205,6 +210,9 @@ def break_savepoints(f):
         fh.write("not a directory\n")
 
 
+# single_version: the savepoint's failure on each version:
+# test_failed_upgrade_savepoint_falls_back_to_last_state_and_says_so
+@pytest.mark.single_version
 def test_failed_upgrade_savepoint_keeps_the_job_running_without_fallback(flinklets):
     f = flinklets(job={"parallelism": 1},
                   conf={"kubernetes.operator.job.upgrade.last-state-fallback.enabled": "false"}).start()
@@ -244,6 +252,7 @@ def test_failed_upgrade_savepoint_falls_back_to_last_state_and_says_so(flinklets
     assert st["restoredFrom"]["kind"] == "checkpoint"
 
 
+@pytest.mark.single_version  # flinklet's statvfs of the volume
 def test_low_volume_space_is_reported_and_cleared(flinklets):
     # 99 % free is more than any test machine's disk has: the warning must come
     f = flinklets(conf={"flinklet.volume.min-free-percent": "99"}).start()

@@ -6,6 +6,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import check_output, pid_alive, restored, wait_for, wait_restarted
 from testkit import norm
 
@@ -62,6 +64,9 @@ def test_sigterm_takes_savepoint_and_next_run_restores_exactly_it(flinklets):
     assert st2["restoredFrom"] == {"kind": "savepoint", "location": sp["location"], "id": r["id"]}
 
 
+# single_version: flinklet's own restart; the restore point on each version:
+# test_kill9_jvm_resumes_from_newest_checkpoint
+@pytest.mark.single_version
 def test_kill9_of_flinklet_and_jvm_together_then_new_flinklet_resumes(flinklets):
     f = flinklets().start()
     st = f.wait_stable()
@@ -145,6 +150,9 @@ def test_bad_metadata_header_is_skipped_and_said(flinklets):
     assert any(f"chk-{newest}" in e["message"] and "magic" in e["message"] for e in skipped), skipped
 
 
+# single_version: five kills of the JVM, flinklet's restarts; one kill on each version:
+# test_kill9_jvm_resumes_from_newest_checkpoint
+@pytest.mark.single_version
 def test_exactly_once_output_survives_five_random_jvm_kills(flinklets):
     rnd = random.Random(int(os.environ.get("FLINKLET_CHAOS_SEED", "42")))
     f = flinklets(job={"args": ["--rate", "200", "--keys", "8", "--output", "OUT"], "parallelism": 2},
@@ -183,6 +191,7 @@ def test_crash_loop_ends_failed_with_exit_1(flinklets):
     # a FAILED job still has a live but failed supervisor for probes: none left, exit 1 said it
 
 
+@pytest.mark.single_version  # flinklet's health check of a stopped JVM (SIGSTOP)
 def test_hung_jvm_is_detected_and_restarted(flinklets):
     f = flinklets(job={"upgradeMode": "last-state"},
                   conf={"flinklet.health.rest-timeout": "4 s", "kubernetes.operator.flink.client.timeout": "2 s",
@@ -220,6 +229,7 @@ def test_finished_job_is_not_run_again(flinklets):
     assert check_output(f.output, expect_count=200)[0] == 0
 
 
+@pytest.mark.single_version  # flinklet's choice of no restore point
 def test_stateless_stop_starts_empty_next_time(flinklets):
     f = flinklets(job={"upgradeMode": "stateless"}).start()
     st = f.wait_stable()
@@ -323,6 +333,7 @@ def test_every_kind_of_broken_snapshot_is_skipped_with_an_event(flinklets):
     assert os.path.isdir(os.path.join(jobdir, f"chk-{newest}.unreadable"))
 
 
+@pytest.mark.single_version  # flinklet's own files of a JVM's crash
 def test_jvm_crash_logs_go_to_their_folder_and_only_the_newest_stay(flinklets):
     """A JVM that crashes (SIGSEGV: HotSpot writes hs_err_pid<N>.log, then aborts) leaves its fatal-error log in
     <state dir>/jvm-crashes, not among the state directory's files, flinklet names it in a JvmCrashLog event, the
