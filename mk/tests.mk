@@ -70,7 +70,7 @@ lint:
 # valgrind, chaos, the fuzzers' smoke run and the parity harnesses as an item each), longest first by the seconds
 # of tests/lanes.json, and says where the time went; its logs are in build/lanes/, and `make check-times` refreshes
 # tests/lanes.json from the last run's build/lanes/times.json.
-CHECK_LANES ?= 2
+CHECK_LANES ?= 3
 CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
 # the random stops of test_never_rewind (20 moments when run alone): check takes 10 of them, nightly 40
 CHECK_NEVER_REWIND_MOMENTS ?= 10
