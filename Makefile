@@ -5,7 +5,7 @@ FLINK_VERSION ?= 2.2.1
 # flink-statebackend-forst in lib/ (state.backend.type: forst): Flink 2.x only, none for 1.20.x. Maven Central has
 # no 2.2.1 of it (nor any 2.1.x): 2.2.1 takes 2.2.0's, checked by tests/e2e/test_native_savepoints.py. Empty: none.
 FORST_VERSION ?= $(if $(filter 2.2.1,$(FLINK_VERSION)),2.2.0,$(if $(filter 2.%,$(FLINK_VERSION)),$(FLINK_VERSION)))
-# flink-metrics-prometheus in lib/ (deps/flink, deps/reporter): Maven Central has none at 1.20.4 or 1.20.5, so 1.20.x
+# flink-metrics-prometheus in lib/ (deps/flink, java/reporter): Maven Central has none at 1.20.4 or 1.20.5, so 1.20.x
 # takes 1.20.3's, whose classes flinklet's reporter uses are the same (javap)
 PROMETHEUS_REPORTER_VERSION ?= $(if $(filter 1.20.%,$(FLINK_VERSION)),1.20.3,$(FLINK_VERSION))
 # the Table API's jars in lib/ (deps/flink) and the test jobs' (tests/jobs: SqlRunner): Maven Central has none at
@@ -152,13 +152,14 @@ deps:
 deps-run:
 	CURL=$(CURL) scripts/deps.sh run
 
-# Flink's jars (FLINK_RUNTIME: the distribution's or the modules'), flinklet's loopback Prometheus reporter built
-# against them (deps/reporter: Flink's metrics through flinklet's /metrics) and flinklet's launcher, the JVM's main
-# class (deps/launcher: the job runs until Flink says it ended, whatever main() does after submitting it)
+# Flink's jars (FLINK_RUNTIME: the distribution's or the modules'), and flinklet's Java built against them by one
+# Maven invocation of java/pom.xml (docs/architecture.md, "The Java side"): the loopback Prometheus reporter
+# (java/reporter: Flink's metrics through flinklet's /metrics), the launcher, the JVM's main class (java/launcher: the
+# job runs until Flink says it ended, whatever main() does after submitting it) and the SQL runner (java/sqlrunner,
+# in the launcher's jar); each module's classes under build/java-<version>/, the two jars in Flink's lib/
+JAVA_SRC := $(wildcard java/pom.xml java/*/pom.xml) $(shell find java/*/src -type f 2>/dev/null)
 flink-lib: $(FLINK_LIB)/.complete
-$(FLINK_LIB)/.complete: deps/flink/pom.xml scripts/flink-dist.py deps/reporter/pom.xml \
-                        $(shell find deps/reporter/src -type f 2>/dev/null) \
-                        deps/launcher/pom.xml $(shell find deps/launcher/src -type f 2>/dev/null)
+$(FLINK_LIB)/.complete: deps/flink/pom.xml scripts/flink-dist.py $(JAVA_SRC)
 ifeq ($(FLINK_RUNTIME),modules)
 	cd deps/flink && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
 		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dtable.version=$(TABLE_VERSION) \
@@ -168,10 +169,9 @@ else ifeq ($(FLINK_RUNTIME),dist)
 else
 	@echo "flink-lib: FLINK_RUNTIME must be dist or modules (got $(FLINK_RUNTIME))" >&2; exit 2
 endif
-	cd deps/reporter && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
-		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dreporter.build.dir=$(CURDIR)/$(BUILD)/reporter-$(FLINK_VERSION)
-	cd deps/launcher && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
-		-Dtable.version=$(TABLE_VERSION) -Dlauncher.build.dir=$(CURDIR)/$(BUILD)/launcher-$(FLINK_VERSION)
+	cd java && mvn -B -q package -Dflink.version=$(FLINK_VERSION) -Dlib.dir=$(CURDIR)/$(FLINK_LIB) \
+		-Dprometheus.reporter.version=$(PROMETHEUS_REPORTER_VERSION) -Dtable.version=$(TABLE_VERSION) \
+		-Djava.build.dir=$(CURDIR)/$(BUILD)/java-$(FLINK_VERSION)
 	touch $@
 
 # PyFlink of FLINK_VERSION (apache-flink from PyPI) in a virtual environment, the Python of Python jobs on the host

@@ -37,9 +37,10 @@ e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 # MATRIX_VERSIONS, the jars of each fetched through Maven like FLINK_VERSION's; the heavy suites stay on FLINK_VERSION.
 # test_rescale_history runs on the versions that have Flink's rescale history (2.3+) and skips on the others;
 # test_flink_readonly holds the routes open under /flink/ without the token to each version's real REST API;
-# test_flink_metrics holds flinklet's Prometheus reporter (deps/reporter, built against each version's jars) to each;
-# test_sql_script holds the SQL runner and the launcher (deps/launcher, built against each version's jars) to each: a
-# script job whose main() returns after submitting, its savepoint restored into its compiled plan, and --preflight.
+# test_flink_metrics holds flinklet's Prometheus reporter (java/reporter, built against each version's jars) to each;
+# test_sql_script holds the SQL runner and the launcher (java/sqlrunner and java/launcher, built against each
+# version's jars) to each: a script job whose main() returns after submitting, its savepoint restored into its
+# compiled plan, and --preflight.
 # test_finished_upgrade and test_last_state_no_checkpoints hold issue 38's cases 4 and 3 to each: what a bounded job
 # leaves when it FINISHED, and which checkpoint intervals Flink takes, are each version's.
 # A test marked single_version (a longer one whose ground a shorter test of its file covers) runs on FLINK_VERSION only.

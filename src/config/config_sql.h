@@ -10,7 +10,7 @@
 
 #include "config.h"
 
-/* flinklet's SQL runner (deps/launcher) and the jar that holds it, in Flink's lib/ */
+/* flinklet's SQL runner (java/sqlrunner) and the jar that holds it (the launcher's), in Flink's lib/ */
 #define SQL_RUNNER_CLASS "dev.flinklet.launcher.SqlScriptRunner"
 #define SQL_RUNNER_JAR "flinklet-launcher.jar"
 /* the file in the launch's conf/ directory an inline spec.job.sql is written to for the runner */

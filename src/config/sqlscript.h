@@ -1,5 +1,5 @@
 /* sqlscript: a job's SQL script (spec.job.sqlScript, spec.job.sql) split into statements and checked, without a JVM:
- * the split flinklet's SQL runner (deps/launcher SqlScript.java) makes, each statement classified by its first words,
+ * the split flinklet's SQL runner (java/sqlrunner SqlScript.java) makes, each statement classified by its first words,
  * and what would stop the runner said with the script's line and column: an unterminated string, quoted identifier,
  * comment or statement set; a statement kind a job script does not have (a SELECT, SHOW, EXPLAIN, an unknown word);
  * no job, or more than one (one INSERT, one EXECUTE STATEMENT SET BEGIN ... END; or one CREATE [OR REPLACE] TABLE ...

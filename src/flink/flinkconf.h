@@ -13,7 +13,7 @@
 #include "util.h"
 
 #define FLINK_CLI_CLASS "org.apache.flink.client.cli.CliFrontend"
-/* flinklet's launcher (deps/launcher): the CLI's `run` with the same arguments, whose JVM stays while the job main()
+/* flinklet's launcher (java/launcher): the CLI's `run` with the same arguments, whose JVM stays while the job main()
  * submitted runs, whatever main() does after submitting it (docs/architecture.md, "Launch"); its jar in Flink's lib/ */
 #define FLINKCONF_LAUNCHER_CLASS "dev.flinklet.launcher.FlinkletLauncher"
 #define FLINKCONF_LAUNCHER_JAR "flinklet-launcher.jar"
@@ -63,7 +63,7 @@ char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const
  * unless the supervisor's environment sets it. */
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);
 
-/* flinklet's Prometheus reporter for Flink (deps/reporter): its jar in Flink's lib/, its factory, and the name
+/* flinklet's Prometheus reporter for Flink (java/reporter): its jar in Flink's lib/, its factory, and the name
  * of the reporter in Flink's configuration (metrics.reporter.flinklet.*). */
 #define FLINKCONF_REPORTER_JAR "flinklet-metrics-reporter.jar"
 #define FLINKCONF_REPORTER_FACTORY "org.apache.flink.metrics.prometheus.FlinkletLoopbackReporterFactory"

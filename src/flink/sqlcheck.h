@@ -1,5 +1,5 @@
 /* sqlcheck: `check-config --preflight` for a SQL script job: flinklet's SQL runner in a JVM of its own with
- * --validate (deps/launcher SqlScriptRunner), which runs the script's SET and CREATE statements and has the planner
+ * --validate (java/sqlrunner SqlScriptRunner), which runs the script's SET and CREATE statements and has the planner
  * explain its INSERTs without submitting anything: an unknown table, column or function, a type error, a connector
  * that is not on the classpath, each said at the script's line and column (an inline script's at the configuration
  * file's). Blocking, bounded in time: for the command line, never for the supervisor's loop. */

@@ -96,7 +96,7 @@ struct sup_launch {
 struct supervisor;
 
 /* keepjvm (sup_keepjvm.c): a job-only upgrade keeps the JVM (issue 38): the launcher's standard input, flinklet's
- * control channel to it (deps/launcher LauncherControl; -1: none), "hold" sent on it before the upgrade's
+ * control channel to it (java/launcher LauncherControl; -1: none), "hold" sent on it before the upgrade's
  * stop-with-savepoint (the JVM stays when the job ends), the JVM idle between two jobs (its launcher said the job
  * ended and its MiniCluster is closed: no job runs in it; the launch of the upgraded spec is submitted to it), and
  * what the running JVM itself was started with (sup_keepjvm_fingerprint) */

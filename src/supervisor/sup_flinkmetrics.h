@@ -1,6 +1,6 @@
 /* sup_flinkmetrics: Flink's own metrics (the job's throughput, busy and back-pressured time, checkpoints, the JVM)
  * through flinklet's /metrics, so that one scrape target has both: each JVM gets flinklet's Prometheus reporter
- * (deps/reporter) on a free loopback port, which this part scrapes while the job runs, checks (promtext) and keeps
+ * (java/reporter) on a free loopback port, which this part scrapes while the job runs, checks (promtext) and keeps
  * for /metrics and the status page's charts. Not for use outside the supervisor. */
 #ifndef FLINKLET_SUP_FLINKMETRICS_H
 #define FLINKLET_SUP_FLINKMETRICS_H

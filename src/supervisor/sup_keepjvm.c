@@ -1,6 +1,6 @@
 /* sup_keepjvm: a job-only upgrade keeps the JVM (issue 38).
  * An upgrade that changes only the job (its jar, entry class, arguments, parallelism, the job-level options below)
- * need not start a new JVM: the launcher (deps/launcher) is told "hold" on its standard input before the upgrade's
+ * need not start a new JVM: the launcher (java/launcher) is told "hold" on its standard input before the upgrade's
  * stop-with-savepoint; when the job has ended it closes its MiniCluster and says "flinklet-launcher: idle"
  * (EV_JVM_IDLE); the upgraded spec's launch then goes as any launch does (the restore point chosen, the intent and
  * Flink's configuration on the volume first) and, instead of a spawn, the new job's CLI arguments go to the JVM

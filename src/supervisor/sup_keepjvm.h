@@ -1,4 +1,4 @@
-/* sup_keepjvm: a job-only upgrade keeps the JVM (issue 38; the launcher's side: deps/launcher LauncherControl).
+/* sup_keepjvm: a job-only upgrade keeps the JVM (issue 38; the launcher's side: java/launcher LauncherControl).
  * Not for use outside the supervisor. */
 #ifndef FLINKLET_SUP_KEEPJVM_H
 #define FLINKLET_SUP_KEEPJVM_H

@@ -332,7 +332,7 @@ static void on_jvm_line(void *userdata, const char *line)
 	sup_keepjvm_line(s, line);
 	sup_cds_line(s, line);
 	sup_restore_line(s, line);
-	/* a SQL script job's runner compared its new compiled plan with the one before (deps/launcher SqlPlans) */
+	/* a SQL script job's runner compared its new compiled plan with the one before (java/sqlrunner SqlPlans) */
 	if (str_has_prefix(line, "flinklet-sql: plan changed: "))
 		sup_warning(s, "SqlPlanChanged", "the SQL script's %s", line + strlen("flinklet-sql: "));
 	else if (str_has_prefix(line, "flinklet-sql: plan unchanged: "))

@@ -1,7 +1,7 @@
 """Jobs whose main() returns after submitting them (issue 37), on the real MiniCluster: a DataStream job submitted
 with env.executeAsync(), and a SQL runner written as the Flink Kubernetes Operator's flink-sql-runner-example is
 (tableEnv.executeSql for each statement of a script: an INSERT, an EXECUTE STATEMENT SET). Flink's CLI alone ends
-the JVM, and the job with it, when main() returns; flinklet's launcher (deps/launcher) keeps the JVM while the job
+the JVM, and the job with it, when main() returns; flinklet's launcher (java/launcher) keeps the JVM while the job
 runs: the same JVM a minute later, checkpoints, a savepoint on SIGTERM that the next run restores. A bounded job
 ends FINISHED and is not started again; a main() that submits no job, or a second one, is an error naming its class.
 """

@@ -83,7 +83,7 @@ LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F", "0000000000000000000
 
 def test_flinks_job_metrics_on_flinklets_port(flinklets):
     assert os.path.exists(os.path.join(FLINK_HOME, "lib", REPORTER_JAR)), \
-        f"{FLINK_HOME}/lib has no {REPORTER_JAR}: make flink-lib builds it (deps/reporter)"
+        f"{FLINK_HOME}/lib has no {REPORTER_JAR}: make flink-lib builds it (java/reporter)"
     f = flinklets().start()
     f.wait_stable()
     f.wait_checkpoint(2)

@@ -1,5 +1,5 @@
 """A SQL script as the job, no jar to build (spec.job.sql, spec.job.sqlScript; issue 37), on the real MiniCluster:
-flinklet's SQL runner (deps/launcher SqlScriptRunner) runs a grouped aggregation over a datagen source in its first JVM
+flinklet's SQL runner (java/sqlrunner SqlScriptRunner) runs a grouped aggregation over a datagen source in its first JVM
 past a minute with checkpoints, an edited script upgrades it through a savepoint into the same operators (no
 allowNonRestoredState), a stop takes a savepoint and the next run restores it; the job runs from the script's compiled
 plan kept on the volume, and a script whose plan changed shape says which operators changed. check-config refuses a script the

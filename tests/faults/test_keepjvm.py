@@ -1,5 +1,5 @@
 """A job-only upgrade keeps the JVM (issue 38, item 3), the supervisor's side, against the fake Flink and a fake
-launcher: a "java" that speaks flinklet's launcher protocol on its standard input (deps/launcher LauncherControl:
+launcher: a "java" that speaks flinklet's launcher protocol on its standard input (java/launcher LauncherControl:
 `hold`, `release`, `run <base64 args>`), says `flinklet-launcher: idle` when its job ended while held, and writes
 every command it got to a file. The job "ends" when the stop file appears (fakeflink.end_once_reported: once
 flinklet was told where the stop's savepoint is). FLINKLET_STRICT=1: a broken invariant aborts flinklet.
