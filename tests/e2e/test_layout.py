@@ -1,7 +1,8 @@
 """The source tree as docs/architecture.md draws it (issues 17 and 39): one folder per module group, each .c beside its
 .h and each file with a row, every #include between folders one the table allows (a folder never reaches into a
 folder above it), no #include cycle, one call loop (through sup_raise, which a part calls last), and the supervisor's
-parts as their table says: what each owns and what each includes."""
+parts as their table says: what each owns and what each includes; and java/, flinklet's Java, a row per Maven
+module and each built by java/pom.xml."""
 import os
 import re
 
@@ -1085,7 +1086,8 @@ def test_sup_core_h_points_to_the_table_instead_of_repeating_it():
     assert not rows, rows
 
 
-NEWCOMER_TOPICS = ["the stop", "the restore point", "the sweep", "memory tuning", "Flink's metrics", "the launcher"]
+NEWCOMER_TOPICS = ["the stop", "the restore point", "the sweep", "memory tuning", "Flink's metrics", "the launcher",
+                   "the SQL runner"]
 
 
 def test_a_newcomer_reaches_the_deciding_code_in_three_files():
@@ -1094,10 +1096,49 @@ def test_a_newcomer_reaches_the_deciding_code_in_three_files():
     rows = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+) \|$", section, re.M))
     assert [t for t in NEWCOMER_TOPICS if t not in rows] == []
     for topic in NEWCOMER_TOPICS:
-        paths = re.findall(r"`((?:src|deps)/[^`]+)`", rows[topic])
+        paths = re.findall(r"`((?:src|java|deps)/[^`]+)`", rows[topic])
         assert 1 <= len(paths) <= 3, (topic, paths)
         for p in paths:
             assert os.path.isfile(os.path.join(ROOT, p)), f"{topic}: {p} does not exist"
+
+
+# ---- the Java side (issue 39, item 1): java/ holds flinklet's Maven modules, one row each, one build ----
+
+JAVA = os.path.join(ROOT, "java")
+
+
+def _java_modules(java=JAVA):
+    """The folders of java/ that are Maven modules (a pom.xml of their own)."""
+    return sorted(d for d in os.listdir(java) if os.path.isfile(os.path.join(java, d, "pom.xml")))
+
+
+def _aggregated_modules():
+    with open(os.path.join(JAVA, "pom.xml")) as fh:
+        pom = fh.read()
+    return re.findall(r"<module>([^<]+)</module>", pom[pom.index("<modules>"): pom.index("</modules>")])
+
+
+def test_every_java_module_has_a_row_and_is_built():
+    """docs/architecture.md, "The Java side": each module folder of java/ is the first column of a row of its table
+    (and each row a folder that is there), and java/pom.xml's <modules> names each, so that `make flink-lib`'s one
+    Maven invocation builds it. Code outside java/ is not flinklet's Java: deps/ only fetches jars."""
+    modules = _java_modules()
+    assert modules, "no Maven module under java/"
+    rows = re.findall(r"^\| `java/([^`/]+)/` \|", _section(_doc(), "## The Java side"), re.M)
+    assert sorted(rows) == modules, f"rows {sorted(rows)}, modules {modules}"
+    assert sorted(_aggregated_modules()) == modules, f"java/pom.xml builds {_aggregated_modules()}, modules {modules}"
+    stray = [root for root, _, files in os.walk(os.path.join(ROOT, "deps")) if any(f.endswith(".java") for f in files)]
+    assert not stray, f"Java code under deps/ (it belongs in a module of java/): {stray}"
+
+
+def test_the_java_module_finder_sees_a_new_module(tmp_path):
+    """A module folder added without a row is seen (a folder with no pom.xml is no module): the finder is the one
+    the test above uses."""
+    for m in ("reporter", "newone"):
+        (tmp_path / m).mkdir()
+        (tmp_path / m / "pom.xml").write_text("<project/>")
+    (tmp_path / "notes").mkdir()
+    assert _java_modules(str(tmp_path)) == ["newone", "reporter"]
 
 
 # the autoscaler's internals (autoscaler.h, after "Library internals") used outside src/autoscaler/: name -> files
