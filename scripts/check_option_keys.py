@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_option_keys: every configuration key that C code reads by name (spec_get, spec_int, spec_bool,
 spec_duration, spec_entry, spec_set with a string literal) must be one the configuration module knows: a flinklet
-option of src/config/config.c's table, or a Flink key src/config/ names (its defaults, checks and aliases), or an
+option of src/config/config_options.c's table, or a Flink key src/config/ names (its defaults, checks and aliases), or an
 autoscaler option of src/autoscaler/as_options.c. A misspelt key would read as unset (0, false, NULL) without a word;
 this check fails `make lint` instead, naming the file and line."""
 import glob
@@ -31,7 +31,7 @@ def main():
                 for key in READ.findall(line):
                     if key not in known:
                         bad.append(f"{path}:{n}: reads the key \"{key}\", which src/config/ does not know "
-                                   "(misspelt? add it to the option table of src/config/config.c)")
+                                   "(misspelt? add it to the option table of src/config/config_options.c)")
     for b in bad:
         print(b, file=sys.stderr)
     return 1 if bad else 0

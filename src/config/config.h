@@ -146,7 +146,7 @@ char *spec_to_yaml(const struct spec *s);
 /* Any JSON object as block YAML (scalars in JSON's quoting, which YAML reads the same). */
 char *json_to_yaml(const struct cJSON *root);
 
-/* The option table, for docs and tests. */
+/* The option table (config_options.c), for docs and tests. */
 enum opt_type { OPT_STRING, OPT_PATH, OPT_DURATION, OPT_INT, OPT_BOOL, OPT_MEMORY, OPT_ENUM, OPT_HOSTPORT };
 struct option_def {
 	const char *key;

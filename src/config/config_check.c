@@ -3,9 +3,7 @@
  * overrides, checks the flinklet.* options, the operator options flinklet honours and the Flink options
  * flinklet depends on, and inserts the Flink settings flinklet derives (snapshot directories under the
  * state directory, retention, REST port, slots, parallelism, every listener on loopback, the Flink side of
- * the memory budget: membudget). It also names the valid settings that open the job to the network, that
- * cannot stop with a savepoint or that make every checkpoint a full one (config_warnings). */
-#include <arpa/inet.h>
+ * the memory budget: membudget). The warnings about valid settings are config_warn's. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -379,13 +377,33 @@ static void derive_memory(struct spec *s, struct diags *d)
 	free(network);
 }
 
-int config_finalize(struct spec *s, struct diags *d)
+/* What the document may leave out of a spec: its apiVersion and kind. */
+static void fill_identity(struct spec *s)
 {
-	size_t before = d->msgs.n;
 	if (!s->api_version)
 		s->api_version = xstrdup("flink.apache.org/v1beta1");
 	if (!s->kind)
 		s->kind = xstrdup("FlinkMiniCluster");
+}
+
+/* The autoscaler rescales in place: a scheduler other than the adaptive one cannot. */
+static void check_autoscaler_scheduler(struct spec *s, struct diags *d)
+{
+	if (!spec_bool(s, "job.autoscaler.enabled"))
+		return;
+	const char *sched = spec_get(s, "jobmanager.scheduler");
+	if (sched && strcasecmp(sched, "adaptive")) {
+		const struct conf_entry *e = find_any(s, (const char *const[]){"jobmanager.scheduler", NULL});
+		diags_add(d, &e->loc, "spec.flinkConfiguration.jobmanager.scheduler",
+		          "must be adaptive while job.autoscaler.enabled is true: flinklet rescales in place "
+		          "through the adaptive scheduler (got \"%s\")",
+		          sched);
+	}
+}
+
+/* Every check of the spec as given, each adding its diagnostics. */
+static void check_spec(struct spec *s, struct diags *d)
+{
 	config_sql_check(s, d);
 	check_job(s, d);
 	check_artifacts(s, d);
@@ -393,20 +411,12 @@ int config_finalize(struct spec *s, struct diags *d)
 	check_flinklet_keys(s, d);
 	check_flink_keys(s, d);
 	autoscaler_validate(s, d);
-	if (spec_bool(s, "job.autoscaler.enabled")) {
-		const char *sched = spec_get(s, "jobmanager.scheduler");
-		if (sched && strcasecmp(sched, "adaptive")) {
-			const struct conf_entry *e = find_any(s, (const char *const[]){"jobmanager.scheduler", NULL});
-			diags_add(d, &e->loc, "spec.flinkConfiguration.jobmanager.scheduler",
-			          "must be adaptive while job.autoscaler.enabled is true: flinklet rescales in place "
-			          "through the adaptive scheduler (got \"%s\")",
-			          sched);
-		}
-	}
-	if (d->msgs.n > before)
-		return -EINVAL;
+	check_autoscaler_scheduler(s, d);
+}
 
-	/* flinklet's own defaults */
+/* flinklet's own defaults: the option table's, Flink's home and the java binary from the environment. */
+static void set_flinklet_defaults(struct spec *s)
+{
 	for (const struct option_def *o = flinklet_options; o->key; o++)
 		if (o->def)
 			set_default(s, o->key, o->def);
@@ -416,8 +426,11 @@ int config_finalize(struct spec *s, struct diags *d)
 	char *java = !str_empty(jh) ? path_join(jh, "bin/java") : xstrdup("java");
 	set_default(s, "flinklet.java.bin", java);
 	free(java);
+}
 
-	/* make paths absolute: Flink needs absolute file URIs */
+/* Paths made absolute: Flink needs absolute file URIs. */
+static void absolutize_paths(struct spec *s)
+{
 	static const char *const path_keys[] = {"flinklet.state.dir", "flinklet.flink.home", "flinklet.scratch.dir",
 	                                        NULL};
 	for (size_t i = 0; path_keys[i]; i++) {
@@ -431,25 +444,34 @@ int config_finalize(struct spec *s, struct diags *d)
 			e->value = abs;
 		}
 	}
+}
 
-	config_sql_defaults(s); /* a SQL script's jarURI is under the (now absolute) Flink home */
-
-	/* the job's parallelism: spec.job.parallelism, else parallelism.default, else 1 */
+/* The job's parallelism: spec.job.parallelism, else parallelism.default, else 1; num gets it as text. */
+static void settle_parallelism(struct spec *s, char num[32])
+{
 	if (s->job.parallelism <= 0) {
 		int64_t p = spec_int(s, "parallelism.default");
 		s->job.parallelism = p > 0 ? p : 1;
 	}
-	char num[32];
-	snprintf(num, sizeof(num), "%lld", (long long)s->job.parallelism);
+	snprintf(num, 32, "%lld", (long long)s->job.parallelism);
 	spec_set(s, "parallelism.default", num, ORIGIN_DEFAULT, NULL);
+}
 
-	/* the JVM's scratch space: local, one per deployment (src/base/scratch.c) */
-	const char *state = spec_get(s, "flinklet.state.dir");
-	char *scratch = scratch_default_dir(s->name ? s->name : "job", state);
+/* The JVM's scratch space: local, one per deployment (src/base/scratch.c). */
+static void set_scratch_default(struct spec *s)
+{
+	char *scratch = scratch_default_dir(s->name ? s->name : "job", spec_get(s, "flinklet.state.dir"));
 	set_default(s, "flinklet.scratch.dir", scratch);
 	free(scratch);
+}
 
-	/* the Flink settings flinklet derives */
+/* The snapshot directories under the state directory, their retention, the REST port, and every listener of the
+ * JVM on loopback unless the user says otherwise (docs/operations.md, Security): the REST API and web UI, the BLOB
+ * server (jobmanager.bind-host), and what binds taskmanager.bind-host (collect sinks; shuffle and RPC once there
+ * are several TaskManagers). The MiniCluster's RPC is local. */
+static void derive_snapshots_and_listeners(struct spec *s)
+{
+	const char *state = spec_get(s, "flinklet.state.dir");
 	char *ckpt = path_join(state, "checkpoints"), *sp = path_join(state, "savepoints");
 	char *ckpt_uri = file_uri_from_path(ckpt), *sp_uri = file_uri_from_path(sp);
 	set_default(s, "execution.target", "local");
@@ -460,9 +482,6 @@ int config_finalize(struct spec *s, struct diags *d)
 	set_default(s, "execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
 	set_default(s, "execution.checkpointing.num-retained", "2");
 	set_default(s, "execution.checkpointing.interval", "30 s");
-	/* every listener of the JVM on loopback unless the user says otherwise (docs/operations.md, Security):
-	 * the REST API and web UI, the BLOB server (jobmanager.bind-host), and what binds taskmanager.bind-host
-	 * (collect sinks; shuffle and RPC once there are several TaskManagers). The MiniCluster's RPC is local. */
 	set_default(s, "rest.bind-address", "127.0.0.1");
 	set_default(s, "rest.address", "127.0.0.1");
 	set_default(s, "jobmanager.bind-host", "127.0.0.1");
@@ -472,9 +491,18 @@ int config_finalize(struct spec *s, struct diags *d)
 	/* web.refresh-interval is left at Flink's default (3 s): the supervisor reads a starting job's state from
 	 * GET /jobs/overview, which Flink does not cache (sup_poll.c). At 200 ms the autoscaler found no
 	 * busyTimeMsPerSecond for minutes (test_autoscaler, 3 runs of 4). */
+	free(ckpt);
+	free(sp);
+	free(ckpt_uri);
+	free(sp_uri);
+}
+
+/* The task slots: with the autoscaler, the adaptive scheduler and as many slots as it may use,
+ * max(parallelism, min(vertex.max-parallelism, 2 x CPUs)) (in-place rescaling needs spare ones); else the
+ * parallelism (num). */
+static void derive_slots(struct spec *s, const char *num)
+{
 	if (spec_bool(s, "job.autoscaler.enabled")) {
-		/* in-place rescaling needs the adaptive scheduler and spare slots: as many as the autoscaler may
-		 * use, max(parallelism, min(vertex.max-parallelism, 2 x CPUs)) */
 		set_default(s, "jobmanager.scheduler", "adaptive");
 		struct as_options o;
 		as_options_from_spec(s, &o);
@@ -490,11 +518,10 @@ int config_finalize(struct spec *s, struct diags *d)
 		set_default(s, "taskmanager.numberOfTaskSlots", slots);
 	}
 	set_default(s, "taskmanager.numberOfTaskSlots", num);
-	free(ckpt);
-	free(sp);
-	free(ckpt_uri);
-	free(sp_uri);
+}
 
+static void check_slots(struct spec *s, struct diags *d)
+{
 	int64_t slots = spec_int(s, "taskmanager.numberOfTaskSlots");
 	if (slots < s->job.parallelism) {
 		const struct conf_entry *e = find_any(s, (const char *const[]){"taskmanager.numberOfTaskSlots", NULL});
@@ -502,143 +529,28 @@ int config_finalize(struct spec *s, struct diags *d)
 		          "must be at least the job's parallelism %lld (got %lld)", (long long)s->job.parallelism,
 		          (long long)slots);
 	}
+}
+
+int config_finalize(struct spec *s, struct diags *d)
+{
+	size_t before = d->msgs.n;
+	fill_identity(s);
+	check_spec(s, d);
+	if (d->msgs.n > before)
+		return -EINVAL;
+	set_flinklet_defaults(s);
+	absolutize_paths(s);
+	config_sql_defaults(s); /* a SQL script's jarURI is under the (now absolute) Flink home */
+	char num[32];
+	settle_parallelism(s, num);
+	set_scratch_default(s);
+	derive_snapshots_and_listeners(s);
+	derive_slots(s, num);
+	check_slots(s, d);
 	if (d->msgs.n > before)
 		return -EINVAL;
 	derive_memory(s, d);
 	return d->msgs.n > before ? -EINVAL : 0;
-}
-
-/* ---- warnings: settings that are valid but open the job to the network (config_warnings, below) ---- */
-
-static bool loopback_host(const char *v)
-{
-	char host[256];
-	size_t n = strlen(v);
-	if (n >= 2 && v[0] == '[' && v[n - 1] == ']') { /* [::1] */
-		v++;
-		n -= 2;
-	}
-	if (n == 0 || n >= sizeof(host))
-		return false;
-	memcpy(host, v, n);
-	host[n] = '\0';
-	if (!strcasecmp(host, "localhost") || !strcasecmp(host, "ip6-localhost") || !strcasecmp(host, "ip6-loopback"))
-		return true;
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6) ||
-		       (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127); /* ::ffff:127.0.0.1 */
-	return false;
-}
-
-/* ---- warnings: a state backend that cannot stop with a savepoint, or whose every checkpoint is a full one ---- */
-
-static char *field_of(const struct conf_entry *e)
-{
-	return xasprintf("spec.flinkConfiguration.%s", e->key);
-}
-
-/* ForSt takes NATIVE savepoints only: CANONICAL set by the user makes every savepoint fail. */
-static void warn_forst_canonical(const struct spec *s, struct diags *w)
-{
-	const struct conf_entry *fmt = spec_entry(s, "kubernetes.operator.savepoint.format.type");
-	if (spec_state_backend(s) != BACKEND_FORST || !fmt || strcmp(fmt->value, "CANONICAL"))
-		return;
-	char *field = field_of(fmt);
-	diags_add(w, &fmt->loc, "warning",
-	          "%s: CANONICAL with state.backend.type forst: ForSt takes NATIVE savepoints only, so every savepoint "
-	          "flinklet asks for fails: a stop with upgradeMode savepoint ends without one (exit code 4), an "
-	          "upgrade or suspend goes on from the newest checkpoint (with "
-	          "kubernetes.operator.job.upgrade.last-state-fallback.enabled false: the job keeps running on its "
-	          "old spec); leave it unset (NATIVE with forst) or set NATIVE",
-	          field);
-	free(field);
-}
-
-/* RocksDB and ForSt write only the files new since the last checkpoint when checkpoints are incremental; Flink's
- * default (execution.checkpointing.incremental: false) writes the whole state every time. */
-static void warn_full_checkpoints(const struct spec *s, struct diags *w)
-{
-	enum state_backend b = spec_state_backend(s);
-	const struct conf_entry *inc = spec_entry(s, "execution.checkpointing.incremental");
-	bool on = false;
-	if ((b != BACKEND_ROCKSDB && b != BACKEND_FORST) || (inc && parse_bool(inc->value, &on) == 0 && on))
-		return;
-	static const char cost[] = "every checkpoint copies the whole state to the volume, not just the files new "
-	                           "since the previous one";
-	const struct conf_entry *at = inc ? inc : spec_entry(s, "state.backend.type");
-	char *field = field_of(at);
-	if (inc)
-		diags_add(w, &at->loc, "warning", "%s: %s with the %s state backend: %s; set it to true", field,
-		          inc->value, state_backend_name(b), cost);
-	else
-		diags_add(w, &at->loc, "warning",
-		          "%s: %s without incremental checkpoints (execution.checkpointing.incremental is false by "
-		          "default): %s; set execution.checkpointing.incremental: true",
-		          field, at->value, cost);
-	free(field);
-}
-
-/* upgradeMode last-state carries the state in checkpoints: with checkpointing off there are none (FLINK-41283: the
- * operator fails every reconcile of such an upgrade); flinklet's stops and upgrades take a savepoint instead. */
-static void warn_last_state_without_checkpoints(const struct spec *s, struct diags *w)
-{
-	if (s->job.upgrade_mode != UPGRADE_LAST_STATE || spec_duration(s, "execution.checkpointing.interval") > 0)
-		return;
-	const struct conf_entry *at = spec_entry(s, "execution.checkpointing.interval");
-	if (!at)
-		return;
-	char *field = field_of(at);
-	diags_add(w, &at->loc, "warning",
-	          "%s: %s turns checkpointing off, and upgradeMode last-state carries the job's state in its "
-	          "checkpoints: a stop, a suspend or an upgrade takes a savepoint instead, and a crash restarts "
-	          "from the newest savepoint, or empty",
-	          field, at->value);
-	free(field);
-}
-
-void config_warnings(const struct spec *s, struct diags *w)
-{
-	static const char rest[] = "Flink's REST API and web UI, which cancel, stop, savepoint and rescale the job "
-	                           "for anyone without a credential,";
-	static const char *const listeners[][2] = {
-	    {"rest.bind-address", rest},
-	    {"web.address", rest},
-	    {"jobmanager.web.address", rest},
-	    {"jobmanager.bind-host", "Flink's BLOB server (the job's jar and artifacts, no credential)"},
-	    {"taskmanager.bind-host", "the TaskManager's sockets (collect sinks; shuffle and RPC with several "
-	                              "TaskManagers)"},
-	};
-	for (size_t i = 0; i < s->nconf; i++) {
-		const struct conf_entry *e = &s->conf[i];
-		if (e->origin == ORIGIN_DEFAULT)
-			continue;
-		char *field = xasprintf("spec.flinkConfiguration.%s", e->key);
-		for (size_t k = 0; k < sizeof(listeners) / sizeof(listeners[0]); k++)
-			if (!strcmp(e->key, listeners[k][0]) && !loopback_host(e->value))
-				diags_add(w, &e->loc, "warning",
-				          "%s: \"%s\" is not a loopback address: %s listens there, open to whoever "
-				          "reaches it; leave it unset for 127.0.0.1 (docs/operations.md, Security)",
-				          field, e->value, listeners[k][1]);
-		bool on = false;
-		if (!strcmp(e->key, "web.submit.enable") && parse_bool(e->value, &on) == 0 && on)
-			diags_add(w, &e->loc, "warning",
-			          "%s: jar upload and run through Flink's REST API is on: whoever reaches Flink's REST "
-			          "port can run any code in the JVM (docs/operations.md, Security)",
-			          field);
-		if (!strcmp(e->key, "web.cancel.enable") && parse_bool(e->value, &on) == 0 && on)
-			diags_add(w, &e->loc, "warning",
-			          "%s: Flink's web UI offers to cancel the job to whoever reaches it "
-			          "(docs/operations.md, Security)",
-			          field);
-		free(field);
-	}
-	warn_forst_canonical(s, w);
-	warn_full_checkpoints(s, w);
-	warn_last_state_without_checkpoints(s, w);
 }
 
 /* ---- loading ---- */
