@@ -230,7 +230,11 @@ struct sup_snapshot {
 	/* periodic ones failing in a row, by kind (SNAP_SAVEPOINT, SNAP_CHECKPOINT): the first is said, the rest logged
 	 */
 	unsigned periodic_failed_in_row[2];
-	/* savepoints retention disposes of: renamed *.disposing on the worker, then removed by a child process */
+};
+
+/* savepoints retention gives up, on their way off the volume (sup_dispose.c) */
+struct sup_dispose {
+	/* renamed *.disposing on the worker, then removed by a child process */
 	struct disposal {
 		struct disposal *next;
 		char *location; /* as the history had it (or the leftover's path) */
@@ -470,6 +474,7 @@ struct supervisor {
 	struct sup_restore restore;
 	struct sup_poll poll;
 	struct sup_snapshot snapshot;
+	struct sup_dispose dispose;
 	struct sup_stop stop;
 	struct sup_reload reload;
 	struct sup_http http;

@@ -1,12 +1,10 @@
 /* sup_snapshot: the snapshot part: stop-with-savepoint, manual and periodic savepoints and checkpoints, their
- * retention, and the volume's health.
+ * retention (the disposal of what it gives up is sup_dispose's), and the volume's health.
  * Not for use outside the supervisor. */
 #ifndef FLINKLET_SUP_SNAPSHOT_H
 #define FLINKLET_SUP_SNAPSHOT_H
 
 #include "sup_core.h"
-
-struct reaped;
 
 /* The stop-with-savepoint of a shutdown, suspend or upgrade: its intent first, then the request; a SavepointFailed
  * once `until` (monotonic: the stop's share of its budget, sup_stop.c) passes without it. 0, or -errno. */
@@ -21,10 +19,6 @@ void sup_snapshot_retention(struct supervisor *s);
 /* Entry h of the savepoint history, restored in claim mode, leaves the history (returned: the caller keeps it);
  * lastSavepoint, when it is that one, says claimed. */
 struct snapshot_ref sup_snapshot_claimed(struct supervisor *s, int h);
-/* The savepoints an earlier run's retention renamed *.disposing and did not finish removing: removed (a child). */
-void sup_snapshot_finish_disposals(struct supervisor *s);
-/* A child retention started to remove a savepoint exited: its outcome said. false: not one of them. */
-bool sup_snapshot_reaped(struct supervisor *s, const struct reaped *r);
 void sup_snapshot_check_volume(struct supervisor *s);
 void sup_snapshot_check_nonces(struct supervisor *s);
 

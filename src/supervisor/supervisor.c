@@ -1,7 +1,8 @@
 /* supervisor: `flinklet run` (see src/supervisor/supervisor.h and src/supervisor/sup_core.h): the table's driver.
  * It runs the actions of the lifecycle table (src/supervisor/lifecycle.c) by calling the part that owns what each
  * changes (sup_stop, sup_launch, sup_restore, sup_reload, sup_snapshot...), keeps the restart policy (backoff,
- * crash loop), turns signals and the JVM's exit into events, and sets up the state directory and the event loop.
+ * crash loop), turns signals and the JVM's exit into events, and sets up the event loop (the state directory:
+ * sup_setup.c).
  * Everything that happens is an event fed to the table; a part raises one with sup_raise and never calls in here.
  * Intent is written to the volume before each action that matters (the restore point before a launch, the
  * stop-with-savepoint before it is triggered), then the outcome. */
@@ -409,7 +410,7 @@ void sup_raise(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
-	if (sup_cds_reaped(s, r) || sup_snapshot_reaped(s, r) || sup_sweep_reaped(s, r) || sup_autoscaler_reaped(s, r))
+	if (sup_cds_reaped(s, r) || sup_dispose_reaped(s, r) || sup_sweep_reaped(s, r) || sup_autoscaler_reaped(s, r))
 		return;
 	if (r->pid != s->launch.jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
@@ -536,166 +537,6 @@ static int check_environment(struct supervisor *s)
 	return preflight_first_launch(s);
 }
 
-/* The sweep (sup_sweep.c) removes files from the checkpoint and the savepoint directory, which may lie outside the
- * state directory (execution.checkpointing.dir elsewhere, or checkpoints/ a link to a bigger disk): a copied volume
- * would give two supervisors one of them, and one's sweep would remove the other JVM's files. Each directory, as it
- * resolves, is locked itself (flock of the directory, which no file in it can undo) for the supervisor's life, with
- * the holder's pid and state directory in .flinklet-lock beside it (Flink's scans never list it); a second supervisor
- * there refuses to start (3), naming the holder. Returns 0 or 3. */
-static int lock_swept_dirs(struct supervisor *s)
-{
-	const char *dirs[2] = {s->ckpt_dir, s->sp_dir};
-	const char *what[2] = {"checkpoint", "savepoint"};
-	char *real[2] = {NULL, NULL};
-	int ret = 0;
-	char *who = xasprintf("%ld %s\n", (long)getpid(), s->state_dir);
-	for (int i = 0; i < 2 && !ret; i++) {
-		int r = mkdir_p(dirs[i]);
-		real[i] = r < 0 ? NULL : realpath(dirs[i], NULL);
-		if (!real[i]) {
-			log_fatal("unable to create the %s directory %s: %s", what[i], dirs[i],
-			          strerror(r < 0 ? -r : errno));
-			ret = 3;
-			break;
-		}
-		if (i == 1 && !strcmp(real[0], real[1]))
-			break; /* one directory for both: one lock */
-		char *holder = NULL;
-		s->dir_lock_fd[i] = store_lock_dir(real[i], ".flinklet-lock", who, &holder);
-		if (s->dir_lock_fd[i] == -EBUSY) {
-			char *pid_end = NULL;
-			long pid = holder ? strtol(holder, &pid_end, 10) : 0;
-			log_fatal(
-			    "the %s directory %s%s%s is used by another flinklet (pid %ld, state directory %s): two "
-			    "supervisors must not share a job's %ss (a copied volume?); refusing to start",
-			    what[i], dirs[i], strcmp(dirs[i], real[i]) ? ", that is " : "",
-			    strcmp(dirs[i], real[i]) ? real[i] : "", pid,
-			    pid_end && *pid_end == ' ' ? pid_end + 1 : "unknown", what[i]);
-			ret = 3;
-		} else if (s->dir_lock_fd[i] < 0) {
-			log_fatal("unable to lock the %s directory %s: %s", what[i], real[i],
-			          strerror(-s->dir_lock_fd[i]));
-			ret = 3;
-		}
-		free(holder);
-	}
-	free(real[0]);
-	free(real[1]);
-	free(who);
-	return ret;
-}
-
-static int open_state_dir(struct supervisor *s)
-{
-	s->state_dir = xstrdup(spec_get(s->spec, "flinklet.state.dir"));
-	int r = mkdir_p(s->state_dir);
-	if (r < 0) {
-		log_fatal("unable to create the state directory %s: %s", s->state_dir, strerror(-r));
-		return 3;
-	}
-	if (access(s->state_dir, W_OK) < 0) {
-		log_fatal("the state directory %s is not writable: %s", s->state_dir, strerror(errno));
-		return 3;
-	}
-	long owner = 0;
-	s->lock_fd = store_lock(s->state_dir, &owner);
-	if (s->lock_fd == -EBUSY) {
-		log_fatal("the state directory %s is locked by another flinklet (pid %ld); refusing to start",
-		          s->state_dir, owner);
-		return 3;
-	}
-	if (s->lock_fd < 0) {
-		log_fatal("unable to lock the state directory %s: %s", s->state_dir, strerror(-s->lock_fd));
-		return 3;
-	}
-	{
-		/* the event log is appended in place (not replaced as status.json is): one this uid cannot write (a
-		 * chmod, another uid's file outside the group) would lose every event while the job runs */
-		char *ev = path_join(s->state_dir, "events.jsonl");
-		int q = access(ev, W_OK) < 0 && errno != ENOENT ? -errno : 0;
-		if (q < 0) {
-			log_fatal(
-			    "the event log %s is not writable by uid %u: %s (make it writable, e.g. chmod g+w, or "
-			    "remove it); refusing to start",
-			    ev, (unsigned)geteuid(), strerror(-q));
-			free(ev);
-			return 3;
-		}
-		free(ev);
-	}
-	store_repair_events(s->state_dir);
-	sup_observe_setup(s);
-	s->conf_dir = path_join(s->state_dir, "conf");
-	sup_launch_scratch_setup(s);
-	{
-		/* what a crash between a write and its rename left behind (the files themselves are intact) */
-		char *as_dir = path_join(s->state_dir, "autoscaler");
-		const char *dirs[] = {s->state_dir, s->conf_dir, as_dir};
-		int removed = 0;
-		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-			int q = store_clean_temps(dirs[i]);
-			removed += q > 0 ? q : 0;
-		}
-		if (removed > 0)
-			log_info("removed %d temporary file%s an interrupted write left in %s", removed,
-			         removed == 1 ? "" : "s", s->state_dir);
-		free(as_dir);
-		int parts = artifact_clean_parts(s->state_dir);
-		if (parts > 0)
-			log_info("removed %d unfinished jar download%s an earlier flinklet left in %s/artifacts", parts,
-			         parts == 1 ? "" : "s", s->state_dir);
-	}
-	s->ckpt_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.dir"));
-	s->sp_dir = local_path_from_uri(spec_get(s->spec, "execution.checkpointing.savepoint-dir"));
-	if (!s->ckpt_dir || !s->sp_dir) {
-		log_fatal("the checkpoint and savepoint directories must be local paths");
-		return 3;
-	}
-	r = lock_swept_dirs(s);
-	if (r)
-		return r;
-
-	/* what the last run knew (savepoints, restart counts, a finished job) carries over */
-	char *path = path_join(s->state_dir, "status.json");
-	char *text = NULL;
-	bool first_start = true;
-	enum lifecycle_state old_lifecycle = LIFECYCLE_CREATED;
-	if (read_file(path, 4u << 20, &text, NULL) == 0) {
-		struct status old;
-		if (status_parse(text, &old) == 0) {
-			status_carry_over(&s->status, &old);
-			old_lifecycle = old.lifecycle;
-			first_start = old.start_time_ms == 0;
-		} else {
-			log_warn("status.json in %s is unreadable; starting a new one", s->state_dir);
-		}
-		status_free(&old);
-		free(text);
-	}
-	free(path);
-	sup_launch_first_start(s, first_start);
-
-	bool stateless_restart = s->spec->job.upgrade_mode == UPGRADE_STATELESS && old_lifecycle == LIFECYCLE_SUSPENDED;
-	if (stateless_restart) {
-		/* a new job id: the old job's checkpoints stay where they are, untouched and unused */
-		char *idpath = path_join(s->state_dir, "job-id");
-		unlink(idpath);
-		free(idpath);
-		sup_launch_fresh_start(s);
-		sup_forget_job_state(s);
-		sup_poll_new_job(s);
-	}
-	r = store_job_id(s->state_dir, s->job_id);
-	if (r < 0) {
-		log_fatal("unable to keep the job id in %s: %s", s->state_dir, strerror(-r));
-		return 3;
-	}
-	sup_record_job_id(s);
-	status_set_string(&s->status.name, s->spec->name);
-	s->status.rest_port = flinkconf_rest_port(s->spec);
-	return 0;
-}
-
 void supervisor_handled_signals(sigset_t *set)
 {
 	sigemptyset(set);
@@ -747,6 +588,7 @@ void sup_free(struct supervisor *s)
 	sup_keepjvm_free(s);
 	sup_reload_free(s);
 	sup_snapshot_free(s);
+	sup_dispose_free(s);
 	sup_sweep_free(s);
 	/* what is recorded and not written yet goes to the volume now, before the lock is let go */
 	sup_journal_free(s);
@@ -801,11 +643,13 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 
 	int code = check_environment(&s);
 	if (code == 0)
-		code = open_state_dir(&s);
+		code = sup_setup_state_dir(&s);
 	if (code != 0) {
 		sup_free(&s);
 		return code;
 	}
+	status_set_string(&s.status.name, spec->name);
+	s.status.rest_port = flinkconf_rest_port(spec);
 	int r = become_subreaper();
 	if (r < 0)
 		log_warn("unable to become a child subreaper: %s", strerror(-r));
@@ -830,7 +674,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 		          s.job_id);
 	sup_snapshot_check_nonces(&s);
 	sup_snapshot_arm_periodic(&s);
-	sup_snapshot_finish_disposals(&s);
+	sup_dispose_finish_leftovers(&s);
 	sup_snapshot_retention(&s);
 
 	/* the first state is the table's too (SUP_INITIAL + EV_START); a FAILED start, or a finished job with

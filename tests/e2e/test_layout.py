@@ -167,6 +167,7 @@ OWNER = {
     "restore": "sup_restore.c",
     "poll": "sup_poll.c",
     "snapshot": "sup_snapshot.c",
+    "dispose": "sup_dispose.c",
     "stop": "sup_stop.c",
     "reload": "sup_reload.c",
     "http": "sup_http.c",
@@ -179,10 +180,11 @@ OWNER = {
     "memtune": "sup_memtune.c",
     "flinkmetrics": "sup_flinkmetrics.c",
 }
-# the core's fields are written by the table's driver and the records; the status document is the one record every
-# part fills in (its own fields of it: FIELD_OWNER below), except its errors: those are one slot per source, each with
-# one owner (ERROR_OWNER), written through sup_error_set/sup_error_clear only
-CORE_WRITERS = {"supervisor.c", "sup_core.c"}
+# the core's fields are written by the table's driver (supervisor.c, and its set-up of the state directory,
+# sup_setup.c) and the records; the status document is the one record every part fills in (its own fields of it:
+# FIELD_OWNER below), except its errors: those are one slot per source, each with one owner (ERROR_OWNER), written
+# through sup_error_set/sup_error_clear only
+CORE_WRITERS = {"supervisor.c", "sup_setup.c", "sup_core.c"}
 CORE_SHARED = {"status"}
 STATUS_OWNED = {"error", "errors", "warnings"}
 
@@ -396,7 +398,7 @@ STATUS_WHOLE = {
     "status_error_set": "sup_core.c",  # sup_error_set, sup_warning_set: the slots' owners call those
     "status_warning_set": "sup_core.c",
     "status_init": "supervisor.c",  # the context's life: made, the last run's carried over, freed
-    "status_carry_over": "supervisor.c",
+    "status_carry_over": "sup_setup.c",  # the driver's set-up of the state directory reads the last run's
     "status_free": "supervisor.c",
 }
 
