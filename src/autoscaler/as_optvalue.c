@@ -105,158 +105,206 @@ static const char *const busy_names[] = {"AVG", "MAX", "MIN"};
 static const char *const align_names[] = {"BALANCED", "EVENLY_SPREAD", "OFF"};
 static const char *const legacy_align_names[] = {"EVENLY_SPREAD", "MAXIMIZE_UTILISATION"};
 
+/* One helper a kind: v is the value of e; base, when not NULL, is where in struct as_options it goes (left as it is
+ * when the value is refused); a refusal is reported and is -EINVAL. */
+
+static int bool_value(const struct kv *e, void *base, report_fn report, void *ud)
+{
+	bool b;
+	if (parse_bool(e->value, &b) < 0) {
+		report(ud, e, "must be true or false (got \"%s\")", e->value);
+		return -EINVAL;
+	}
+	if (base)
+		*(bool *)base = b;
+	return 0;
+}
+
+static int duration_value(const struct kv *e, void *base, report_fn report, void *ud)
+{
+	usec_t us;
+	if (parse_duration(e->value, &us) < 0 || us / USEC_PER_MSEC > INT64_MAX / 2) {
+		report(ud, e, "must be a duration such as 30 s, 5 min or 1 h (got \"%s\")", e->value);
+		return -EINVAL;
+	}
+	if (base)
+		*(int64_t *)base = (int64_t)(us / USEC_PER_MSEC);
+	return 0;
+}
+
+/* An integer inside the table row's range (def). */
+static int int_value(const struct option_def *d, const struct kv *e, void *base, report_fn report, void *ud)
+{
+	const char *v = e->value;
+	int64_t i;
+	if (parse_int64(v, &i) < 0) {
+		report(ud, e, "must be an integer (got \"%s\")", v);
+		return -EINVAL;
+	}
+	if (i < d->min || i > d->max) {
+		report(ud, e, "must be an integer between %lld and %lld (got \"%s\")", (long long)d->min,
+		       (long long)d->max, v);
+		return -EINVAL;
+	}
+	if (base)
+		*(int *)base = (int)i;
+	return 0;
+}
+
+/* A number inside the field's range. */
+static int double_value(const struct field *f, const struct kv *e, void *base, report_fn report, void *ud)
+{
+	const char *v = e->value;
+	double x;
+	if (parse_double(v, &x) < 0) {
+		report(ud, e, "must be a number (got \"%s\")", v);
+		return -EINVAL;
+	}
+	if (x < f->min || x > f->max) {
+		if (isinf(f->max))
+			report(ud, e, "must be a number of at least %g (got \"%s\")", f->min, v);
+		else
+			report(ud, e, "must be a number between %g and %g (got \"%s\")", f->min, f->max, v);
+		return -EINVAL;
+	}
+	if (base)
+		*(double *)base = x;
+	return 0;
+}
+
+static int memory_value(const struct kv *e, void *base, report_fn report, void *ud)
+{
+	uint64_t bytes;
+	if (parse_memory(e->value, &bytes) < 0) {
+		report(ud, e, "must be a memory size such as 512m or 4g (got \"%s\")", e->value);
+		return -EINVAL;
+	}
+	if (base)
+		*(uint64_t *)base = bytes;
+	return 0;
+}
+
+/* A list; of excluded periods (periods), each item a Quartz cron expression or a daily range. */
+static int list_value(bool periods, const struct kv *e, void *base, report_fn report, void *ud)
+{
+	const char *v = e->value;
+	struct strv items = {0};
+	split_list(v, &items);
+	int r = 0;
+	for (size_t i = 0; periods && i < items.n; i++) {
+		char *why = NULL;
+		if (as_period_check(items.v[i], &why) < 0) {
+			report(ud, e,
+			       "must be a list of Quartz cron expressions or daily ranges HH:mm:ss-HH:mm:ss: "
+			       "\"%s\": %s (got \"%s\")",
+			       items.v[i], why, v);
+			r = -EINVAL;
+		}
+		free(why);
+	}
+	if (base && r == 0) {
+		strv_free((struct strv *)base);
+		*(struct strv *)base = items;
+	} else {
+		strv_free(&items);
+	}
+	return r;
+}
+
+/* Plugins are Java classes: the list must stay empty. */
+static int plugins_value(const struct kv *e, report_fn report, void *ud)
+{
+	struct strv items = {0};
+	split_list(e->value, &items);
+	size_t n = items.n;
+	strv_free(&items);
+	if (n) {
+		report(ud, e, "must be empty: custom plugins are Java classes, which flinklet cannot load (got \"%s\")",
+		       e->value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int busy_value(const struct kv *e, void *base, report_fn report, void *ud)
+{
+	int i = parse_enum(e->value, busy_names, 3);
+	if (i < 0) {
+		report(ud, e, "must be one of AVG, MAX, MIN (got \"%s\")", e->value);
+		return -EINVAL;
+	}
+	if (base)
+		*(enum as_busy_agg *)base = (enum as_busy_agg)i;
+	return 0;
+}
+
+static int legacy_align_value(const struct kv *e, void *base, report_fn report, void *ud)
+{
+	int i = parse_enum(e->value, legacy_align_names, 2);
+	if (i < 0) {
+		report(ud, e, "must be one of EVENLY_SPREAD, MAXIMIZE_UTILISATION (got \"%s\")", e->value);
+		return -EINVAL;
+	}
+	if (base)
+		*(enum as_align *)base = i == 0 ? AS_ALIGN_LEGACY_EVENLY_SPREAD : AS_ALIGN_LEGACY_MAXIMIZE_UTILISATION;
+	return 0;
+}
+
+/* The alignment mode; one that names a custom mode's class (in all) is refused as a Java class. */
+static int align_value(const struct kv *e, const struct kvset *all, void *base, report_fn report, void *ud)
+{
+	const char *v = e->value;
+	int i = parse_enum(v, align_names, 3);
+	if (i < 0) {
+		char *cls = xasprintf(P "scaling.parallelism-alignment.mode.%s.class", v);
+		char *cls2 = xasprintf(FALLBACK "%s", cls);
+		bool custom = as_kv_find(all, cls) || as_kv_find(all, cls2);
+		free(cls);
+		free(cls2);
+		if (custom) {
+			report(
+			    ud, e,
+			    "names a custom alignment mode: custom modes are Java classes, which flinklet cannot load "
+			    "(got \"%s\")",
+			    v);
+		} else {
+			const char *hint = as_did_you_mean(v, align_names, 3);
+			report(ud, e, "must be one of BALANCED, EVENLY_SPREAD, OFF (got \"%s\")%s%s%s", v,
+			       hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+		}
+		return -EINVAL;
+	}
+	if (base)
+		*(enum as_align *)base = (enum as_align)i;
+	return 0;
+}
+
 int as_option_value(const struct field *f, const struct option_def *def, const struct kv *e, const struct kvset *all,
                     struct as_options *o, report_fn report, void *ud)
 {
-	const char *v = e->value;
 	void *base = o ? (void *)((char *)o + f->offset) : NULL;
 	switch (f->kind) {
-	case K_BOOL: {
-		bool b;
-		if (parse_bool(v, &b) < 0) {
-			report(ud, e, "must be true or false (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(bool *)base = b;
-		return 0;
-	}
-	case K_DURATION: {
-		usec_t us;
-		if (parse_duration(v, &us) < 0 || us / USEC_PER_MSEC > INT64_MAX / 2) {
-			report(ud, e, "must be a duration such as 30 s, 5 min or 1 h (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(int64_t *)base = (int64_t)(us / USEC_PER_MSEC);
-		return 0;
-	}
-	case K_INT: {
-		int64_t i;
-		const struct option_def *d = def;
-		if (parse_int64(v, &i) < 0) {
-			report(ud, e, "must be an integer (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (i < d->min || i > d->max) {
-			report(ud, e, "must be an integer between %lld and %lld (got \"%s\")", (long long)d->min,
-			       (long long)d->max, v);
-			return -EINVAL;
-		}
-		if (base)
-			*(int *)base = (int)i;
-		return 0;
-	}
-	case K_DOUBLE: {
-		double x;
-		if (parse_double(v, &x) < 0) {
-			report(ud, e, "must be a number (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (x < f->min || x > f->max) {
-			if (isinf(f->max))
-				report(ud, e, "must be a number of at least %g (got \"%s\")", f->min, v);
-			else
-				report(ud, e, "must be a number between %g and %g (got \"%s\")", f->min, f->max, v);
-			return -EINVAL;
-		}
-		if (base)
-			*(double *)base = x;
-		return 0;
-	}
-	case K_MEMORY: {
-		uint64_t bytes;
-		if (parse_memory(v, &bytes) < 0) {
-			report(ud, e, "must be a memory size such as 512m or 4g (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(uint64_t *)base = bytes;
-		return 0;
-	}
+	case K_BOOL:
+		return bool_value(e, base, report, ud);
+	case K_DURATION:
+		return duration_value(e, base, report, ud);
+	case K_INT:
+		return int_value(def, e, base, report, ud);
+	case K_DOUBLE:
+		return double_value(f, e, base, report, ud);
+	case K_MEMORY:
+		return memory_value(e, base, report, ud);
 	case K_LIST:
-	case K_PERIODS: {
-		struct strv items = {0};
-		split_list(v, &items);
-		int r = 0;
-		for (size_t i = 0; f->kind == K_PERIODS && i < items.n; i++) {
-			char *why = NULL;
-			if (as_period_check(items.v[i], &why) < 0) {
-				report(ud, e,
-				       "must be a list of Quartz cron expressions or daily ranges HH:mm:ss-HH:mm:ss: "
-				       "\"%s\": %s (got \"%s\")",
-				       items.v[i], why, v);
-				r = -EINVAL;
-			}
-			free(why);
-		}
-		if (base && r == 0) {
-			strv_free((struct strv *)base);
-			*(struct strv *)base = items;
-		} else {
-			strv_free(&items);
-		}
-		return r;
-	}
-	case K_PLUGINS: {
-		struct strv items = {0};
-		split_list(v, &items);
-		size_t n = items.n;
-		strv_free(&items);
-		if (n) {
-			report(
-			    ud, e,
-			    "must be empty: custom plugins are Java classes, which flinklet cannot load (got \"%s\")",
-			    v);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	case K_BUSY: {
-		int i = parse_enum(v, busy_names, 3);
-		if (i < 0) {
-			report(ud, e, "must be one of AVG, MAX, MIN (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(enum as_busy_agg *)base = (enum as_busy_agg)i;
-		return 0;
-	}
-	case K_LEGACY_ALIGN: {
-		int i = parse_enum(v, legacy_align_names, 2);
-		if (i < 0) {
-			report(ud, e, "must be one of EVENLY_SPREAD, MAXIMIZE_UTILISATION (got \"%s\")", v);
-			return -EINVAL;
-		}
-		if (base)
-			*(enum as_align *)base =
-			    i == 0 ? AS_ALIGN_LEGACY_EVENLY_SPREAD : AS_ALIGN_LEGACY_MAXIMIZE_UTILISATION;
-		return 0;
-	}
-	case K_ALIGN: {
-		int i = parse_enum(v, align_names, 3);
-		if (i < 0) {
-			char *cls = xasprintf(P "scaling.parallelism-alignment.mode.%s.class", v);
-			char *cls2 = xasprintf(FALLBACK "%s", cls);
-			bool custom = as_kv_find(all, cls) || as_kv_find(all, cls2);
-			free(cls);
-			free(cls2);
-			if (custom) {
-				report(ud, e,
-				       "names a custom alignment mode: custom modes are Java classes, which flinklet "
-				       "cannot load (got \"%s\")",
-				       v);
-			} else {
-				const char *hint = as_did_you_mean(v, align_names, 3);
-				report(ud, e, "must be one of BALANCED, EVENLY_SPREAD, OFF (got \"%s\")%s%s%s", v,
-				       hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
-			}
-			return -EINVAL;
-		}
-		if (base)
-			*(enum as_align *)base = (enum as_align)i;
-		return 0;
-	}
+	case K_PERIODS:
+		return list_value(f->kind == K_PERIODS, e, base, report, ud);
+	case K_PLUGINS:
+		return plugins_value(e, report, ud);
+	case K_BUSY:
+		return busy_value(e, base, report, ud);
+	case K_LEGACY_ALIGN:
+		return legacy_align_value(e, base, report, ud);
+	case K_ALIGN:
+		return align_value(e, all, base, report, ud);
 	}
 	return 0;
 }

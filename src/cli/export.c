@@ -386,12 +386,9 @@ static void storage_notes(const struct spec *s, const cJSON *conf, struct strv *
 		                      why));
 }
 
-cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
+/* metadata.name: the spec's name, made one the operator accepts (a note when it had to change). */
+static void add_metadata(cJSON *root, const struct spec *s, struct strv *notes)
 {
-	struct strv *notes = a->notes;
-	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "apiVersion", "flink.apache.org/v1beta1");
-	cJSON_AddStringToObject(root, "kind", "FlinkDeployment");
 	cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
 	char *name = export_k8s_name(s->name);
 	if (strcmp(name, s->name ? s->name : ""))
@@ -401,8 +398,12 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		               name, s->name ? s->name : "(none)"));
 	cJSON_AddStringToObject(meta, "name", name);
 	free(name);
-	cJSON *spec = cJSON_AddObjectToObject(root, "spec");
+}
 
+/* spec.image and spec.flinkVersion: the spec's, else from the Flink the jars (or the volume) say; left out, with a
+ * note, when the operator does not know that version or none is known. */
+static void add_image_and_version(cJSON *spec, const struct spec *s, const struct export_args *a, struct strv *notes)
+{
 	const char *label =
 	    s->flink_version ? s->flink_version : (a->flink_version ? flink_version_label(a->flink_version) : NULL);
 	const char *newest = operators[a->operator_version].newest_label;
@@ -431,14 +432,13 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		                                       : "Flink's jars were not found (--flink-home) and the state "
 		                                         "directory records no Flink version"));
 	}
-	cJSON_AddStringToObject(spec, "serviceAccount", "flink");
+}
 
-	cJSON *conf = cJSON_AddObjectToObject(spec, "flinkConfiguration");
-	export_configuration(s, a, conf, notes);
-	storage_notes(s, conf, notes);
-
-	/* the one JVM's share is split: the TaskManager keeps the job's share, the JobManager gets a quarter of
-	 * it, at least 1 GiB and half a core */
+/* spec.jobManager and spec.taskManager: the one JVM's share is split: the TaskManager keeps the job's share, the
+ * JobManager gets a quarter of it, at least 1 GiB and half a core. */
+static void add_resources(cJSON *spec, const struct spec *s, const struct export_args *a, const cJSON *conf,
+                          struct strv *notes)
+{
 	uint64_t mem = s->memory ? s->memory : 2048ULL << 20;
 	double cpu = s->cpu > 0 ? s->cpu : 1.0;
 	uint64_t jm_mem = mem / 4 > (1024ULL << 20) ? mem / 4 : 1024ULL << 20;
@@ -453,10 +453,13 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		cJSON_AddItemToObject(jm, "resources", requirements(jm_mem, jm_cpu, conf, "jobmanager", notes));
 		cJSON_AddItemToObject(tm, "resources", requirements(mem, cpu, conf, "taskmanager", notes));
 	}
+}
 
-	cJSON *job = cJSON_AddObjectToObject(spec, "job");
+/* job.jarURI, with a note on what the cluster needs of it; a SQL script: the runner form of the operator's
+ * flink-sql-runner-example, flinklet's runner being the jar. */
+static void add_jar(cJSON *job, const struct spec *s, struct strv *notes)
+{
 	const char *jar = s->job.jar_uri;
-	/* a SQL script: the runner form of the operator's flink-sql-runner-example, flinklet's runner being the jar */
 	bool runner_jar = config_sql_job(s) && str_has_suffix(jar, "/lib/" SQL_RUNNER_JAR);
 	if (runner_jar)
 		jar = "local:///opt/flink/lib/" SQL_RUNNER_JAR;
@@ -474,8 +477,11 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		note(notes, xasprintf("fill in jarURI: %s is a file on the machine flinklet ran on; put the jar in the "
 		                      "image (local:///opt/flink/usrlib/...) or where the cluster can fetch it",
 		                      jar));
-	if (s->job.entry_class)
-		cJSON_AddStringToObject(job, "entryClass", s->job.entry_class);
+}
+
+/* job.args: a SQL script's path first (where the cluster must have it: a note), then the job's own arguments. */
+static void add_args(cJSON *job, const struct spec *s, struct strv *notes)
+{
 	cJSON *args = cJSON_AddArrayToObject(job, "args");
 	if (config_sql_job(s)) {
 		bool remote = config_sql_remote(s);
@@ -508,9 +514,12 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 			note(notes,
 			     xasprintf("check job.args[%zu]: %s is a path on the machine flinklet ran on", i, v));
 	}
-	cJSON_AddNumberToObject(job, "parallelism", (double)s->job.parallelism);
-	cJSON_AddStringToObject(job, "upgradeMode", upgrade_mode_to_string(s->job.upgrade_mode));
-	cJSON_AddStringToObject(job, "state", "running");
+}
+
+/* job.initialSavepointPath: the job's newest savepoint, moved under --savepoint-base (or --storage-base); a note
+ * when it stays on flinklet's volume or there is none. */
+static void add_restore_point(cJSON *job, const struct export_args *a, struct strv *notes)
+{
 	const char *base = a->savepoint_base;
 	char *sp_base = !base && a->storage_base ? under(a->storage_base, "savepoints") : NULL;
 	if (sp_base)
@@ -530,6 +539,32 @@ cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
 		             "one with 'flinklet savepoint --wait', or stop the job, and export again)"));
 	}
 	free(sp_base);
+}
+
+cJSON *export_flinkdeployment(const struct spec *s, const struct export_args *a)
+{
+	struct strv *notes = a->notes;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "apiVersion", "flink.apache.org/v1beta1");
+	cJSON_AddStringToObject(root, "kind", "FlinkDeployment");
+	add_metadata(root, s, notes);
+	cJSON *spec = cJSON_AddObjectToObject(root, "spec");
+	add_image_and_version(spec, s, a, notes);
+	cJSON_AddStringToObject(spec, "serviceAccount", "flink");
+	cJSON *conf = cJSON_AddObjectToObject(spec, "flinkConfiguration");
+	export_configuration(s, a, conf, notes);
+	storage_notes(s, conf, notes);
+	add_resources(spec, s, a, conf, notes);
+
+	cJSON *job = cJSON_AddObjectToObject(spec, "job");
+	add_jar(job, s, notes);
+	if (s->job.entry_class)
+		cJSON_AddStringToObject(job, "entryClass", s->job.entry_class);
+	add_args(job, s, notes);
+	cJSON_AddNumberToObject(job, "parallelism", (double)s->job.parallelism);
+	cJSON_AddStringToObject(job, "upgradeMode", upgrade_mode_to_string(s->job.upgrade_mode));
+	cJSON_AddStringToObject(job, "state", "running");
+	add_restore_point(job, a, notes);
 	cJSON_AddBoolToObject(job, "allowNonRestoredState", s->job.allow_non_restored_state);
 	return root;
 }
