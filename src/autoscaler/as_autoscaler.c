@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 struct autoscaler {
 	struct as_realizer realizer;

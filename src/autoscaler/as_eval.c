@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* Java's Math.max(0, x): NaN stays NaN. */
 static double jmax0(double x)

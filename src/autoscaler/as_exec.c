@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static bool excluded_by_config(const struct as_options *o, const char *vertex)
 {

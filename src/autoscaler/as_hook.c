@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define REASON_MAX 500 /* bytes of the hook's own reason kept in a message */
 #define PROBLEMS_MAX 5 /* problems of an answer named in a message */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define MAX_SAMPLES 100000 /* as_state.c's MAX_ITEMS */
 #define MAX_ID_LEN 256     /* as_state.c's */

@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static void put_uint(struct strbuf *b, uint64_t v)
 {

@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define MAX_VERTICES 10000
 #define MAX_NAMES 100000

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* ---- samples ---- */
 

@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "as_optvalue.h"
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define P "job.autoscaler."
 #define FALLBACK "kubernetes.operator."

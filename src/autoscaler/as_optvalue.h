@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 enum kind {
 	K_BOOL,

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 enum { F_SEC, F_MIN, F_HOUR, F_DOM, F_MONTH, F_DOW, F_YEAR, F_COUNT };
 

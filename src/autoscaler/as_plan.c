@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 #include "memtune.h"
 
 #define MAX_PLAN_BYTES (16u << 20)

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static bool bound_is(const cJSON *par, const char *name, int value)
 {

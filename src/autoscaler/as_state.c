@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define MAX_ITEMS 100000
 #define MAX_ID_LEN 256

@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 #include "store.h"
 
 #define MAX_READ (4u << 20)

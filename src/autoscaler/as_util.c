@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* ---- Java numerics ----
  * Java's Math.floor, Math.ceil and Math.abs are C's floor, ceil and fabs for doubles (IEEE 754, NaN and the

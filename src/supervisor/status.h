@@ -82,7 +82,7 @@ int status_error_source_from_string(const char *name, enum status_error_source *
  * it), and it holds until its owner sees it over. One slot per source, each set and cleared by its owner only
  * (sup_warning_set, sup_warning_clear; tests/e2e/test_layout.py), listed in `warnings` in this order. */
 enum status_warning_source {
-	STATUS_WARN_SCRATCH_SPACE, /* sup_launch.c: the scratch has less room than the state wants (ScratchSpaceLow) */
+	STATUS_WARN_SCRATCH_SPACE, /* sup_scratch.c: the scratch has less room than the state wants (ScratchSpaceLow) */
 	STATUS_WARN_MAX
 };
 /* The source's name in `warnings` ("scratchSpace"), and the event that says it ("ScratchSpaceLow"); "?" out of

@@ -20,6 +20,7 @@
 #include "sup_reload.h"
 #include "sup_rescales.h"
 #include "sup_restore.h"
+#include "sup_scratch.h"
 #include "sup_setup.h"
 #include "sup_snapshot.h"
 #include "sup_stop.h"

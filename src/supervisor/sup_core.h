@@ -47,7 +47,7 @@ enum snapshot_op_kind { SNAP_SAVEPOINT, SNAP_CHECKPOINT };
 /* The parts' state: each sub-struct is written only by the file named with it (docs/architecture.md, "Each part
  * owns its state"). */
 
-/* launch (sup_launch.c): the JVM, the jar, the scratch directory */
+/* launch (sup_launch.c): the JVM, the jar */
 struct sup_launch {
 	pid_t jvm_pid;
 	struct jvmout *jvm_out; /* the JVM's stdout and stderr */
@@ -89,8 +89,12 @@ struct sup_launch {
 	 * again every JAR_WAIT_USEC, and a reload starts over */
 	sd_event_source *jar_wait;
 	char *jar_problem;
-	char *scratch_dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
-	int64_t scratch_warned_need; /* the scratch's need a ScratchSpaceLow warning last named (0: none) */
+};
+
+/* scratch (sup_scratch.c): the JVM's local scratch directory */
+struct sup_scratch {
+	char *dir, *tmp_dir; /* flinklet.scratch.dir (local), and the JVM's directory in it (io.tmp.dirs) */
+	int64_t warned_need; /* the scratch's need a ScratchSpaceLow warning last named (0: none) */
 };
 
 struct supervisor;
@@ -469,6 +473,7 @@ struct supervisor {
 	} clock;
 
 	struct sup_launch launch;
+	struct sup_scratch scratch;
 	struct sup_keepjvm keepjvm;
 	struct sup_fetch fetch;
 	struct sup_restore restore;

@@ -34,7 +34,7 @@ char *sup_keepjvm_fingerprint(struct supervisor *s, const struct spec *spec)
 	struct launch l = {
 	    .job_id = "00000000000000000000000000000000",
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->launch.tmp_dir,
+	    .tmp_dir = s->scratch.tmp_dir,
 	    .java = spec_get(spec, "flinklet.java.bin"),
 	    .flink_version = s->flink_version,
 	    .launcher = true,

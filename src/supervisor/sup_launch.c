@@ -1,8 +1,8 @@
 /* sup_launch: one JVM launch: the restore point (sup_restore.c chooses it), the intent written before acting,
- * the Flink configuration files, the job's jar and SQL script and their downloads, the scratch directory, and the
- * spawn. Also the launch fingerprint: what a spec would launch, to tell a configuration change that needs a new JVM
- * from one that does not. A launch whose JVM waits idle for it (a job-only upgrade, sup_keepjvm.c) is submitted to
- * that JVM instead of a spawn (resubmit). */
+ * the Flink configuration files, the job's jar and SQL script and their downloads, the scratch directory emptied
+ * (sup_scratch.c), and the spawn. Also the launch fingerprint: what a spec would launch, to tell a configuration change
+ * that needs a new JVM from one that does not. A launch whose JVM waits idle for it (a job-only upgrade, sup_keepjvm.c)
+ * is submitted to that JVM instead of a spawn (resubmit). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 #include "sup_memtune.h"
 #include "sup_poll.h"
 #include "sup_restore.h"
+#include "sup_scratch.h"
 #include "sup_sweep.h"
 
 extern char **environ;
@@ -93,139 +94,6 @@ static void write_launch_files(struct supervisor *s, const struct launch *l)
 	f->sql = s->spec->job.sql ? xstrdup(s->spec->job.sql) : NULL;
 	s->launch.spawn.files_r = 0;
 	worker_submit(s->worker, launch_files_run, launch_files_done, f);
-}
-
-/* The scratch's room against what the job's state needs there (scratch_need of the newest checkpoint's size Flink
- * reported, kept in status.json): short of it, a ScratchSpaceLow warning (the event once per need that grows; in
- * the status' warnings until a launch finds room), since a full scratch fails RocksDB and an emptyDir past its
- * sizeLimit has the pod evicted without a savepoint. The room is what the next JVM will have: the free space plus
- * what the earlier JVMs' scratch set aside still holds, which its removal frees (scratch_room). */
-static void check_scratch_space(struct supervisor *s, int r, int64_t avail)
-{
-	int64_t need = scratch_need(s->status.state_size);
-	if (r < 0) {
-		log_warn("unable to read the free space of %s: %s", s->launch.scratch_dir, strerror(-r));
-		return;
-	}
-	if (avail >= need) {
-		if (s->status.warnings[STATUS_WARN_SCRATCH_SPACE].message) {
-			sup_warning_clear(s, STATUS_WARN_SCRATCH_SPACE);
-			sup_write_status(s);
-		}
-		return;
-	}
-	char *msg = xasprintf(
-	    "the JVM's scratch directory %s has %.0f MiB free, less than the %.0f MiB the job's state wants there "
-	    "(twice the newest checkpoint's %s plus %.0f MiB): RocksDB fails once it is full, and a Kubernetes "
-	    "emptyDir past its sizeLimit gets the pod evicted; give flinklet.scratch.dir more room "
-	    "(docs/deployment.md, \"Scratch space\")",
-	    s->launch.scratch_dir, (double)avail / (1 << 20), (double)need / (1 << 20),
-	    s->status.state_size >= 0 ? "state size" : "state size (none known yet)",
-	    (double)SCRATCH_FIXED_BYTES / (1 << 20));
-	sup_warning_set(s, STATUS_WARN_SCRATCH_SPACE, msg);
-	sup_write_status(s);
-	if (need > s->launch.scratch_warned_need) {
-		s->launch.scratch_warned_need = need;
-		sup_warning(s, "ScratchSpaceLow", "%s", msg);
-	}
-	free(msg);
-}
-
-/* The scratch measured on the worker thread (it walks what is set aside), then the earlier JVM's scratch removed. */
-struct scratch_measure {
-	struct supervisor *s;
-	char *dir;
-	char *old; /* the earlier JVM's scratch, set aside (NULL: none): removed once measured */
-	int r;
-	int64_t room;
-};
-
-static void scratch_measure_run(void *arg)
-{
-	struct scratch_measure *m = arg;
-	m->r = scratch_room(m->dir, &m->room);
-}
-
-static void scratch_measure_done(void *arg)
-{
-	struct scratch_measure *m = arg;
-	struct supervisor *s = m->s;
-	/* (the loop over: the warning is moot, and what is set aside is the next start's leftover) */
-	if (!s->closing) {
-		check_scratch_space(s, m->r, m->room);
-		if (m->old) {
-			struct strv v = {0};
-			strv_push_take(&v, m->old);
-			m->old = NULL;
-			pid_t pid = scratch_remove(&v);
-			if (pid < 0)
-				log_warn("unable to remove %s: %s", v.v[0], strerror((int)-pid));
-			strv_free(&v);
-		}
-	}
-	free(m->old);
-	free(m->dir);
-	free(m);
-}
-
-/* An empty scratch directory for the JVM: the earlier JVM's (RocksDB's working files, spills, BLOBs) is renamed
- * aside; its room is measured on the worker thread (ahead of the launch's intent in the worker's order, so the
- * warning comes before the JVM), and what was set aside is removed by a child process afterwards, off the loop. */
-static int prepare_scratch(struct supervisor *s)
-{
-	char *old = NULL;
-	int r = scratch_rotate(s->launch.scratch_dir, s->launch.gen + 1, &old);
-	if (r < 0) {
-		log_error("unable to prepare the JVM's scratch directory %s: %s", s->launch.tmp_dir, strerror(-r));
-		return r;
-	}
-	struct scratch_measure *m = xcalloc(1, sizeof(*m));
-	m->s = s;
-	m->dir = xstrdup(s->launch.scratch_dir);
-	m->old = old;
-	worker_submit(s->worker, scratch_measure_run, scratch_measure_done, m);
-	return 0;
-}
-
-void sup_launch_scratch_free(struct supervisor *s)
-{
-	/* nothing in it outlives the JVM; the loop is over, so this may wait (a JVM still running keeps it: the next
-	 * launch puts it aside) */
-	if (s->launch.jvm_pid <= 0 && s->launch.tmp_dir) {
-		rm_rf(s->launch.tmp_dir);
-		if (s->launch.scratch_dir)
-			rmdir(s->launch.scratch_dir); /* when empty: not another's leftovers */
-	}
-}
-
-void sup_launch_scratch_setup(struct supervisor *s)
-{
-	const char *dir = spec_get(s->spec, "flinklet.scratch.dir");
-	char *def = scratch_default_dir(s->spec->name, s->state_dir);
-	char *err = NULL;
-	if (dir && scratch_open(dir, !strcmp(dir, def), &err) == 0) {
-		s->launch.scratch_dir = xstrdup(dir);
-	} else {
-		s->launch.scratch_dir = path_join(s->state_dir, "tmp");
-		log_warn("%s; the JVM's scratch space is %s on the state volume instead",
-		         err ? err : "no scratch directory", s->launch.scratch_dir);
-		mkdir_p(s->launch.scratch_dir);
-	}
-	free(err);
-	free(def);
-	s->launch.tmp_dir = path_join(s->launch.scratch_dir, "jvm");
-	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
-	 * it on the volume */
-	struct strv old = {0};
-	scratch_set_aside(s->launch.scratch_dir, &old);
-	char *legacy = path_join(s->state_dir, "tmp");
-	if (strcmp(legacy, s->launch.scratch_dir) && access(legacy, F_OK) == 0)
-		strv_push(&old, legacy);
-	free(legacy);
-	pid_t pid = scratch_remove(&old);
-	if (pid < 0)
-		log_warn("unable to remove the scratch directories earlier JVMs left: %s", strerror((int)-pid));
-	strv_free(&old);
 }
 
 static int on_startup_timeout(sd_event_source *src, uint64_t usec, void *userdata);
@@ -439,7 +307,7 @@ static int launch_jvm(struct supervisor *s)
 	struct launch l = {
 	    .job_id = s->job_id,
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->launch.tmp_dir,
+	    .tmp_dir = s->scratch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = uri,
 	    .restore_claim = s->restore.claim,
@@ -465,7 +333,7 @@ static int launch_jvm(struct supervisor *s)
 	write_launch_files(s, &l);
 	free(overrides);
 	l.parallelism_overrides = NULL;
-	r = resubmit ? 0 : prepare_scratch(s);
+	r = resubmit ? 0 : sup_scratch_prepare(s);
 	if (r < 0) {
 		free(uri);
 		return r;
@@ -560,7 +428,7 @@ int sup_launch_spawn(struct supervisor *s)
 	struct launch l = {
 	    .job_id = s->job_id,
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->launch.tmp_dir,
+	    .tmp_dir = s->scratch.tmp_dir,
 	    .java = spec_get(s->spec, "flinklet.java.bin"),
 	    .restore_path = s->launch.spawn.uri,
 	    .restore_claim = s->restore.claim,
@@ -655,7 +523,7 @@ char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 	struct launch l = {
 	    .job_id = "00000000000000000000000000000000",
 	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->launch.tmp_dir,
+	    .tmp_dir = s->scratch.tmp_dir,
 	    .java = spec_get(spec, "flinklet.java.bin"),
 	    .flink_version = s->flink_version,
 	};
@@ -884,13 +752,11 @@ void sup_launch_stop(struct supervisor *s)
 
 void sup_launch_free(struct supervisor *s)
 {
-	sup_launch_scratch_free(s);
+	sup_scratch_free(s);
 	sup_launch_startup_over(s);
 	free(s->launch.spawn.uri);
 	free(s->launch.start_cause);
 	free(s->launch.exit_cause);
 	jvmout_free(s->launch.jvm_out);
 	free(s->launch.fingerprint);
-	free(s->launch.tmp_dir);
-	free(s->launch.scratch_dir);
 }

@@ -12,11 +12,6 @@ int sup_launch(struct supervisor *s);
 int sup_launch_spawn(struct supervisor *s);
 /* A stop, a suspend or a new launch calls off a pending launch: its JVM is never spawned. true: one was pending. */
 bool sup_launch_cancel(struct supervisor *s);
-/* The JVM's scratch directory (flinklet.scratch.dir, else <state dir>/tmp), and the removal of what earlier JVMs
- * left there, off the loop. */
-void sup_launch_scratch_setup(struct supervisor *s);
-/* At exit, with the JVM gone: the JVM's scratch directory is removed. */
-void sup_launch_scratch_free(struct supervisor *s);
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec);
 /* Whether Flink's lib/ has flinklet's launcher (FLINKCONF_LAUNCHER_JAR): the JVM's main class then, else the CLI. */
 bool sup_launch_has_launcher(const struct supervisor *s);

@@ -3,7 +3,7 @@
 #ifndef FLINKLET_SUP_MEMTUNE_H
 #define FLINKLET_SUP_MEMTUNE_H
 
-#include "autoscaler.h"
+#include "as_internal.h"
 #include "membudget.h"
 #include "sup_core.h"
 

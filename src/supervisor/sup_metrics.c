@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_internal.h"
 #include "store.h"
 #include "sup_flinkmetrics.h"
 #include "sup_metrics.h"

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "as_internal.h"
 #include "store.h"
 #include "sup_observe.h"
 #include "sup_rescales.h"

@@ -13,6 +13,7 @@
 #include "sup_launch.h"
 #include "sup_observe.h"
 #include "sup_poll.h"
+#include "sup_scratch.h"
 #include "sup_setup.h"
 
 /* The sweep (sup_sweep.c) removes files from the checkpoint and the savepoint directory, which may lie outside the
@@ -204,7 +205,7 @@ int sup_setup_state_dir(struct supervisor *s)
 	store_repair_events(s->state_dir);
 	sup_observe_setup(s);
 	s->conf_dir = path_join(s->state_dir, "conf");
-	sup_launch_scratch_setup(s);
+	sup_scratch_setup(s);
 	clean_interrupted_writes(s);
 	if ((r = find_snapshot_dirs(s)) || (r = lock_swept_dirs(s)))
 		return r;

@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define ROUND_TRIP(type, from, to, freefn, j)                                                                          \
 	do {                                                                                                           \

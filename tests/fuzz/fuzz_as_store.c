@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define KEY "00000000000000000000000000000001"
 

@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static bool same(const struct as_samples *a, const struct as_samples *b)
 {

@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "as_store_mem.h"
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define KEY "job"
 

@@ -3,7 +3,7 @@
 #ifndef FLINKLET_AS_STORE_MEM_H
 #define FLINKLET_AS_STORE_MEM_H
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* In memory only (lost when the process ends). */
 struct as_state_store as_store_memory_new(void);

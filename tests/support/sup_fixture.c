@@ -82,7 +82,7 @@ int sup_fixture_init(struct supervisor *s, const struct sup_fixture *f)
 	s->lock_fd = s->reload.inotify_fd = -1;
 	s->state_dir = dir;
 	s->conf_dir = path_join(dir, "conf");
-	s->launch.tmp_dir = path_join(dir, "tmp");
+	s->scratch.tmp_dir = path_join(dir, "tmp");
 	s->ckpt_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.dir"));
 	s->sp_dir = local_path_from_uri(spec_get(spec, "execution.checkpointing.savepoint-dir"));
 	s->flink_version = xstrdup("2.2.0");

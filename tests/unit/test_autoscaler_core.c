@@ -19,7 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "as_store_mem.h"
-#include "autoscaler.h"
+#include "as_internal.h"
 #include "store.h"
 
 /* the job is RUNNING since 1000 s (Flink's 0 means "never") */

@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 #include "store.h"
 
 static char *slurp(const char *path)

@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* ---- building topologies and windows ---- */
 

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <time.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 struct rec {
 	struct strv events;

@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static const char doc[] =
     "{\"now\": 1767225600000,"

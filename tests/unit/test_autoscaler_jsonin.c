@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static uint64_t next(uint64_t *s)
 {

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "as_store_mem.h"
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static const char JOB[] =
     "{\"jid\": \"a1\", \"state\": \"RUNNING\", \"timestamps\": {\"CREATED\": 900, \"RUNNING\": 1000},"

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 #define HEAD                                                                                                           \
 	"apiVersion: flink.apache.org/v1beta1\n" /* 1 */                                                               \

@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static cJSON *plan_ok(const char *text)
 {

@@ -6,7 +6,7 @@
 
 #include <time.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* epoch milliseconds, UTC */
 #define THU_0101_0000 1767225600000LL

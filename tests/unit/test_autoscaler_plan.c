@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* Runs plan on text; returns the parsed output (the caller deletes it) and fails on errors. */
 static cJSON *plan_ok(const char *text, const struct spec *spec)

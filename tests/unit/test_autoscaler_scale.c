@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 /* ---- an emitter that records events ---- */
 

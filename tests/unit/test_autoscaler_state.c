@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "as_store_mem.h"
-#include "autoscaler.h"
+#include "as_internal.h"
 #include "store.h"
 
 static void samples_fixture(struct as_samples *h)

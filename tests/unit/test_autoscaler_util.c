@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "autoscaler.h"
+#include "as_internal.h"
 
 static void test_jround(void **state)
 {
