@@ -45,10 +45,8 @@ import socket
 import struct
 import subprocess
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-import conftest  # noqa: E402
-from conftest import Flinklet, check_output, pid_alive, wait_for  # noqa: E402  (the e2e harness, unchanged)
-from testkit import norm  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testkit import JOBS_JAR, Flinklet, check_output, norm, pid_alive, wait_for  # noqa: E402  (the test harness)
 
 RESTORING = re.compile(r"from (checkpoint|savepoint) (\S+) \(")
 
@@ -198,9 +196,8 @@ def main():
 
     # the job's jar is copied so that the "jar" fault can take it away without touching the build
     jar = work / "job.jar"
-    shutil.copyfile(conftest.JOBS_JAR, jar)
-    conftest.JOBS_JAR = str(jar)
-    f = Flinklet(work, name="chaos-counter",
+    shutil.copyfile(JOBS_JAR, jar)
+    f = Flinklet(work, name="chaos-counter", jar=str(jar),
                  job={"args": ["--rate", "200", "--keys", "8", "--output", "OUT"], "parallelism": 2},
                  conf={"flinklet.restart.backoff.initial": "200 ms", "flinklet.restart.backoff.max": "2 s",
                        "flinklet.restart.max-attempts": "1000", "flinklet.rest.poll-interval": "500 ms"})

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 
-from conftest import BIN, FLINK_HOME, flink_version  # noqa: F401  (re-exported)
+from testkit import BIN, FLINK_HOME, flink_version  # noqa: F401  (re-exported)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONTAINERFILE = os.path.join(ROOT, "container", "Containerfile")

@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 
-from conftest import JOBS_JAR, free_port, wait_for
+from testkit import JOBS_JAR, free_port, wait_for
 
 
 def _kafka_libs():

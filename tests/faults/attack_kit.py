@@ -5,14 +5,11 @@ calls to flinklet's endpoint."""
 import json
 import os
 import struct
-import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from http.client import HTTPConnection
 
-from conftest import BIN, Supervisor
+from testkit import Supervisor
 
 SHIM = os.environ.get("FLINKLET_VOLSHIM", os.path.abspath("build/volshim.so"))
 UID_A, UID_B = 1001, 1002  # two uids of group 0 taking turns on one volume (AsUid)
@@ -104,20 +101,9 @@ class Hold:
             pass
 
 
-def http_port(sup):
-    return int(sup.conf["flinklet.http.address"].rsplit(":", 1)[1])
-
-
 def http(sup, path, method="GET", token=None, timeout=10):
-    req = urllib.request.Request(f"http://127.0.0.1:{http_port(sup)}{path}", method=method,
-                                 data=b"" if method == "POST" else None)
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+    """(status, body) of one request to sup's endpoint; a POST carries an empty body (Content-Length: 0)."""
+    return sup.http(path, method, token, body=b"" if method == "POST" else None, timeout=timeout)
 
 
 def http_json(sup, path):
@@ -126,8 +112,7 @@ def http_json(sup, path):
 
 
 def token(sup):
-    with open(os.path.join(sup.state, "http.token")) as f:
-        return f.read().strip()
+    return sup.token()
 
 
 class Call:
@@ -142,7 +127,7 @@ class Call:
 
     def _run(self, sup, path, method, token, timeout):
         try:
-            c = HTTPConnection("127.0.0.1", http_port(sup), timeout=timeout)
+            c = HTTPConnection("127.0.0.1", sup.http_port, timeout=timeout)
             try:
                 headers = {"Authorization": f"Bearer {token}"} if token else {}
                 c.request(method, path, body=b"" if method == "POST" else None, headers=headers)
@@ -190,17 +175,13 @@ class AsUid(Supervisor):
 
     def start(self):
         self.note_leftovers()
-        self.log = open(self.log_path, "ab")
         prefix = []
         if self.uid is not None:
             prefix = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}",
                       "--groups=" + ",".join(str(g) for g in self.groups), "--"]
         um = self.umask
-        self.proc = subprocess.Popen([*prefix, BIN, "run", "-c", str(self.config), "--state-dir", self.state,
-                                      "--flink-home", str(self.flink_home)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=dict(os.environ, TMPDIR=self.tmpdir), preexec_fn=lambda: os.umask(um))
-        return self
+        return self.spawn([*prefix, *self.argv()], dict(os.environ, TMPDIR=self.tmpdir),
+                          preexec_fn=lambda: os.umask(um))
 
     def argv_of_spawn(self, n=-1):
         with open(self.spawns) as f:

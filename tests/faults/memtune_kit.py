@@ -11,8 +11,7 @@ import signal
 import time
 import urllib.parse
 
-from attack_kit import http
-from conftest import wait_for
+from testkit import wait_for
 
 MIB = 1 << 20
 OOM_LINE = "Terminating due to java.lang.OutOfMemoryError: Java heap space"
@@ -164,7 +163,7 @@ exit 0
             ls = self.launches()
             st = self.sup.status() or {}
             return len(ls) >= n and self.running(st) and st["jvm"]["pid"] == ls[n - 1].pid
-        wait_for(ok, timeout, f"launch {n} STABLE")
+        wait_for(ok, timeout, f"launch {n} STABLE", interval=0.1)
         return self.launches()[n - 1]
 
     def stable_latest(self, timeout=30):
@@ -174,11 +173,11 @@ exit 0
             ls = self.launches()
             st = self.sup.status() or {}
             return ls and self.running(st) and st["jvm"]["pid"] == ls[-1].pid and ls[-1]
-        return wait_for(ok, timeout, "the newest launch STABLE")
+        return wait_for(ok, timeout, "the newest launch STABLE", interval=0.1)
 
     def recommended(self, timeout=30):
         """Waits for an evaluation's recommendation in status.json."""
-        wait_for(lambda: (self.mt() or {}).get("recommended"), timeout, "a memory tuning recommendation")
+        wait_for(lambda: (self.mt() or {}).get("recommended"), timeout, "a memory tuning recommendation", interval=0.1)
         return self.mt()
 
     def evaluations(self):
@@ -187,7 +186,7 @@ exit 0
 
     def wait_evaluations(self, more, timeout=30):
         n = self.evaluations()
-        wait_for(lambda: self.evaluations() >= n + more, timeout, f"{more} more autoscaler cycles")
+        wait_for(lambda: self.evaluations() >= n + more, timeout, f"{more} more autoscaler cycles", interval=0.1)
 
     def end_jvm(self):
         """The running JVM ends on its own (exit 0): a launch flinklet makes anyway follows."""
@@ -208,27 +207,24 @@ exit 0
 
 
 def set_memory(sup, memory):
+    """sup's configuration with spec.resources.memory set to memory (None: unset)."""
     text = sup.config.read_text()
     text = re.sub(r"\n  resources:\n    memory: [^\n]*", "", text)
     if memory:
         text = text.replace("\nspec:\n", f"\nspec:\n  resources:\n    memory: {memory}\n")
-    tmp = sup.config.with_name(".mem.yaml")
-    tmp.write_text(text)
-    os.replace(tmp, sup.config)
+    sup.replace_config(text)
 
 
 def set_option(sup, key, value):
+    """sup's configuration with flinkConfiguration's key set to value."""
     text = sup.config.read_text()
-    line = f"    {json.dumps(key)}: {json.dumps(value)}"
     text = re.sub(rf"\n    {re.escape(json.dumps(key))}: [^\n]*", "", text)
-    text = text.replace("  flinkConfiguration:\n", f"  flinkConfiguration:\n{line}\n")
-    tmp = sup.config.with_name(".opt.yaml")
-    tmp.write_text(text)
-    os.replace(tmp, sup.config)
+    text = text.replace("  flinkConfiguration:\n", f"  flinkConfiguration:\n{sup.conf_line(key, value)}\n")
+    sup.replace_config(text)
 
 
 def metrics_text(sup):
-    code, body = http(sup, "/metrics")
+    code, body = sup.http("/metrics", timeout=10)
     assert code == 200
     return body
 
@@ -268,10 +264,10 @@ def tuned_and_running(rig, oom_delay=None):
 def assert_undone(rig, first, timeout=30):
     """autoscaler.md: "A tuned JVM that dies of memory ... undoes it: a `MemoryTuningUndone` event, the next launch is
     untuned, and tuning stays off (`suspended` says why)"; operations.md: `flinklet_memory_tuning_suspended` 1."""
-    wait_for(lambda: rig.events("MemoryTuningUndone"), timeout, "MemoryTuningUndone")
+    wait_for(lambda: rig.events("MemoryTuningUndone"), timeout, "MemoryTuningUndone", interval=0.1)
     wait_for(lambda: rig.launches()[-1].heap == first.heap
              and rig.running(rig.sup.status() or {})
-             and rig.sup.jvm_pid() == rig.launches()[-1].pid, timeout, "an untuned launch running")
+             and rig.sup.jvm_pid() == rig.launches()[-1].pid, timeout, "an untuned launch running", interval=0.1)
     last = rig.launches()[-1]
     assert last.split() == first.split(), (last, first)
     mt = rig.mt()

@@ -42,13 +42,13 @@ def running(sup, spawns, n):
             pid = int([line for line in f if line.strip()][n - 1].split()[0])
         st = sup.status()
         return st if st and st["jvm"]["pid"] == pid and st["lifecycleState"] == "STABLE" else None
-    return wait_for(ok, 30, f"JVM #{n} STABLE")
+    return wait_for(ok, 30, f"JVM #{n} STABLE", interval=0.1)
 
 
 def kill_jvm_and_wait_schedule(sup):
     before = len(scheduled(sup))
     os.kill(sup.jvm_pid(), signal.SIGKILL)
-    return wait_for(lambda: scheduled(sup)[before:] or None, 30, "a RestartScheduled event")[0]
+    return wait_for(lambda: scheduled(sup)[before:] or None, 30, "a RestartScheduled event", interval=0.1)[0]
 
 
 def partly_running_server(server, job_id_of):
@@ -98,9 +98,9 @@ def test_crash_while_not_every_task_runs_backs_off(server, supervisors):
     spawns = install_fake_java(s)
     partly_running_server(server, job_id_reader(s))
     s.start()
-    wait_for(lambda: spawn_count(spawns) == 1 and s.jvm_pid() > 0, 30, "the JVM")
+    wait_for(lambda: spawn_count(spawns) == 1 and s.jvm_pid() > 0, 30, "the JVM", interval=0.1)
     # flinklet has polled the half-running job a few times
-    wait_for(lambda: len([r for r in server.requests if "/jobs/" in r[2]]) >= 3, 30, "polls")
+    wait_for(lambda: len([r for r in server.requests if "/jobs/" in r[2]]) >= 3, 30, "polls", interval=0.1)
     msg = kill_jvm_and_wait_schedule(s)
     assert not msg.startswith(NOW), f"restarted at once although not every task ever ran: {msg}"
     assert (s.status() or {}).get("lifecycleState") != "STABLE"
@@ -115,7 +115,7 @@ def test_crash_of_the_restart_at_once_before_running_backs_off(server, superviso
     s.start()
     running(s, spawns, 1)
     assert kill_jvm_and_wait_schedule(s).startswith(NOW)
-    wait_for(lambda: spawn_count(spawns) == 2 and s.jvm_pid() > 0, 30, "JVM #2")
+    wait_for(lambda: spawn_count(spawns) == 2 and s.jvm_pid() > 0, 30, "JVM #2", interval=0.1)
     partly_running_server(server, job_id_reader(s))  # the new JVM's job does not get to RUNNING
     msg = kill_jvm_and_wait_schedule(s)
     assert not msg.startswith(NOW), msg
@@ -174,7 +174,7 @@ def test_crash_loop_then_stable_then_crash(server, supervisors, tmp_path):
     # two failed starts: the crash loop (the count is now 3 of 4 before a reset)
     open(crash, "w").close()
     assert not kill_jvm_and_wait_schedule(s).startswith(NOW)
-    wait_for(lambda: spawn_count(spawns) >= 4, 30, "two failed starts")
+    wait_for(lambda: spawn_count(spawns) >= 4, 30, "two failed starts", interval=0.1)
     os.unlink(crash)
     n = spawn_count(spawns)
     running(s, spawns, n + 1)
@@ -184,14 +184,14 @@ def test_crash_loop_then_stable_then_crash(server, supervisors, tmp_path):
     msg = kill_jvm_and_wait_schedule(s)
     assert msg.startswith(NOW), f"the first crash after a stable period backed off: {msg}"
     # and the crash loop before the stable run no longer counts: two more failed starts are not the limit
-    wait_for(lambda: spawn_count(spawns) >= n + 3 or not s.alive(), 30, "failed starts after the reset")
+    wait_for(lambda: spawn_count(spawns) >= n + 3 or not s.alive(), 30, "failed starts after the reset", interval=0.1)
     os.unlink(crash)
 
     def back():
         assert s.alive(), f"flinklet gave up although the count was reset:\n{s.logs()[-3000:]}"
         st = s.status()
         return st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0
-    wait_for(back, 30, "STABLE again")
+    wait_for(back, 30, "STABLE again", interval=0.1)
 
 
 # operations.md: the first failure "since flinklet started" is restarted at once: a new flinklet on a volume whose
@@ -224,7 +224,7 @@ def test_a_running_jvm_that_exits_1_is_restarted_at_once(server, supervisors, tm
     running(s, spawns, 1)
     before = len(scheduled(s))
     open(s.stop_file, "w").close()  # the fake JVM ends by itself, with exit code 1
-    wait_for(lambda: scheduled(s)[before:] or None, 30, "a RestartScheduled event")
+    wait_for(lambda: scheduled(s)[before:] or None, 30, "a RestartScheduled event", interval=0.1)
     msg = scheduled(s)[before]
     assert msg.startswith(NOW), msg
     running(s, spawns, 2)
@@ -241,7 +241,7 @@ def test_a_hang_found_by_the_health_check_restarts_at_once(server, supervisors):
     running(s, spawns, 1)
     before = len(scheduled(s))
     server.fault = "timeout"
-    wait_for(lambda: scheduled(s)[before:] or None, 60, "the hung JVM's RestartScheduled")
+    wait_for(lambda: scheduled(s)[before:] or None, 60, "the hung JVM's RestartScheduled", interval=0.1)
     server.fault = None
     msg = scheduled(s)[before]
     assert msg.startswith(NOW), msg
@@ -259,7 +259,7 @@ def test_time_half_running_does_not_count_towards_the_stable_period(server, supe
     running(s, spawns, 1)
     partly_running_server(server, job_id_reader(s))
     assert kill_jvm_and_wait_schedule(s).startswith(NOW)
-    wait_for(lambda: spawn_count(spawns) == 2 and s.jvm_pid() > 0, 30, "JVM #2")
+    wait_for(lambda: spawn_count(spawns) == 2 and s.jvm_pid() > 0, 30, "JVM #2", interval=0.1)
     time.sleep(4)  # twice the stable period with one task deploying (the job's time, not an assertion)
     server.fault = None
     running(s, spawns, 2)
@@ -275,7 +275,8 @@ def test_max_attempts_0_never_gives_up(server, supervisors, tmp_path):
                                   "flinklet.restart.max-attempts": "0"})
     spawns = install_fake_java(s, crash_file=crash)
     s.start()
-    wait_for(lambda: spawn_count(spawns) >= 15 or not s.alive(), 60, "15 failed starts")
+    wait_for(lambda: spawn_count(spawns) >= 15 or not s.alive(), 60, "15 failed starts", interval=0.1)
     assert s.alive(), f"gave up with max-attempts 0:\n{s.logs()[-2000:]}"
     os.unlink(crash)
-    wait_for(lambda: s.alive() and s.status()["lifecycleState"] == "STABLE" and s.jvm_pid() > 0, 30, "STABLE at last")
+    wait_for(lambda: s.alive() and s.status()["lifecycleState"] == "STABLE" and s.jvm_pid() > 0, 30, "STABLE at last",
+             interval=0.1)

@@ -8,15 +8,7 @@ import signal
 
 from attack_kit import install_fake_java, spawn_count
 from conftest import wait_for
-
-
-def with_memory(sup, memory):
-    text = sup.config.read_text()
-    text = re.sub(r"\n  resources:\n    memory: [^\n]*", "", text)
-    text = text.replace("\nspec:\n", f"\nspec:\n  resources:\n    memory: {memory}\n")
-    tmp = sup.config.with_name(".budget.yaml")
-    tmp.write_text(text)
-    os.replace(tmp, sup.config)
+from memtune_kit import set_memory as with_memory
 
 
 def memory_line(sup):
@@ -47,12 +39,13 @@ def test_a_reload_to_a_budget_too_small_is_refused_and_the_job_keeps_running(ser
     spawns = install_fake_java(s)
     with_memory(s, "512m")
     s.start()
-    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "STABLE" and s.jvm_pid() > 0, 30, "STABLE")
+    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "STABLE" and s.jvm_pid() > 0, 30, "STABLE",
+             interval=0.1)
     pid = s.jvm_pid()
     n = spawn_count(spawns)
     with_memory(s, "200m")
     s.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: "spec.resources.memory" in s.logs().split("SIGHUP", 1)[-1], 30, "the reload's error")
+    wait_for(lambda: "spec.resources.memory" in s.logs().split("SIGHUP", 1)[-1], 30, "the reload's error", interval=0.1)
     assert s.alive()
     st = s.status()
     assert st["jvm"]["pid"] == pid and st["lifecycleState"] == "STABLE", st

@@ -51,7 +51,8 @@ def running(sup, timeout=TIMEOUT):
             raise AssertionError(f"flinklet exited {sup.proc.returncode}:\n{sup.logs()[-3000:]}")
         st = sup.own_status()
         return st if st and st["jobStatus"]["state"] == "RUNNING" and st["jvm"]["pid"] > 0 else None
-    return wait_for(ok, timeout, f"the job RUNNING\n{sup.logs()[-2000:]}" if sup.proc else "the job RUNNING")
+    return wait_for(ok, timeout, f"the job RUNNING\n{sup.logs()[-2000:]}" if sup.proc else "the job RUNNING",
+                    interval=0.1)
 
 
 def refused(second, holder, timeout=15, named=True):
@@ -173,7 +174,7 @@ def test_two_supervisors_started_at_the_same_instant_exactly_one_runs(make, tmp_
         for t in ts:
             t.join()
         wait_for(lambda: a.proc.poll() is not None or b.proc.poll() is not None, TIMEOUT,
-                 f"one of the two to exit (round {round_})\n{a.logs()[-1500:]}\n{b.logs()[-1500:]}")
+                 f"one of the two to exit (round {round_})\n{a.logs()[-1500:]}\n{b.logs()[-1500:]}", interval=0.1)
         loser, winner = (a, b) if a.proc.poll() is not None else (b, a)
         # the loser may meet the winner's lock before the winner wrote its pid into it: it then says "pid 0,
         # state directory unknown" (seen on the first run of this test), which the docs' "naming the holder's pid"
@@ -236,7 +237,7 @@ def test_an_odd_lock_file_never_hangs_nor_lets_a_second_in(make, tmp_path, kind)
             return True
         st = a.own_status()
         return bool(st and st["jobStatus"]["state"] == "RUNNING")
-    wait_for(settled, TIMEOUT, f"flinklet to run or to refuse (it hangs?)\n{a.logs()[-3000:]}")
+    wait_for(settled, TIMEOUT, f"flinklet to run or to refuse (it hangs?)\n{a.logs()[-3000:]}", interval=0.1)
     if a.proc.poll() is not None:
         assert a.proc.returncode == 3, f"exit {a.proc.returncode}:\n{a.logs()[-3000:]}"
         assert spawn_count(a.spawns) == 0
@@ -317,7 +318,7 @@ def test_a_fifo_lock_file_neither_hangs_flinklet_nor_deafens_it_to_sigterm(make,
         st = a.own_status()
         return bool(st and st["jobStatus"]["state"] == "RUNNING")
     try:
-        wait_for(settled, TIMEOUT, "flinklet to run or to refuse")
+        wait_for(settled, TIMEOUT, "flinklet to run or to refuse", interval=0.1)
     except AssertionError:
         a.proc.send_signal(signal.SIGTERM)
         try:
@@ -359,7 +360,7 @@ def test_a_copy_of_a_locked_directory_and_a_dead_holders_lock_do_not_block(make,
     os.killpg(a.proc.pid, signal.SIGKILL)
     a.proc.wait()
     wait_for(lambda: not os.path.exists(f"/proc/{jvm}") or open(f"/proc/{jvm}/stat").read().split(")")[-1].split()[0]
-             == "Z", 10, "the JVM to die with its flinklet")
+             == "Z", 10, "the JVM to die with its flinklet", interval=0.1)
     assert (x / ".flinklet-lock").exists()
     d = make("d", conf=ck(f"file://{x}"))
     d.start()
@@ -417,7 +418,7 @@ def swept_as_documented(ckdir, unfinished, complete):
     j = os.path.join(ckdir, JID)
     wait_for(lambda: not os.path.exists(os.path.join(j, "chk-5")) and not os.path.exists(unfinished)
              and not os.path.exists(os.path.join(j, "chk-1")), TIMEOUT,
-             f"the sweep: {sorted(os.listdir(j))}, {sorted(os.listdir(os.path.dirname(unfinished)))}")
+             f"the sweep: {sorted(os.listdir(j))}, {sorted(os.listdir(os.path.dirname(unfinished)))}", interval=0.1)
     for n in (3, 4):
         assert os.path.exists(os.path.join(j, f"chk-{n}", "_metadata")), sorted(os.listdir(j))
     assert os.path.exists(os.path.join(complete, "_metadata"))

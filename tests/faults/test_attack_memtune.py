@@ -47,7 +47,7 @@ def test_the_next_crash_restart_is_tuned_as_the_status_said(server, supervisors)
     tuned = rig.events("MemoryTuned")
     assert len(tuned) == 1, tuned
     assert f"{first.heap // MIB}m" in tuned[0]["message"], tuned[0]["message"]  # the untuned figure beside
-    wait_for(lambda: rig.mt()["running"], 10, "status running")
+    wait_for(lambda: rig.mt()["running"], 10, "status running", interval=0.1)
     assert rig.mt()["running"]["heap"] == second.heap
     body = metrics_text(rig.sup)
     assert gauge(body, "flinklet_memory_tuning_running_bytes", "heap") == second.heap
@@ -67,7 +67,7 @@ def test_a_tuned_jvm_that_dies_of_memory_is_undone(server, supervisors, instant)
     rig.wait_evaluations(4)
     n = len(rig.launches())
     rig.crash_jvm()
-    wait_for(lambda: len(rig.launches()) > n, 20, "a restart")
+    wait_for(lambda: len(rig.launches()) > n, 20, "a restart", interval=0.1)
     assert rig.stable(n + 1).split() == first.split()
     assert len(rig.events("MemoryTuningUndone")) == 1
     assert rig.sup.stop() == 0
@@ -80,7 +80,7 @@ def test_a_tuned_jvm_after_a_relaunch_dying_of_memory_during_a_savepoint_is_undo
     first = rig.stable(1)
     with open(rig.oom, "w") as f:
         f.write(f"-Xmx{first.heap // MIB}m")
-    wait_for(lambda: rig.events("MemoryTuningRelaunch"), 30, "MemoryTuningRelaunch")
+    wait_for(lambda: rig.events("MemoryTuningRelaunch"), 30, "MemoryTuningRelaunch", interval=0.1)
     rig.end_jvm()  # the untuned JVM ends once its stop savepoint is taken, as the MiniCluster does
     tuned = rig.stable(2)
     assert tuned.heap != first.heap
@@ -89,7 +89,8 @@ def test_a_tuned_jvm_after_a_relaunch_dying_of_memory_during_a_savepoint_is_undo
     server.savepoint_location = None
     set_option(rig.sup, "kubernetes.operator.periodic.savepoint.interval", "1 s")
     rig.sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: any(m == "POST" and p.endswith("/savepoints") for _, m, p in server.requests), 30, "a savepoint")
+    wait_for(lambda: any(m == "POST" and p.endswith("/savepoints") for _, m, p in server.requests), 30, "a savepoint",
+             interval=0.1)
     open(rig.oom_now, "w").close()
     assert_undone(rig, first)
     assert rig.sup.stop() in (0, 4)
@@ -115,7 +116,7 @@ def test_one_tuned_failure_then_an_evaluation_is_not_undone(server, supervisors)
     rig.crash_jvm()  # one failure after an evaluation in a tuned JVM
     rig.wait_evaluations(3)
     rig.crash_jvm()  # and another, after an evaluation again: never two in a row before an evaluation
-    wait_for(lambda: len(rig.launches()) >= 4, 20, "launch 4")
+    wait_for(lambda: len(rig.launches()) >= 4, 20, "launch 4", interval=0.1)
     last = rig.stable(4)
     assert not rig.events("MemoryTuningUndone"), rig.events("MemoryTuningUndone")
     assert last.heap == tuned.heap and rig.mt()["suspended"] is None
@@ -130,7 +131,7 @@ def test_an_untuned_jvm_dying_of_memory_suspends_nothing(server, supervisors):
     with open(rig.oom, "w") as f:
         f.write("-Xmx1m")
     open(rig.oom_now, "w").close()
-    wait_for(lambda: len(rig.launches()) > 1, 20, "the restart after the untuned OOM")
+    wait_for(lambda: len(rig.launches()) > 1, 20, "the restart after the untuned OOM", interval=0.1)
     os.unlink(rig.oom)
     os.unlink(rig.oom_now)
     rig.stable_latest()
@@ -139,7 +140,7 @@ def test_an_untuned_jvm_dying_of_memory_suspends_nothing(server, supervisors):
     assert rig.mt()["suspended"] is None
     rig.crash_jvm()
     n = len(rig.launches())
-    wait_for(lambda: len(rig.launches()) > n, 20, "a restart")
+    wait_for(lambda: len(rig.launches()) > n, 20, "a restart", interval=0.1)
     assert rig.stable(n + 1).heap != first.heap, "tuning was suspended by an untuned JVM"
     assert rig.sup.stop() == 0
 
@@ -156,7 +157,7 @@ def test_undone_survives_a_restart_of_flinklet_and_resumes_on_a_new_budget(serve
     assert rig.sup.stop() == 0
     rig.sup.start()
     n = len(rig.launches())
-    wait_for(lambda: len(rig.launches()) > n, 20, "the launch after the restart")
+    wait_for(lambda: len(rig.launches()) > n, 20, "the launch after the restart", interval=0.1)
     again = rig.stable(n + 1)
     assert again.split() == first.split(), "tuning undone before the restart applied after it"
     assert rig.mt()["suspended"], rig.mt()
@@ -165,15 +166,16 @@ def test_undone_survives_a_restart_of_flinklet_and_resumes_on_a_new_budget(serve
     set_option(rig.sup, "job.autoscaler.memory.tuning.overhead", "0.3")
     rig.sup.proc.send_signal(signal.SIGHUP)
     wait_for(lambda: any("0.3" in e["message"] or "in place" in e["message"] for e in rig.events("ConfigChanged")),
-             20, "the in-place change")
+             20, "the in-place change", interval=0.1)
     rig.wait_evaluations(2)
     assert rig.mt()["suspended"] and not rig.events("MemoryTuningResumed")
     # a new budget resumes it (an upgrade: the new JVM is launched with the new budget)
     set_memory(rig.sup, "1100m")
     rig.sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: rig.events("MemoryTuningResumed"), 30, "MemoryTuningResumed")
-    wait_for(lambda: rig.mt()["suspended"] is None, 10, "suspended cleared")
-    wait_for(lambda: gauge(metrics_text(rig.sup), "flinklet_memory_tuning_suspended") in (0, None), 10, "gauge 0")
+    wait_for(lambda: rig.events("MemoryTuningResumed"), 30, "MemoryTuningResumed", interval=0.1)
+    wait_for(lambda: rig.mt()["suspended"] is None, 10, "suspended cleared", interval=0.1)
+    wait_for(lambda: gauge(metrics_text(rig.sup), "flinklet_memory_tuning_suspended") in (0, None), 10, "gauge 0",
+             interval=0.1)
     assert rig.sup.stop() == 0
 
 
@@ -183,13 +185,13 @@ def test_kill_9_between_the_recommendation_and_a_launch_then_the_restart_is_tune
     rig = Rig(server, supervisors).start()
     first = rig.stable(1)
     mt = rig.recommended()
-    wait_for(lambda: rig.events("MemoryTuning"), 10, "MemoryTuning")
+    wait_for(lambda: rig.events("MemoryTuning"), 10, "MemoryTuning", interval=0.1)
     kill9(rig)
     rig.sup.start()
     second = rig.stable(2)
     assert second.split() == (mt["recommended"]["heap"], mt["next"]["managed"], mt["next"]["metaspace"]), (second, mt)
     assert_within_budget(second, first)
-    wait_for(lambda: rig.events("MemoryTuned"), 10, "MemoryTuned")
+    wait_for(lambda: rig.events("MemoryTuned"), 10, "MemoryTuned", interval=0.1)
     assert rig.sup.stop() == 0
 
 
@@ -199,7 +201,7 @@ def test_kill_9_during_the_tuning_relaunch_never_half_applies(server, supervisor
     rig = Rig(server, supervisors, conf={"flinklet.memory-tuning.relaunch-above": "1m"}, upgrade_mode="savepoint")
     rig.start()
     first = rig.stable(1)
-    wait_for(lambda: rig.events("MemoryTuningRelaunch"), 30, "MemoryTuningRelaunch")
+    wait_for(lambda: rig.events("MemoryTuningRelaunch"), 30, "MemoryTuningRelaunch", interval=0.1)
     mt = rig.mt()
     kill9(rig)
     server.real_savepoints = True
@@ -218,8 +220,9 @@ def test_sigterm_during_the_tuning_relaunch_savepoint(server, supervisors):
     rig = Rig(server, supervisors, conf={"flinklet.memory-tuning.relaunch-above": "1m"}, upgrade_mode="savepoint")
     rig.start()
     first = rig.stable(1)
-    wait_for(lambda: rig.events("MemoryTuningRelaunch"), 30, "MemoryTuningRelaunch")
-    wait_for(lambda: any(m == "POST" and p.endswith("/stop") for _, m, p in server.requests), 10, "the stop savepoint")
+    wait_for(lambda: rig.events("MemoryTuningRelaunch"), 30, "MemoryTuningRelaunch", interval=0.1)
+    wait_for(lambda: any(m == "POST" and p.endswith("/stop") for _, m, p in server.requests), 10, "the stop savepoint",
+             interval=0.1)
     mt = rig.mt()
     t = time.monotonic()
     rig.sup.proc.send_signal(signal.SIGTERM)
@@ -231,7 +234,7 @@ def test_sigterm_during_the_tuning_relaunch_savepoint(server, supervisors):
     server.on_stop = lambda: end_soon(rig.sup.stop_file)
     rig.sup.start()
     n = len(rig.launches())
-    wait_for(lambda: len(rig.launches()) > n, 20, "the launch after the restart")
+    wait_for(lambda: len(rig.launches()) > n, 20, "the launch after the restart", interval=0.1)
     nxt = rig.stable(n + 1)
     assert nxt.split() == (mt["recommended"]["heap"], mt["next"]["managed"], mt["next"]["metaspace"]), (nxt, first)
     assert rig.sup.stop() == 0
@@ -266,7 +269,7 @@ def test_relaunch_at_the_threshold_once(server, supervisors, threshold):
     server.on_stop = lambda: end_soon(rig.sup.stop_file)  # the MiniCluster ends after its stop-with-savepoint
     rig.start()
     first = rig.stable(1)
-    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch")
+    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch", interval=0.1)
     second = rig.stable(2)
     mt = rig.mt()
     assert second.heap == first.heap + 48 * MIB and second.heap == mt["recommended"]["heap"]
@@ -369,7 +372,7 @@ def test_a_job_bigger_than_the_budget_is_not_tuned_and_told_the_budget_it_needs(
     rig.tm.update(figures)
     rig.start()
     first = rig.stable(1)
-    wait_for(lambda: (rig.mt() or {}).get("reason") and rig.evaluations() >= 4, 30, "an evaluation")
+    wait_for(lambda: (rig.mt() or {}).get("reason") and rig.evaluations() >= 4, 30, "an evaluation", interval=0.1)
     rig.wait_evaluations(2)
     mt = rig.mt()
     assert mt["minMemory"] and mt["minMemory"] > 1 << 30, mt
@@ -454,7 +457,7 @@ def test_tuned_jvms_flinklet_stops_never_count(server, supervisors):
     for n, value in ((3, "2 s"), (4, "3 s")):
         set_option(rig.sup, "execution.checkpointing.interval", value)
         rig.sup.proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: len(rig.launches()) >= n, 30, f"upgrade launch {n}")
+        wait_for(lambda: len(rig.launches()) >= n, 30, f"upgrade launch {n}", interval=0.1)
         assert rig.stable(n).heap == tuned.heap
     assert not rig.events("MemoryTuningUndone")
     assert rig.mt()["suspended"] is None
@@ -468,7 +471,7 @@ def test_a_reload_with_a_bad_relaunch_threshold_changes_nothing(server, supervis
     rig.recommended()
     set_option(rig.sup, "flinklet.memory-tuning.relaunch-above", "1 parsec")
     rig.sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: rig.events("ConfigRejected"), 20, "ConfigRejected")
+    wait_for(lambda: rig.events("ConfigRejected"), 20, "ConfigRejected", interval=0.1)
     msg = rig.events("ConfigRejected")[-1]["message"]
     field = r"spec\.flinkConfiguration\.flinklet\.memory-tuning\.relaunch-above"
     assert re.search(rf"flinklet\.yaml:\d+:\d+: {field}", msg), msg
@@ -483,16 +486,16 @@ def test_undone_survives_a_kill_9_right_after_it(server, supervisors):
     rig = Rig(server, supervisors).start()
     first = tuned_and_running(rig, oom_delay=0)
     rig.crash_jvm()
-    wait_for(lambda: rig.events("MemoryTuningUndone"), 30, "MemoryTuningUndone")
+    wait_for(lambda: rig.events("MemoryTuningUndone"), 30, "MemoryTuningUndone", interval=0.1)
     kill9(rig)
     rig.sup.start()
     n = len(rig.launches())
-    wait_for(lambda: len(rig.launches()) > n, 20, "the launch after the restart")
+    wait_for(lambda: len(rig.launches()) > n, 20, "the launch after the restart", interval=0.1)
     assert rig.stable_latest().split() == first.split()
     assert rig.mt()["suspended"]
     rig.wait_evaluations(3)
     rig.crash_jvm()
-    wait_for(lambda: len(rig.launches()) > n + 1, 20, "a crash restart")
+    wait_for(lambda: len(rig.launches()) > n + 1, 20, "a crash restart", interval=0.1)
     assert rig.stable_latest().split() == first.split()
     assert rig.sup.stop() == 0
 
@@ -505,14 +508,14 @@ def test_a_budget_changed_while_flinklet_was_down_resumes_tuning(server, supervi
     assert rig.sup.stop() == 0
     set_memory(rig.sup, "1100m")
     rig.sup.start()
-    wait_for(lambda: rig.events("MemoryTuningResumed"), 30, "MemoryTuningResumed")
+    wait_for(lambda: rig.events("MemoryTuningResumed"), 30, "MemoryTuningResumed", interval=0.1)
     base = rig.stable_latest()
     assert rig.mt()["suspended"] is None
     said = len(rig.events("MemoryTuning"))
-    wait_for(lambda: len(rig.events("MemoryTuning")) > said, 30, "a recommendation after the resume")
+    wait_for(lambda: len(rig.events("MemoryTuning")) > said, 30, "a recommendation after the resume", interval=0.1)
     rig.crash_jvm()
     n = len(rig.launches())
-    wait_for(lambda: rig.launches()[-1].pid != base.pid, 20, "a crash restart")
+    wait_for(lambda: rig.launches()[-1].pid != base.pid, 20, "a crash restart", interval=0.1)
     tuned = rig.stable_latest()
     assert tuned.split() != base.split(), "tuning did not resume"
     assert_within_budget(tuned, base)
@@ -532,7 +535,7 @@ def test_a_smaller_budget_after_tuning_is_never_exceeded(server, supervisors, ne
     assert tuned.managed > first.managed
     set_memory(rig.sup, f"{new_memory}m")
     rig.sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: len(rig.launches()) >= 3, 30, "the upgrade's launch")
+    wait_for(lambda: len(rig.launches()) >= 3, 30, "the upgrade's launch", interval=0.1)
     third = rig.stable_latest()
     slots = 4
     room = (new_memory - untunable_mib(new_memory, slots)) * MIB
@@ -551,11 +554,11 @@ def test_the_tuning_relaunch_follows_the_upgrade_mode(server, supervisors, mode)
     server.on_stop = lambda: end_soon(rig.sup.stop_file)
     rig.start()
     job_id = wait_for(lambda: os.path.exists(os.path.join(rig.sup.state, "job-id")) and
-                      open(os.path.join(rig.sup.state, "job-id")).read().strip(), 30, "the job id")
+                      open(os.path.join(rig.sup.state, "job-id")).read().strip(), 30, "the job id", interval=0.1)
     chk = write_checkpoint(rig.sup.state, job_id, 3)  # Flink completes checkpoint 3, then its REST API says so
     server.checkpoint = {"id": 3, "external_path": f"file:{chk}"}
     first = rig.stable(1)
-    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch")
+    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch", interval=0.1)
     said = relaunches(rig)[0]["message"]
     second = rig.stable(2)
     assert second.heap != first.heap
@@ -586,7 +589,7 @@ def test_a_tuning_relaunch_whose_savepoint_fails_is_not_retried_every_cycle(serv
     server.stop_failures = 1000  # Flink fails every stop-with-savepoint
     rig.start()
     rig.stable(1)
-    wait_for(lambda: rig.events("UpgradeAborted"), 30, "UpgradeAborted")
+    wait_for(lambda: rig.events("UpgradeAborted"), 30, "UpgradeAborted", interval=0.1)
     rig.wait_evaluations(8)
     stops = [p for _, m, p in server.requests if m == "POST" and p.endswith("/stop")]
     assert len(stops) <= 2 and len(relaunches(rig)) <= 2, (len(stops), len(relaunches(rig)))
@@ -606,10 +609,10 @@ def test_a_held_tuning_relaunch_is_tried_again_after_sighup(server, supervisors)
     server.stop_failures = 1000
     rig.start()
     rig.stable(1)
-    wait_for(lambda: rig.events("MemoryTuningRelaunchHeld"), 30, "MemoryTuningRelaunchHeld")
+    wait_for(lambda: rig.events("MemoryTuningRelaunchHeld"), 30, "MemoryTuningRelaunchHeld", interval=0.1)
     n = len(relaunches(rig))
     rig.sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: len(relaunches(rig)) > n, 30, "a relaunch after SIGHUP")
+    wait_for(lambda: len(relaunches(rig)) > n, 30, "a relaunch after SIGHUP", interval=0.1)
     server.stop_failures = 0
     assert rig.sup.stop() in (0, 4, 5)
 
@@ -625,7 +628,7 @@ def test_no_tuning_relaunch_while_suspended(server, supervisors):
         f.write(f"-Xmx{first.heap // MIB}m")
     with open(rig.oom_delay, "w") as f:
         f.write("1")
-    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch")
+    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch", interval=0.1)
     assert_undone(rig, first)
     n = len(rig.launches())
     rig.wait_evaluations(8)
@@ -647,7 +650,7 @@ def test_relaunch_above_set_by_a_reload_applies_in_place(server, supervisors):
     assert not relaunches(rig)
     set_option(rig.sup, "flinklet.memory-tuning.relaunch-above", "1m")
     rig.sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch after the reload")
+    wait_for(lambda: relaunches(rig), 30, "MemoryTuningRelaunch after the reload", interval=0.1)
     second = rig.stable(2)
     assert second.heap == first.heap + 48 * MIB
     assert rig.sup.stop() in (0, 4)
@@ -695,7 +698,7 @@ def test_relaunches_shrink_once_then_only_grow(server, supervisors):
     server.on_stop = lambda: end_soon(rig.sup.stop_file)
     rig.start()
     first = rig.stable(1)
-    wait_for(lambda: relaunches(rig), 30, "the first relaunch")
+    wait_for(lambda: relaunches(rig), 30, "the first relaunch", interval=0.1)
     second = rig.stable(2)
     assert second.heap < first.heap
     rig.tm["Status.JVM.Memory.Heap.Used"] = 5 * MIB
@@ -703,7 +706,7 @@ def test_relaunches_shrink_once_then_only_grow(server, supervisors):
     assert len(relaunches(rig)) == 1 and len(rig.launches()) == 2, [e["message"] for e in relaunches(rig)]
     rig.tm["Status.JVM.Memory.Heap.Used"] = 250 * MIB
     # relaunched on the window's average: one relaunch or a few while the average climbs, each growing the heap
-    wait_for(lambda: rig.launches()[-1].heap >= 300 * MIB, 60, "a relaunch that grows the heap to 300m")
+    wait_for(lambda: rig.launches()[-1].heap >= 300 * MIB, 60, "a relaunch that grows the heap to 300m", interval=0.1)
     last = rig.stable_latest()
     heaps = [x.heap for x in rig.launches()[1:]]
     assert heaps == sorted(heaps), heaps

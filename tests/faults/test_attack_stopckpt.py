@@ -145,12 +145,12 @@ def stable(sup):
         assert sup.alive(), f"flinklet exited {sup.proc.returncode}:\n{sup.logs()[-3000:]}"
         st = sup.own_status() or {}  # not what an earlier flinklet on the volume left
         return st.get("lifecycleState") == "STABLE" and st["jvm"]["pid"] > 0
-    wait_for(up, TIMEOUT, "STABLE")
+    wait_for(up, TIMEOUT, "STABLE", interval=0.1)
 
 
 def seen(sup, cid):
     wait_for(lambda: ((sup.status() or {}).get("jobStatus", {}).get("checkpointInfo", {}).get("lastCheckpoint")
-                      or {}).get("id") == cid, TIMEOUT, f"checkpoint {cid} seen\n{sup.logs()[-3000:]}")
+                      or {}).get("id") == cid, TIMEOUT, f"checkpoint {cid} seen\n{sup.logs()[-3000:]}", interval=0.1)
 
 
 def report(server, state, cid, size=BIG, duration=100, on_disk=True, **extra):
@@ -185,7 +185,7 @@ def polled(server, count):
     def polls():
         return sum(1 for r in list(server.requests) if r[1] == "GET" and r[2].split("?")[0].endswith("/checkpoints"))
     n = polls()
-    wait_for(lambda: polls() >= n + count, TIMEOUT, f"{count} more polls of the checkpoints")
+    wait_for(lambda: polls() >= n + count, TIMEOUT, f"{count} more polls of the checkpoints", interval=0.1)
 
 
 def stop_asked(server):
@@ -196,7 +196,8 @@ def decided(sup, server):
     """Waits until the stop chose: the checkpoint (StopOnCheckpoint), the savepoint (Flink asked), or neither."""
     kinds = ("StopOnCheckpoint", "SavepointSkipped", "SavepointFailed", "Stopped")
     return wait_for(lambda: [e["type"] for e in events(sup) if e["type"] in kinds] or
-                    (["savepoint"] if stop_asked(server) else []), 15, f"the stop's choice\n{sup.logs()[-3000:]}")
+                    (["savepoint"] if stop_asked(server) else []), 15, f"the stop's choice\n{sup.logs()[-3000:]}",
+                    interval=0.1)
 
 
 def gone(pid):
@@ -225,7 +226,8 @@ def finish(sup, limit=None):
         raise AssertionError(f"flinklet still runs {limit + 10:.0f} s after SIGTERM:\n{sup.logs()[-3000:]}")
     took = time.monotonic() - sup.t_signal
     if sup.jvm_at_signal > 0:  # "the JVM gone"
-        wait_for(lambda: gone(sup.jvm_at_signal), 5, f"the JVM {sup.jvm_at_signal} gone after flinklet's exit")
+        wait_for(lambda: gone(sup.jvm_at_signal), 5, f"the JVM {sup.jvm_at_signal} gone after flinklet's exit",
+                 interval=0.1)
     assert took <= limit, f"the stop took {took:.1f} s, the budget is {budget} s:\n{sup.logs()[-3000:]}"
     return rc
 
@@ -274,7 +276,8 @@ def next_launch(server, supervisors, state, version="2.2.1", conf=None):
     prepare(nxt, version)
     spawns = fake_java(nxt)
     nxt.start()
-    wait_for(lambda: launches(spawns) or not nxt.alive(), TIMEOUT, f"the next launch\n{nxt.logs()[-3000:]}")
+    wait_for(lambda: launches(spawns) or not nxt.alive(), TIMEOUT, f"the next launch\n{nxt.logs()[-3000:]}",
+             interval=0.1)
     assert launches(spawns), f"no launch:\n{nxt.logs()[-3000:]}"
     point, cm = point_of(launches(spawns)[0])
     nxt.cleanup()
@@ -538,7 +541,7 @@ def test_a_savepoint_that_is_not_one_is_not_the_end_of_the_stop(server, supervis
             later(0.05, lambda: open(sup.stop_file, "w").close())
     server.on_stop = on_stop
     sigterm(sup)
-    wait_for(lambda: stop_asked(server), 15, "the stop-with-savepoint request")
+    wait_for(lambda: stop_asked(server), 15, "the stop-with-savepoint request", interval=0.1)
     rc = finish(sup)
     never_rewound(server, supervisors, sup, judge(sup, rc))
 
@@ -578,7 +581,7 @@ def test_a_second_signal_at_each_instant_of_the_stop_on_checkpoint(server, super
     else:
         decided(sup, server)
         later(0.3, ckpt)
-        wait_for(lambda: after_signal(sup, "StopCheckpoint"), 10, f"StopCheckpoint\n{sup.logs()[-3000:]}")
+        wait_for(lambda: after_signal(sup, "StopCheckpoint"), 10, f"StopCheckpoint\n{sup.logs()[-3000:]}", interval=0.1)
         sup.proc.send_signal(sig)
     rc = finish(sup)
     ended_on = judge(sup, rc)
@@ -757,7 +760,7 @@ def run(server, supervisors, state, version="2.3.1", conf=None):
     sup.spawns = fake_java(sup)
     n = len(events(sup, "JobRunning"))
     sup.start()
-    wait_for(lambda: len(events(sup, "JobRunning")) > n or not sup.alive(), TIMEOUT, "JobRunning")
+    wait_for(lambda: len(events(sup, "JobRunning")) > n or not sup.alive(), TIMEOUT, "JobRunning", interval=0.1)
     assert sup.alive(), sup.logs()[-3000:]
     return sup
 
@@ -786,7 +789,7 @@ def heard_version(server, sup):
     """Waits until the running JVM was asked its version (GET /config) and flinklet took the answer: a flinklet claims
     only what a Flink it heard say its version may restore (a new flinklet's first launch never claims)."""
     wait_for(lambda: sum(1 for r in list(server.requests) if r[2] == "/config") >= len(events(sup, "JobRunning")),
-             TIMEOUT, "GET /config of the running JVM")
+             TIMEOUT, "GET /config of the running JVM", interval=0.1)
     time.sleep(0.5)
 
 
@@ -805,9 +808,11 @@ def upgrade_on(server, sup, d, interval):
     end_once_reported(server, sup.stop_file)
     set_option(sup, "execution.checkpointing.interval", interval)
     sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: len(launches(sup.spawns)) > n, TIMEOUT, f"the upgrade's launch\n{sup.logs()[-3000:]}")
+    wait_for(lambda: len(launches(sup.spawns)) > n, TIMEOUT, f"the upgrade's launch\n{sup.logs()[-3000:]}",
+             interval=0.1)
     server.savepoint_location = server.on_savepoint_reported = None
-    wait_for(lambda: len(events(sup, "JobRunning")) > ran or not sup.alive(), TIMEOUT, "JobRunning after the upgrade")
+    wait_for(lambda: len(events(sup, "JobRunning")) > ran or not sup.alive(), TIMEOUT, "JobRunning after the upgrade",
+             interval=0.1)
     assert sup.alive(), sup.logs()[-3000:]
     return launches(sup.spawns)[-1]
 
@@ -843,7 +848,8 @@ def api_savepoint(server, sup, d):
     server.savepoint_location = "file:" + d
     code, body = http(sup, "/api/v1/savepoint", method="POST", token=token(sup))
     assert code == 202, (code, body)
-    wait_for(lambda: len(events(sup, "SavepointCompleted")) > n, TIMEOUT, f"the savepoint {d}\n{sup.logs()[-2000:]}")
+    wait_for(lambda: len(events(sup, "SavepointCompleted")) > n, TIMEOUT, f"the savepoint {d}\n{sup.logs()[-2000:]}",
+             interval=0.1)
     server.savepoint_location = None
 
 
@@ -869,7 +875,7 @@ def test_retention_never_counts_or_disposes_of_a_claimed_savepoint(server, super
     b = savepoint(state, BEFORE + 5, "bbbbbbbbbbbb")
     stop_on(server, sup, b)
     wait_for(lambda: not [d for d in os.listdir(os.path.join(state, "savepoints")) if d.endswith(".disposing")], 10,
-             "the disposals over")
+             "the disposals over", interval=0.1)
     i = info(state)
     assert snapshot_tree(a) == before, "retention touched the claimed savepoint"
     assert a not in [norm(h["location"]) for h in i["savepointHistory"]], i
@@ -930,7 +936,7 @@ def sweep_launch(server, supervisors, state, conf=None):
     os.makedirs(os.path.join(cdir(state), "chk-0"), exist_ok=True)
     sup = run(server, supervisors, state, conf=conf)
     wait_for(lambda: events(sup, "LeftoversRemoved") and not os.path.exists(os.path.join(cdir(state), "chk-0")),
-             TIMEOUT, f"the sweep\n{sup.logs()[-3000:]}")
+             TIMEOUT, f"the sweep\n{sup.logs()[-3000:]}", interval=0.1)
     return sup
 
 
@@ -957,7 +963,7 @@ def test_the_sweep_treats_a_claimed_savepoint_as_the_checkpoint_it_became(server
         n, spawned = len(events(second, "JobRunning")), len(launches(second.spawns))
         os.kill(second.jvm_pid(), signal.SIGKILL)
         wait_for(lambda: len(events(second, "JobRunning")) > n and len(launches(second.spawns)) > spawned, TIMEOUT,
-                 f"the restart\n{second.logs()[-3000:]}")
+                 f"the restart\n{second.logs()[-3000:]}", interval=0.1)
         assert [point_of(x) for x in launches(second.spawns)[-2:]] == [(f"file://{a}", "claim")] * 2, \
             launches(second.spawns)
         again = [norm(c["location"]) for c in info(state)["claimedSavepoints"]]
@@ -1103,7 +1109,7 @@ def test_the_claim_mode_by_flink_version(server, supervisors, tmp_path, version,
         heard_version(server, second)
         n = len(launches(second.spawns))
         kill_jvm(second)
-        wait_for(lambda: len(launches(second.spawns)) > n, TIMEOUT, "the relaunch")
+        wait_for(lambda: len(launches(second.spawns)) > n, TIMEOUT, "the relaunch", interval=0.1)
     else:
         second = first
         upgrade_on(server, second, d, "2 s")

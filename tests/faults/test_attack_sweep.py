@@ -93,17 +93,18 @@ def events(sup, kind):
 
 def swept(sup, count=1):
     wait_for(lambda: len(events(sup, "LeftoversRemoved")) >= count, TIMEOUT,
-             f"{count} LeftoversRemoved event(s)\n{sup.logs()[-3000:]}")
+             f"{count} LeftoversRemoved event(s)\n{sup.logs()[-3000:]}", interval=0.1)
 
 
 def removals_over(sup, count):
     """count sweeps' removals ended, whether all went (LeftoversRemoved) or not (a warning in the log)."""
     wait_for(lambda: len(events(sup, "LeftoversRemoved")) + sup.logs().count("could not remove every file") >= count,
-             TIMEOUT, f"{count} removal(s) to end\n{sup.logs()[-3000:]}")
+             TIMEOUT, f"{count} removal(s) to end\n{sup.logs()[-3000:]}", interval=0.1)
 
 
 def running(sup, count=1):
-    wait_for(lambda: len(events(sup, "JobRunning")) >= count, TIMEOUT, f"JobRunning x{count}\n{sup.logs()[-3000:]}")
+    wait_for(lambda: len(events(sup, "JobRunning")) >= count, TIMEOUT, f"JobRunning x{count}\n{sup.logs()[-3000:]}",
+             interval=0.1)
 
 
 def restored(sup):
@@ -242,7 +243,7 @@ def test_a_left_over_disposing_of_the_same_number_does_not_keep_a_checkpoint_for
     running(sup)
     os.makedirs(os.path.join(cdir(sup.state), "chk-0"))
     open(sup.stop_file, "w").close()  # the JVM crashes: a second launch, a second sweep
-    wait_for(lambda: spawn_count(spawns) >= 2, TIMEOUT, "a second launch")
+    wait_for(lambda: spawn_count(spawns) >= 2, TIMEOUT, "a second launch", interval=0.1)
     swept(sup, 2)
     names = sorted(os.listdir(cdir(sup.state)))
     assert names == ["chk-3", "chk-4", "shared"], names
@@ -407,7 +408,7 @@ fi
 while [ ! -e '{sup.stop_file}' ]; do sleep 0.1; done""")
     sup.start()
     wait_for(lambda: len(events(sup, "LeftoversRemoved")) >= 1 and os.path.exists(
-        os.path.join(cdir(st), "chk-3.unreadable")), TIMEOUT, "chk-3 given up")
+        os.path.join(cdir(st), "chk-3.unreadable")), TIMEOUT, "chk-3 given up", interval=0.1)
     os.makedirs(os.path.join(cdir(st), "chk-0"), exist_ok=True)
     running(sup)
     swept(sup, 2)
@@ -548,7 +549,7 @@ def test_a_fifo_as_metadata_does_not_hang_the_launch(server, supervisors):
     os.mkfifo(os.path.join(d1, "_metadata"))
     sup.start()
     try:
-        wait_for(lambda: events(sup, "JobRunning"), 12, "JobRunning")
+        wait_for(lambda: events(sup, "JobRunning"), 12, "JobRunning", interval=0.1)
     finally:
         sup.proc.send_signal(signal.SIGTERM)
         try:
@@ -574,7 +575,8 @@ def test_more_than_256_mib_of_metadata_leaves_shared_alone(server, supervisors):
     shared(st, "s1", "s2", "orphan")
     sup.start()
     running(sup)
-    wait_for(lambda: "not swept" in sup.logs() or events(sup, "LeftoversRemoved"), TIMEOUT, "the sweep's decision")
+    wait_for(lambda: "not swept" in sup.logs() or events(sup, "LeftoversRemoved"), TIMEOUT, "the sweep's decision",
+             interval=0.1)
     swept(sup)  # chk-0 still goes
     assert sorted(os.listdir(os.path.join(cdir(st), "shared"))) == ["orphan", "s1", "s2"]
     assert sorted(n for n in os.listdir(cdir(st)) if n.startswith("chk")) == ["chk-1", "chk-2", "chk-3"]
@@ -641,7 +643,8 @@ def test_kill_9_of_everything_in_the_middle_of_a_large_sweep(server, supervisors
     hold, env = meta_hold_env(sup, "hold-here")
     sup.start_env = env
     sup.start()
-    wait_for(lambda: os.path.exists(hold + ".held"), TIMEOUT, f"the removal to reach chk-15\n{sup.logs()[-2000:]}")
+    wait_for(lambda: os.path.exists(hold + ".held"), TIMEOUT, f"the removal to reach chk-15\n{sup.logs()[-2000:]}",
+             interval=0.1)
     os.killpg(sup.proc.pid, signal.SIGKILL)
     sup.proc.wait()
     os.unlink(hold)
@@ -649,7 +652,7 @@ def test_kill_9_of_everything_in_the_middle_of_a_large_sweep(server, supervisors
     sup.start_env = {}
     os.makedirs(os.path.join(cdir(st), "chk-0"), exist_ok=True)
     sup.start()
-    wait_for(lambda: len(restored(sup)) >= 2, TIMEOUT, "the second launch")
+    wait_for(lambda: len(restored(sup)) >= 2, TIMEOUT, "the second launch", interval=0.1)
     assert "chk-30" in restored(sup)[-1], restored(sup)
     swept(sup)  # the first sweep never ended: this is the second's
     assert sorted(n for n in os.listdir(cdir(st)) if n.startswith("chk")) == ["chk-29", "chk-30"]
@@ -671,21 +674,23 @@ def test_kill_9_of_flinklet_alone_during_the_removal_then_a_new_flinklet(server,
     hold, env = meta_hold_env(sup, "hold-here")
     sup.start_env = env
     sup.start()
-    wait_for(lambda: os.path.exists(hold + ".held"), TIMEOUT, f"the removal to reach chk-10\n{sup.logs()[-2000:]}")
+    wait_for(lambda: os.path.exists(hold + ".held"), TIMEOUT, f"the removal to reach chk-10\n{sup.logs()[-2000:]}",
+             interval=0.1)
     os.kill(sup.proc.pid, signal.SIGKILL)
     sup.proc.wait()
     sup.start_env = {}
     runs = len(events(sup, "JobRunning"))
     sup.start()  # the hold is still there: an orphaned removal child (if any) is stuck in the middle of chk-10
     try:
-        wait_for(lambda: len(restored(sup)) >= 2 or sup.proc.poll() is not None, TIMEOUT, "the second launch")
+        wait_for(lambda: len(restored(sup)) >= 2 or sup.proc.poll() is not None, TIMEOUT, "the second launch",
+                 interval=0.1)
         assert sup.proc.poll() is None, f"the next flinklet exited {sup.proc.returncode}:\n{sup.logs()[-1500:]}"
         assert "chk-20" in restored(sup)[-1], restored(sup)
         running(sup, runs + 1)
     finally:
         os.unlink(hold)
     wait_for(lambda: sorted(n for n in os.listdir(cdir(st)) if n.startswith("chk")) == ["chk-19", "chk-20"],
-             TIMEOUT, "the leftovers to go")
+             TIMEOUT, "the leftovers to go", interval=0.1)
     restorable_points_are_whole(st, want)
     assert sup.stop() == 0
 
@@ -713,7 +718,7 @@ while [ ! -e '{sup.stop_file}' ]; do sleep 0.1; done""")
     hold, env = meta_hold_env(sup, "old-0100")
     sup.start_env = env
     sup.start()
-    wait_for(lambda: os.path.exists(marker), TIMEOUT, f"the new JVM's chk-7\n{sup.logs()[-2000:]}")
+    wait_for(lambda: os.path.exists(marker), TIMEOUT, f"the new JVM's chk-7\n{sup.logs()[-2000:]}", interval=0.1)
     os.unlink(hold)
     swept(sup)
     assert "chk-6" in restored(sup)[-1]
@@ -824,7 +829,7 @@ def test_repeated_startup_timeouts_never_demote_with_max_failures_1(server, supe
     sup, spawns = slow_restore_setup(server, supervisors, {"flinklet.startup.timeout": "1500 ms",
                                                            "flinklet.startup.restore-timeout": restore_timeout})
     sup.start()
-    wait_for(lambda: spawn_count(spawns) >= 4, 90, f"4 launches\n{sup.logs()[-2000:]}")
+    wait_for(lambda: spawn_count(spawns) >= 4, 90, f"4 launches\n{sup.logs()[-2000:]}", interval=0.1)
     never_demoted(sup, spawns, 4)
     assert not events(sup, "StartupExtended")
     assert sup.alive()
@@ -838,7 +843,7 @@ def test_the_extension_ends_at_the_restore_timeout_and_does_not_count(server, su
     sup, spawns = slow_restore_setup(server, supervisors, {"flinklet.startup.timeout": "1 s",
                                                            "flinklet.startup.restore-timeout": "5 s"})
     sup.start()
-    wait_for(lambda: spawn_count(spawns) >= 3, 90, f"3 launches\n{sup.logs()[-2000:]}")
+    wait_for(lambda: spawn_count(spawns) >= 3, 90, f"3 launches\n{sup.logs()[-2000:]}", interval=0.1)
     never_demoted(sup, spawns, 3)
     started = [e["timeMs"] for e in events(sup, "JvmStarted")]
     ended = [e["timeMs"] for e in events(sup, "RestoreRetry")]
@@ -855,13 +860,14 @@ def test_a_jvm_frozen_while_restoring_is_not_waited_for_until_the_restore_timeou
     sup, spawns = slow_restore_setup(server, supervisors, {"flinklet.startup.timeout": "2 s",
                                                            "flinklet.startup.restore-timeout": "10 min"})
     sup.start()
-    wait_for(lambda: events(sup, "StartupExtended"), TIMEOUT, f"StartupExtended\n{sup.logs()[-2000:]}")
+    wait_for(lambda: events(sup, "StartupExtended"), TIMEOUT, f"StartupExtended\n{sup.logs()[-2000:]}", interval=0.1)
     pid = int(open(spawns).read().split()[0])
     os.kill(pid, signal.SIGSTOP)
     server.fault = "timeout"  # a frozen JVM answers nothing
     frozen = time.monotonic()
     try:
-        wait_for(lambda: spawn_count(spawns) >= 2, 40, f"a new launch after the freeze\n{sup.logs()[-2000:]}")
+        wait_for(lambda: spawn_count(spawns) >= 2, 40, f"a new launch after the freeze\n{sup.logs()[-2000:]}",
+                 interval=0.1)
     finally:
         server.fault = None
         try:
@@ -882,7 +888,7 @@ def test_a_jvm_that_exits_1_when_the_timeout_stops_it_does_not_count(server, sup
     sup, spawns = slow_restore_setup(server, supervisors, {"flinklet.startup.timeout": "1500 ms",
                                                            "flinklet.startup.restore-timeout": "0"}, body)
     sup.start()
-    wait_for(lambda: spawn_count(spawns) >= 4, 90, f"4 launches\n{sup.logs()[-2000:]}")
+    wait_for(lambda: spawn_count(spawns) >= 4, 90, f"4 launches\n{sup.logs()[-2000:]}", interval=0.1)
     never_demoted(sup, spawns, 4)
 
 
@@ -893,7 +899,7 @@ def test_control_a_launch_that_exits_by_itself_after_restoring_does_count(server
     up and the next launch restores chk-4."""
     sup, spawns = slow_restore_setup(server, supervisors, {"flinklet.startup.timeout": "30 s"}, "sleep 0.3; exit 1")
     sup.start()
-    wait_for(lambda: spawn_count(spawns) >= 2, TIMEOUT, f"2 launches\n{sup.logs()[-2000:]}")
+    wait_for(lambda: spawn_count(spawns) >= 2, TIMEOUT, f"2 launches\n{sup.logs()[-2000:]}", interval=0.1)
     points = spawned_points(spawns)
     assert points[0].endswith("chk-5") and points[1].endswith("chk-4"), points
     assert os.path.isdir(os.path.join(cdir(sup.state), "chk-5.unreadable"))
@@ -933,7 +939,7 @@ def test_a_recorded_savepoint_that_lost_its_metadata(server, supervisors, damage
     running(sup, 2)
     os.makedirs(os.path.join(cdir(st), "chk-0"), exist_ok=True)
     open(sup.stop_file, "w").close()  # a crash: a second sweep in the same flinklet
-    wait_for(lambda: spawn_count(spawns) >= 3, TIMEOUT, "a third launch")
+    wait_for(lambda: spawn_count(spawns) >= 3, TIMEOUT, "a third launch", interval=0.1)
     swept(sup, 3)
     assert "chk-3" in restored(sup)[-1], restored(sup)
     if damage == "empty-metadata":
@@ -1033,7 +1039,7 @@ def test_metadata_links_to_endless_devices_do_not_hang_the_launch(server, superv
     os.makedirs(dsp)
     os.symlink("/dev/urandom", os.path.join(dsp, "_metadata"))
     sup.start()
-    wait_for(lambda: events(sup, "JobRunning"), 20, f"JobRunning\n{sup.logs()[-2000:]}")
+    wait_for(lambda: events(sup, "JobRunning"), 20, f"JobRunning\n{sup.logs()[-2000:]}", interval=0.1)
     assert "chk-3" in restored(sup)[-1]
     assert sup.stop() == 0
 
@@ -1069,7 +1075,7 @@ def test_a_very_deep_unfinished_checkpoint_goes_and_breaks_nothing(server, super
         removals_over(sup, 1)
         os.makedirs(os.path.join(cdir(st), "chk-0"), exist_ok=True)
         open(sup.stop_file, "w").close()  # a crash: a second launch, a second sweep
-        wait_for(lambda: spawn_count(spawns) >= 2, TIMEOUT, "a second launch")
+        wait_for(lambda: spawn_count(spawns) >= 2, TIMEOUT, "a second launch", interval=0.1)
         running(sup, 2)
         removals_over(sup, 2)
         assert sup.alive()
@@ -1096,7 +1102,7 @@ def test_the_search_of_40000_shared_names_does_not_hold_up_the_launch(server, su
         chk(st, n, shared=names)
     shared(st, *names, "orphan")
     sup.start()
-    wait_for(lambda: events(sup, "JvmStarted"), 120, "the JVM's start")
+    wait_for(lambda: events(sup, "JvmStarted"), 120, "the JVM's start", interval=0.1)
     t0 = events(sup, "SupervisorStarted")[0]["timeMs"]
     t1 = events(sup, "JvmStarted")[0]["timeMs"]
     swept(sup)
@@ -1115,7 +1121,8 @@ def test_num_retained_1_is_refused_in_either_spelling(server, supervisors, tmp_p
     for n in (1, 2, 3):
         chk(sup.state, n)
     sup.start()
-    wait_for(lambda: sup.proc.poll() is not None or events(sup, "LeftoversRemoved"), TIMEOUT, "a decision")
+    wait_for(lambda: sup.proc.poll() is not None or events(sup, "LeftoversRemoved"), TIMEOUT, "a decision",
+             interval=0.1)
     if sup.proc.poll() is not None:
         assert sup.proc.returncode == 2, sup.logs()[-1500:]
         assert "num-retained" in sup.logs()
@@ -1160,7 +1167,7 @@ case "$POINT" in *chk-5) echo "java.io.FileNotFoundException: {missing} (No such
 while [ ! -e "$STOP_FILE" ]; do sleep 0.1; done""")
     t0 = time.monotonic()
     sup.start()
-    wait_for(lambda: spawn_count(spawns) >= 2, 40, f"a second launch\n{sup.logs()[-2000:]}")
+    wait_for(lambda: spawn_count(spawns) >= 2, 40, f"a second launch\n{sup.logs()[-2000:]}", interval=0.1)
     assert time.monotonic() - t0 < 40
     points = spawned_points(spawns)
     assert points[0].endswith("chk-5") and points[1].endswith("chk-4"), points
@@ -1174,11 +1181,12 @@ def test_kills_from_outside_while_restoring_never_count(server, supervisors):
     sup, spawns = slow_restore_setup(server, supervisors, {"flinklet.startup.timeout": "60 s"})
     sup.start()
     for i in range(1, 4):
-        wait_for(lambda: spawn_count(spawns) >= i and events(sup, "JvmStarted")[i - 1:], TIMEOUT, f"launch {i}")
+        wait_for(lambda: spawn_count(spawns) >= i and events(sup, "JvmStarted")[i - 1:], TIMEOUT, f"launch {i}",
+                 interval=0.1)
         wait_for(lambda: f"Restoring job {JID}" in sup.logs().split("started the MiniCluster JVM")[-1], TIMEOUT,
-                 "Flink's restoring line")
+                 "Flink's restoring line", interval=0.1)
         os.kill(int(open(spawns).read().split("\n")[i - 1].split()[0]), signal.SIGKILL)
-    wait_for(lambda: spawn_count(spawns) >= 4, TIMEOUT, "a fourth launch")
+    wait_for(lambda: spawn_count(spawns) >= 4, TIMEOUT, "a fourth launch", interval=0.1)
     never_demoted(sup, spawns, 4)
 
 
@@ -1193,7 +1201,7 @@ def test_an_out_of_memory_while_restoring_is_no_evidence(server, supervisors):
                                                            "flinklet.restore.max-failures": "3"}, body)
     sup.start()
     wait_for(lambda: spawn_count(spawns) >= 4 or sup.proc.poll() is not None, TIMEOUT,
-             f"4 launches\n{sup.logs()[-2000:]}")
+             f"4 launches\n{sup.logs()[-2000:]}", interval=0.1)
     never_demoted(sup, spawns, 4)
 
 

@@ -43,7 +43,7 @@ def stable(sup):
         # a status.json of an earlier run says STABLE too: it must be this flinklet's
         return (st if st and st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0
                 and st["supervisor"]["pid"] == sup.proc.pid and spawn_count(sup.spawns) > 0 else None)
-    return wait_for(ok, 30, "STABLE with a JVM")
+    return wait_for(ok, 30, "STABLE with a JVM", interval=0.1)
 
 
 def state_dir(base, owner=9999, mode=0o2770):
@@ -83,7 +83,8 @@ def test_modes_of_everything_made_on_a_setgid_volume_under_umask_077(server, bas
     a = made(base, server, "a", uid=UID_A, gid=UID_A, groups=(0,), umask=0o077)
     a.start()
     stable(a)
-    wait_for(lambda: os.path.exists(os.path.join(a.state, "flink-made-dir", "flink-made-file")), 30, "JVM's file")
+    wait_for(lambda: os.path.exists(os.path.join(a.state, "flink-made-dir", "flink-made-file")), 30, "JVM's file",
+             interval=0.1)
     assert a.stop() == 0
     bad = []
     for p in walk(a.state):
@@ -183,7 +184,7 @@ def test_leftover_0600_files_of_another_uid_never_start_empty(server, base, made
         if spawn_count(b.spawns):
             return "launched"
         return None
-    what = wait_for(outcome, 30, "an exit or a launch")
+    what = wait_for(outcome, 30, "an exit or a launch", interval=0.1)
     if what == "exited":
         assert b.proc.returncode == 3, b.logs()[-3000:]
         assert any(n in b.logs() for n in ("job-id", "job id", "events.jsonl", "status.json", "lock")), b.logs()[-2000:]
@@ -208,7 +209,7 @@ def test_a_read_only_event_log_of_another_uid(server, base, made):
     b = made(base, server, "b", uid=UID_B, gid=0, groups=(0,))
     b.start()
     what = wait_for(lambda: "exited" if not b.alive() else ("up" if spawn_count(b.spawns) else None), 30,
-                    "exit or JVM")
+                    "exit or JVM", interval=0.1)
     # operations.md: "an events.jsonl the uid cannot write ... flinklet refuses to start (exit 3) naming it"
     assert what == "exited", f"B started a JVM with an event log it cannot write:\n{b.logs()[-3000:]}"
     assert b.proc.returncode == 3 and "events.jsonl" in b.logs(), b.logs()[-3000:]
@@ -322,7 +323,7 @@ def test_scratch_dir_of_the_previous_uid_does_not_stop_the_next(server, base, ma
     # A is killed: its scratch directory stays behind
     os.killpg(a.proc.pid, signal.SIGKILL)
     a.proc.wait()
-    wait_for(lambda: a.jvm_pid() <= 0 or not os.path.exists(f"/proc/{a.jvm_pid()}"), 10, "A's JVM gone")
+    wait_for(lambda: a.jvm_pid() <= 0 or not os.path.exists(f"/proc/{a.jvm_pid()}"), 10, "A's JVM gone", interval=0.1)
     assert os.path.isdir(scratch), "no scratch dir left to attack with"
     b = made(base, server, "b", uid=UID_B, gid=0, groups=(0,))
     b.start()
@@ -353,8 +354,8 @@ def test_scratch_is_emptied_for_each_launch_and_removed_at_a_clean_exit(server, 
     open(left, "w").close()
     jvm = s.jvm_pid()
     os.kill(jvm, signal.SIGKILL)
-    wait_for(lambda: spawn_count(s.spawns) >= 2, 30, "the restart")
-    wait_for(lambda: not os.path.exists(left), 30, "the earlier JVM's scratch files gone")
+    wait_for(lambda: spawn_count(s.spawns) >= 2, 30, "the restart", interval=0.1)
+    wait_for(lambda: not os.path.exists(left), 30, "the earlier JVM's scratch files gone", interval=0.1)
     assert s.stop() == 0
     assert not os.path.exists(scratch)
 
@@ -393,5 +394,5 @@ def test_a_client_of_another_uid_in_group_0_uses_the_token_on_the_volume(server,
     assert r.returncode == 0, r.stdout + r.stderr
     # without --wait the command returns once the supervisor accepted it (202); Flink is asked just after
     wait_for(lambda: [q for q in server.requests if q[1] == "POST" and "/checkpoints" in q[2]], 30,
-             "a checkpoint asked of Flink")
+             "a checkpoint asked of Flink", interval=0.1)
     assert a.stop() == 0

@@ -27,7 +27,7 @@ def stable(sup):
         # this flinklet's: one killed on a held volume left a status.json saying STABLE, with its restore point
         st = sup.own_status()
         return st if st and st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0 else None
-    return wait_for(ok, 30, "STABLE with a JVM")
+    return wait_for(ok, 30, "STABLE with a JVM", interval=0.1)
 
 
 def gone(pid):
@@ -72,7 +72,7 @@ def wait_launch_pending(s, hold):
         except OSError:
             return None
         return st if code == 200 and isinstance(st, dict) and st.get("intent") and st["jvm"]["pid"] == 0 else None
-    return wait_for(pending, 30, "a launch waiting for its intent on the held volume")
+    return wait_for(pending, 30, "a launch waiting for its intent on the held volume", interval=0.1)
 
 
 # operations.md, Signals: "A stop that comes while a launch waits for its intent to reach the volume (a slow
@@ -142,7 +142,7 @@ def test_suspend_then_resume_while_held_ends_running(server, supervisors, tmp_pa
     tok = token(s)
     hold.hold()
     sus = Call(s, "/api/v1/suspend", token=tok)
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     res = Call(s, "/api/v1/resume", token=tok)
     taken(s, res)
     assert http(s, "/healthz")[0] == 200  # the loop answers meanwhile
@@ -177,7 +177,7 @@ def test_kill9_right_after_a_suspends_202_stays_suspended(server, supervisors, t
     s2.start()
     # s2's own status.json: the killed flinklet's may say SUSPENDED already (and no JVM spawned yet proves nothing)
     st = wait_for(lambda: (s2.own_status() or {}).get("lifecycleState") == "SUSPENDED" and s2.own_status(), 30,
-                  "SUSPENDED after the restart")
+                  "SUSPENDED after the restart", interval=0.1)
     assert st["jvm"]["pid"] == 0
     assert spawn_count(spawns2) == 0, "a suspended job was started again after a restart"
 
@@ -194,11 +194,11 @@ def test_resume_then_sigterm_while_held(server, supervisors, tmp_path):
     tok = token(s)
     code, body = http(s, "/api/v1/suspend", "POST", tok, timeout=60)
     assert code == 202, body
-    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
+    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED", interval=0.1)
     n = spawn_count(spawns)
     hold.hold()
     res = Call(s, "/api/v1/resume", token=tok)
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     s.proc.send_signal(signal.SIGTERM)
     hold.release()
     rc = s.proc.wait(30)
@@ -210,7 +210,8 @@ def test_resume_then_sigterm_while_held(server, supervisors, tmp_path):
     if isinstance(r, tuple) and r[0] == 202:
         stable(s2)
     else:
-        wait_for(lambda: (s2.own_status() or {}).get("lifecycleState") in ("SUSPENDED", "STABLE"), 30, "a state")
+        wait_for(lambda: (s2.own_status() or {}).get("lifecycleState") in ("SUSPENDED", "STABLE"), 30, "a state",
+                 interval=0.1)
 
 
 # architecture.md: "a stop, suspend or new spec meanwhile has called the launch off ... so nothing is spawned after
@@ -232,7 +233,7 @@ def test_suspend_while_a_restart_launch_is_held_spawns_nothing(server, superviso
     hold.release()
     r = sus.wait()
     assert isinstance(r, tuple) and r[0] == 202, r
-    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
+    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED", interval=0.1)
     assert spawn_count(spawns) == n, "the called-off launch spawned a JVM"
     assert s.stop() == 0
 
@@ -256,7 +257,7 @@ def test_stop_with_savepoint_request_waits_for_its_intent(server, supervisors, t
     server.savepoint_location = "file:" + sp
     hold.hold()
     s.proc.send_signal(signal.SIGTERM)
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     code, _ = http(s, "/healthz")
     stops = [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]
     assert stops == [], "the stop-with-savepoint request went out before its intent was on the volume"
@@ -285,19 +286,16 @@ def test_sighup_with_a_new_spec_while_a_launch_is_held_spawns_one_jvm(server, su
     hold.hold()
     os.kill(s.jvm_pid(), signal.SIGKILL)
     wait_launch_pending(s, hold)
-    text = s.config.read_text().replace("parallelism: 2", "parallelism: 1")
-    tmp = s.config.with_name(".new.yaml")
-    tmp.write_text(text)
-    os.replace(tmp, s.config)
+    s.replace_config(s.config.read_text().replace("parallelism: 2", "parallelism: 1"))
     s.proc.send_signal(signal.SIGHUP)
     assert http(s, "/healthz")[0] == 200
     hold.release()
-    wait_for(lambda: spawn_count(spawns) >= n + 1, 30, "the new JVM")
+    wait_for(lambda: spawn_count(spawns) >= n + 1, 30, "the new JVM", interval=0.1)
     with open(spawns) as f:
         first_new = [line for line in f if line.strip()][n].split()[0]
     wait_for(lambda: str((s.status() or {}).get("jvm", {}).get("pid")) == first_new
              and s.status()["lifecycleState"] in ("STABLE", "DEPLOYED")  # an upgrade is DEPLOYED on trial
-             and s.status()["jobStatus"]["state"] == "RUNNING", 30, "the new JVM RUNNING in status.json")
+             and s.status()["jobStatus"]["state"] == "RUNNING", 30, "the new JVM RUNNING in status.json", interval=0.1)
     with open(spawns) as f:
         lines = [line for line in f if line.strip()][n:]
     assert len(lines) == 1, f"{len(lines)} JVMs spawned for one launch: {lines}"
@@ -315,7 +313,7 @@ def test_kill9_while_a_suspend_is_held(server, supervisors, tmp_path):
     stable(s)
     hold.hold()
     sus = Call(s, "/api/v1/suspend", token=token(s))
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     assert not sus.done()
     os.killpg(s.proc.pid, signal.SIGKILL)
     s.proc.wait(10)
@@ -325,7 +323,7 @@ def test_kill9_while_a_suspend_is_held(server, supervisors, tmp_path):
     s2, spawns2 = next_sup(server, supervisors)
     s2.start()
     wait_for(lambda: (s2.status() or {}).get("supervisor", {}).get("pid") == s2.proc.pid
-             and s2.status()["lifecycleState"] in ("STABLE", "SUSPENDED"), 30, "the next flinklet up")
+             and s2.status()["lifecycleState"] in ("STABLE", "SUSPENDED"), 30, "the next flinklet up", interval=0.1)
     assert s2.alive()
 
 
@@ -340,7 +338,7 @@ def test_sigterm_while_a_suspend_is_held(server, supervisors, tmp_path):
     stable(s)
     hold.hold()
     sus = Call(s, "/api/v1/suspend", token=token(s))
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     s.proc.send_signal(signal.SIGTERM)
     hold.release()
     rc = s.proc.wait(30)
@@ -349,7 +347,7 @@ def test_sigterm_while_a_suspend_is_held(server, supervisors, tmp_path):
     s2, spawns2 = next_sup(server, supervisors)
     s2.start()
     st = wait_for(lambda: (s2.status() or {}).get("supervisor", {}).get("pid") == s2.proc.pid
-                  and s2.status()["lifecycleState"] in ("STABLE", "SUSPENDED") and s2.status(), 30, "up")
+                  and s2.status()["lifecycleState"] in ("STABLE", "SUSPENDED") and s2.status(), 30, "up", interval=0.1)
     if isinstance(r, tuple) and r[0] == 202:
         assert st["lifecycleState"] == "SUSPENDED" and spawn_count(spawns2) == 0, \
             "the suspend was acknowledged (202) but the next start ran the job"
@@ -368,7 +366,7 @@ def test_a_suspend_the_volume_refuses_is_made_with_a_warning(server, supervisors
     code, body = http(s, "/api/v1/suspend", "POST", token(s), timeout=60)
     assert code == 202, body
     assert "warning" in body, f"no warning although job-state.override could not be written: {body}"
-    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
+    wait_for(lambda: (s.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED", interval=0.1)
     assert s.stop() == 0
 
 
@@ -384,7 +382,7 @@ def test_the_lock_is_kept_until_the_exits_records_are_on_the_volume(server, supe
     stable(s)
     hold.hold()
     s.proc.send_signal(signal.SIGTERM)
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     second, _ = next_sup(server, supervisors)
     second.start()
     rc2 = second.proc.wait(30)
@@ -410,10 +408,10 @@ def test_kill9_while_the_stop_with_savepoint_intent_is_held(server, supervisors,
     jvm = s.jvm_pid()
     hold.hold()
     s.proc.send_signal(signal.SIGTERM)
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     os.kill(s.proc.pid, signal.SIGKILL)
     s.proc.wait(10)
-    wait_for(lambda: gone(jvm), 10, "the JVM gone with flinklet")
+    wait_for(lambda: gone(jvm), 10, "the JVM gone with flinklet", interval=0.1)
     hold.release()
     assert not [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]
     s2, _ = next_sup(server, supervisors, upgrade_mode="savepoint")
@@ -438,7 +436,7 @@ def test_resume_while_the_suspends_savepoint_is_in_flight(server, supervisors, t
     code, body = http(s, "/api/v1/suspend", "POST", tok, timeout=60)
     assert code == 202, body
     wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 30,
-             "the stop-with-savepoint request")
+             "the stop-with-savepoint request", interval=0.1)
     code, body = http(s, "/api/v1/resume", "POST", tok, timeout=60)
     assert code == 202, body
     sp = write_savepoint(s.state, jid, 9, "bbbbbbbbbbbb")
@@ -449,7 +447,7 @@ def test_resume_while_the_suspends_savepoint_is_in_flight(server, supervisors, t
         assert s.alive(), s.logs()[-3000:]
         st = s.status()
         return st if spawn_count(spawns) > n and st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0 else None
-    st = wait_for(back, 30, "running again after the resume")
+    st = wait_for(back, 30, "running again after the resume", interval=0.1)
     assert st["restoredFrom"]["kind"] == "savepoint" and st["restoredFrom"]["location"].rstrip("/").endswith(sp), \
         st["restoredFrom"]
     # the shutdown's own savepoint, written as Flink does before the job ends (a location that was on the volume
@@ -478,7 +476,7 @@ def test_a_volume_that_never_answers_does_not_outlast_the_shutdown_budget(server
     stable(s)
     jvm = s.jvm_pid()
     hold.hold()
-    wait_for(hold.held, 30, "a held sync")  # the volume hangs
+    wait_for(hold.held, 30, "a held sync", interval=0.1)  # the volume hangs
     s.proc.send_signal(signal.SIGTERM)
     try:
         rc = s.proc.wait(24)
@@ -508,11 +506,11 @@ def test_a_second_sigterm_kills_the_jvm_while_the_stop_intent_is_held(server, su
     jvm = s.jvm_pid()
     hold.hold()
     s.proc.send_signal(signal.SIGTERM)
-    wait_for(hold.held, 30, "a held sync")
+    wait_for(hold.held, 30, "a held sync", interval=0.1)
     s.proc.send_signal(signal.SIGTERM)
 
     try:
-        wait_for(lambda: gone(jvm), 20, "the JVM killed by the second SIGTERM while the volume is held")
+        wait_for(lambda: gone(jvm), 20, "the JVM killed by the second SIGTERM while the volume is held", interval=0.1)
     finally:
         hold.release()
     rc = s.proc.wait(30)
@@ -548,7 +546,7 @@ def test_a_state_dir_flinklet_makes_in_a_setgid_volume(server, supervisors, tmp_
         try:
             a.start()
             wait_for(lambda: spawn_count(a.spawns) > 0 and (a.status() or {}).get("lifecycleState") == "STABLE",
-                     30, "A STABLE")
+                     30, "A STABLE", interval=0.1)
             assert a.stop() == 0
         finally:
             a.cleanup()
@@ -558,7 +556,7 @@ def test_a_state_dir_flinklet_makes_in_a_setgid_volume(server, supervisors, tmp_
         try:
             b.start()
             wait_for(lambda: spawn_count(b.spawns) > 0 and (b.status() or {}).get("supervisor", {}).get("pid") ==
-                     b.proc.pid and b.status()["lifecycleState"] == "STABLE", 30, "B STABLE")
+                     b.proc.pid and b.status()["lifecycleState"] == "STABLE", 30, "B STABLE", interval=0.1)
             assert b.stop() == 0
         finally:
             b.cleanup()
@@ -579,9 +577,7 @@ def test_kill9_while_a_stateless_upgrades_new_job_id_is_held(server, supervisors
     stable(s)
     hold.hold()
     text = s.config.read_text().replace("parallelism: 2", "parallelism: 1")
-    tmp = s.config.with_name(".new.yaml")
-    tmp.write_text(text)
-    os.replace(tmp, s.config)
+    s.replace_config(text)
     s.proc.send_signal(signal.SIGHUP)
     wait_launch_pending(s, hold)
     os.killpg(s.proc.pid, signal.SIGKILL)
@@ -595,5 +591,6 @@ def test_kill9_while_a_stateless_upgrades_new_job_id_is_held(server, supervisors
     s2.config.write_text(text)
     s2.start()
     st = wait_for(lambda: (s2.status() or {}).get("supervisor", {}).get("pid") == s2.proc.pid
-                  and s2.status()["lifecycleState"] == "STABLE" and s2.status(), 30, "the next flinklet STABLE")
+                  and s2.status()["lifecycleState"] == "STABLE" and s2.status(), 30, "the next flinklet STABLE",
+                  interval=0.1)
     assert st["jobStatus"]["jobId"] == job_id(s2.state)

@@ -31,14 +31,14 @@ def checkpoint(sup, server, cid):
 
 def stable(server, supervisors):
     sup = supervisors(server, conf=CONF).start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     return sup
 
 
 def test_no_checkpoint_in_the_window_is_said_while_the_job_runs_and_cleared_by_the_next(server, supervisors):
     sup = stable(server, supervisors)
     pid = sup.status()["jvm"]["pid"]
-    ev = wait_for(lambda: named(sup, "CheckpointsStalled"), 20, "CheckpointsStalled")[0]
+    ev = wait_for(lambda: named(sup, "CheckpointsStalled"), 20, "CheckpointsStalled", interval=0.1)[0]
     assert ev["level"] == "Warning", ev
     assert "has completed no checkpoint for" in ev["message"] and "no restore point" in ev["message"], ev
     st = sup.status()
@@ -47,7 +47,7 @@ def test_no_checkpoint_in_the_window_is_said_while_the_job_runs_and_cleared_by_t
     assert gauge(metrics_text(sup), "flinklet_checkpoints_stalled") == 1
 
     checkpoint(sup, server, 4)
-    wait_for(lambda: named(sup, "CheckpointsResumed"), 20, "CheckpointsResumed")
+    wait_for(lambda: named(sup, "CheckpointsResumed"), 20, "CheckpointsResumed", interval=0.1)
     st = sup.status()
     assert "checkpointProgress" not in [e["source"] for e in st.get("errors") or []], st.get("errors")
     assert gauge(metrics_text(sup), "flinklet_checkpoints_stalled") == 0
@@ -58,14 +58,14 @@ def test_the_warning_names_the_restore_point_a_stop_would_go_back_to(server, sup
     sup = stable(server, supervisors)
     checkpoint(sup, server, 2)
     wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id") == 2, 20,
-             "checkpoint 2 seen")
-    ev = wait_for(lambda: named(sup, "CheckpointsStalled"), 20, "CheckpointsStalled")[0]
+             "checkpoint 2 seen", interval=0.1)
+    ev = wait_for(lambda: named(sup, "CheckpointsStalled"), 20, "CheckpointsStalled", interval=0.1)[0]
     assert "a stop or a crash now goes back to" in ev["message"] and "chk-2" in ev["message"], ev
 
 
 def test_no_checkpointing_no_warning(server, supervisors):
     sup = supervisors(server, conf={**CONF, "execution.checkpointing.interval": "0 s"}).start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     time.sleep(5)
     assert not named(sup, "CheckpointsStalled")
 
@@ -74,7 +74,7 @@ def test_a_stop_that_leaves_no_restore_point_says_so(server, supervisors):
     """The operator's users found out at the next start ("starting with empty state", an info line): a stop whose
     savepoint fails when the job has no checkpoint ends with a warning that the next start begins empty (exit 4)."""
     sup = supervisors(server, upgrade_mode="savepoint", conf=CONF).start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     server.stop_failures = 100  # every stop-with-savepoint fails, as when a task cannot take part
     server.savepoint_location = "file:/nowhere"
     sup.proc.send_signal(signal.SIGTERM)

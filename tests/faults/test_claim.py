@@ -73,7 +73,8 @@ def stop_with(sup, server, path):
 
 
 def running(sup, count=1):
-    wait_for(lambda: len(events(sup, "JobRunning")) >= count, TIMEOUT, f"JobRunning x{count}\n{sup.logs()[-3000:]}")
+    wait_for(lambda: len(events(sup, "JobRunning")) >= count, TIMEOUT, f"JobRunning x{count}\n{sup.logs()[-3000:]}",
+             interval=0.1)
 
 
 def start(supervisors, server, state, version, conf=None):
@@ -99,7 +100,7 @@ def upgrade_with(sup, server, spawns, path, interval):
     end_once_reported(server, sup.stop_file)
     set_option(sup, "execution.checkpointing.interval", interval)
     sup.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: len(launches(spawns)) > n, TIMEOUT, f"the upgrade's launch\n{sup.logs()[-3000:]}")
+    wait_for(lambda: len(launches(spawns)) > n, TIMEOUT, f"the upgrade's launch\n{sup.logs()[-3000:]}", interval=0.1)
     server.savepoint_location = None
     server.on_savepoint_reported = None
     running(sup, ran + 1)
@@ -110,7 +111,7 @@ def upgrade_with(sup, server, spawns, path, interval):
 def said(sup, server):
     """Waits until the running JVM was asked its version and flinklet heard the answer."""
     wait_for(lambda: sum(1 for r in list(server.requests) if r[2] == "/config") >= len(events(sup, "JobRunning")),
-             TIMEOUT, "GET /config of the running JVM")
+             TIMEOUT, "GET /config of the running JVM", interval=0.1)
     time.sleep(0.5)  # its answer taken
 
 
@@ -142,7 +143,7 @@ def test_a_fixed_flink_claims_the_stop_savepoint_and_it_leaves_the_history(serve
     argv = upgrade_with(sup, server, spawns, y, "3 s")
     assert f"-s file://{y}" in argv and "-cm claim" in argv, argv
     wait_for(lambda: [c["location"] for c in info(sup)["claimedSavepoints"]] == ["file://" + y], TIMEOUT,
-             f"only the second one claimed: {json.dumps(info(sup))}")
+             f"only the second one claimed: {json.dumps(info(sup))}", interval=0.1)
     assert info(sup)["savepointHistory"] == []
 
     # a stop: a new savepoint in the history (retention keeps 1: the claimed one is not counted, nor disposed of);

@@ -23,12 +23,12 @@ def finish(sup):
     """Runs the job until its JVM ends by itself (exit 0: FINISHED), leaving a final checkpoint and a savepoint of it
     on the volume; returns its job id."""
     sup.start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     jid = job_id(sup.state)
     write_savepoint(sup.state, jid, 3)
     write_checkpoint(sup.state, jid, 7)
     open(sup.stop_file, "w").close()
-    wait_for(lambda: named(sup, "JobFinished"), 20, "JobFinished")
+    wait_for(lambda: named(sup, "JobFinished"), 20, "JobFinished", interval=0.1)
     os.unlink(sup.stop_file)  # the next fake JVM stays up
     assert os.path.exists(os.path.join(sup.state, "spec.finished"))
     return jid
@@ -41,7 +41,7 @@ def asked_to_stop(server):
 def assert_new_run(sup, old_id, new=False):
     """A new job id, started empty: no -s for the JVM, restoredFrom none, a FinishedJobRerun event naming both ids."""
     st = wait_for(lambda: (s := sup.status()) and s["jvm"]["pid"] > 0 and s["jobStatus"]["jobId"] != old_id and
-                  s["lifecycleState"] == "STABLE" and s, 20, "the new run RUNNING")
+                  s["lifecycleState"] == "STABLE" and s, 20, "the new run RUNNING", interval=0.1)
     new_id = st["jobStatus"]["jobId"]
     assert new_id == job_id(sup.state)
     assert st["restoredFrom"]["kind"] == "none", st["restoredFrom"]
@@ -71,7 +71,7 @@ def test_a_start_on_a_finished_job_runs_only_a_changed_spec(server, supervisors)
 
     # the unchanged spec (the same file, another flinklet): not run again, and no savepoint asked
     same = supervisors(server, state_dir=sup.state, upgrade_mode="last-state").start()
-    wait_for(lambda: named(same, "JobAlreadyFinished", True), 20, "JobAlreadyFinished")
+    wait_for(lambda: named(same, "JobAlreadyFinished", True), 20, "JobAlreadyFinished", interval=0.1)
     assert not named(same, "JvmStarted", True) and not asked_to_stop(server)
     assert same.stop() == 0
 
@@ -91,10 +91,10 @@ def test_a_finished_job_without_its_record_is_not_run_by_a_start_but_by_a_change
     assert sup.stop() == 0
     os.unlink(os.path.join(sup.state, "spec.finished"))
     nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint", conf={"pipeline.object-reuse": "true"}).start()
-    wait_for(lambda: named(nxt, "JobAlreadyFinished", True), 20, "JobAlreadyFinished")
+    wait_for(lambda: named(nxt, "JobAlreadyFinished", True), 20, "JobAlreadyFinished", interval=0.1)
     assert "no record" in nxt.logs()
     nxt.proc.send_signal(signal.SIGHUP)  # the same file: nothing to run
-    wait_for(lambda: named(nxt, "ConfigChanged", True), 10, "the reload")
+    wait_for(lambda: named(nxt, "ConfigChanged", True), 10, "the reload", interval=0.1)
     assert not named(nxt, "JvmStarted", True)
     set_option(nxt, "pipeline.object-reuse", "false")
     nxt.proc.send_signal(signal.SIGHUP)
@@ -109,7 +109,7 @@ def test_a_reload_that_changes_only_endpoints_does_not_run_a_finished_job(server
     old_id = finish(sup)
     set_option(sup, "web.refresh-interval", "5000")
     sup.proc.send_signal(signal.SIGHUP)
-    said = wait_for(lambda: named(sup, "JobAlreadyFinished"), 10, "JobAlreadyFinished")
+    said = wait_for(lambda: named(sup, "JobAlreadyFinished"), 10, "JobAlreadyFinished", interval=0.1)
     assert "endpoints" in said[-1]["message"], said
     assert len(named(sup, "JvmStarted")) == 1 and sup.status()["jobStatus"]["state"] == "FINISHED"
     set_option(sup, "pipeline.object-reuse", "true")

@@ -97,7 +97,7 @@ def test_a_misbehaving_reporter_never_breaks_metrics(server, supervisors):
     sup = supervisors(server)
     (sup.flink_home / "lib" / "flinklet-metrics-reporter.jar").write_bytes(b"")  # flinklet only looks for it
     sup.start()
-    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE", interval=0.1)
     with open(os.path.join(sup.state, "conf", "config.yaml")) as f:
         conf = f.read()
     port = int(re.search(r'"metrics\.reporter\.flinklet\.port": "(\d+)"', conf).group(1))
@@ -108,7 +108,7 @@ def test_a_misbehaving_reporter_never_breaks_metrics(server, supervisors):
     rep = Reporter(port)
     try:
         good = wait_for(lambda: (g := scrape(sup)[0])["flinklet_flink_metrics_up"] == [1] and g, 20,
-                        "Flink's families served from the reporter")
+                        "Flink's families served from the reporter", interval=0.1)
         assert good["flink_taskmanager_job_task_numRecordsInPerSecond"] == [42.0]
         assert good["flinklet_jvm_up"] == [1]
         for mode in ("garbage", "cut", "clash", "split", "other", "huge", "slow"):
@@ -121,13 +121,13 @@ def test_a_misbehaving_reporter_never_breaks_metrics(server, supervisors):
                 assert took < 2, f"/metrics took {took:.1f} s with a {mode} reporter"
                 return got if got["flinklet_flink_metrics_scrape_failures_total"][0] > before else None
 
-            got = wait_for(failed, 30, f"a failed scrape of a {mode} reporter")
+            got = wait_for(failed, 30, f"a failed scrape of a {mode} reporter", interval=0.1)
             assert got["flinklet_flink_metrics_up"] == [0], mode
             assert not [n for n in got if n.startswith("flink_")], (mode, sorted(got)[:5])
             assert got["flinklet_jvm_up"] == [1] and "flinklet_lifecycle_state" in got, mode
             rep.mode = "good"
             wait_for(lambda: scrape(sup)[0]["flinklet_flink_metrics_up"] == [1], 30,
-                     f"Flink's families back after the {mode} reporter answers well")
+                     f"Flink's families back after the {mode} reporter answers well", interval=0.1)
         logs = sup.logs()
         for said in ("the reporter's answer is not Prometheus text: line 1:", "the last line has no end",
                      "flinklet_jvm_up is in flinklet's own namespace", "are not together",

@@ -88,9 +88,7 @@ def launcher_supervisor(supervisors, server, tmp_path, conf=None):
 def rewrite(sup, old, new):
     text = sup.config.read_text()
     assert old in text, (old, text)
-    tmp = sup.config.with_name(".flinklet.yaml.new")
-    tmp.write_text(text.replace(old, new))
-    os.replace(tmp, sup.config)
+    sup.replace_config(text.replace(old, new))
 
 
 def named(sup, kind, after=0):
@@ -111,7 +109,8 @@ def decoded(run_line):
 
 def running(sup):
     return wait_for(lambda: (s := sup.status()) and s["lifecycleState"] in ("STABLE", "DEPLOYED")
-                    and s["jobStatus"]["state"] == "RUNNING" and s["jvm"]["pid"] > 0 and s, 30, "the job RUNNING")
+                    and s["jobStatus"]["state"] == "RUNNING" and s["jvm"]["pid"] > 0 and s, 30, "the job RUNNING",
+                    interval=0.1)
 
 
 def now_ms():
@@ -126,7 +125,7 @@ def test_a_change_of_the_job_alone_is_submitted_to_the_same_jvm(server, supervis
     end_once_reported(server, sup.stop_file)
     t0 = now_ms()
     rewrite(sup, "    parallelism: 2", "    parallelism: 2\n    args: [\"--work\", \"0\"]")
-    wait_for(lambda: named(sup, "JobResubmitted", t0), 30, "JobResubmitted")
+    wait_for(lambda: named(sup, "JobResubmitted", t0), 30, "JobResubmitted", interval=0.1)
     st = running(sup)
     assert st["jvm"]["pid"] == pid and st["jvm"]["starts"] == starts, st["jvm"]
     assert not named(sup, "JvmStarted", t0) and not named(sup, "JvmExited", t0)
@@ -154,7 +153,7 @@ def test_a_change_of_a_flink_option_the_jvm_needs_takes_a_new_jvm(server, superv
     t0 = now_ms()
     rewrite(sup, '"execution.checkpointing.interval": "1 s"',
             '"execution.checkpointing.interval": "1 s"\n    "taskmanager.memory.managed.size": "96m"')
-    wait_for(lambda: named(sup, "JvmStarted", t0), 30, "a new JVM")
+    wait_for(lambda: named(sup, "JvmStarted", t0), 30, "a new JVM", interval=0.1)
     st = running(sup)
     assert st["jvm"]["pid"] != pid
     assert "hold" not in commands(sup)
@@ -174,7 +173,7 @@ def test_a_jvm_that_dies_once_idle_is_replaced_by_a_new_one(server, supervisors,
     t0 = now_ms()
     rewrite(sup, "    parallelism: 2", "    parallelism: 2\n    args: [\"--work\", \"0\"]")
     st = wait_for(lambda: (s := sup.status()) and s["jvm"]["pid"] not in (0, pid) and
-                  s["jobStatus"]["state"] == "RUNNING" and s, 30, "the upgraded job RUNNING in a new JVM")
+                  s["jobStatus"]["state"] == "RUNNING" and s, 30, "the upgraded job RUNNING in a new JVM", interval=0.1)
     assert sup.alive(), sup.logs()[-3000:]
     assert named(sup, "JvmStarted", t0)
     os.unlink(sup.crash)
@@ -193,14 +192,14 @@ def test_a_stop_during_the_upgrades_savepoint_lets_the_jvm_go(server, supervisor
     server.on_stop = lambda: stopped.append(True)
     t0 = now_ms()
     rewrite(sup, "    parallelism: 2", "    parallelism: 2\n    args: [\"--work\", \"0\"]")
-    wait_for(lambda: stopped, 30, "the upgrade's stop-with-savepoint request")
+    wait_for(lambda: stopped, 30, "the upgrade's stop-with-savepoint request", interval=0.1)
     sup.proc.send_signal(signal.SIGTERM)
-    wait_for(lambda: "release" in commands(sup), 10, "release to the launcher")
+    wait_for(lambda: "release" in commands(sup), 10, "release to the launcher", interval=0.1)
     open(sup.stop_file, "w").close()  # the job ends on its savepoint: the JVM, let go, exits
     assert sup.proc.wait(30) == 0, sup.logs()[-3000:]
     assert commands(sup)[:2] == ["hold", "release"], commands(sup)
     assert not named(sup, "JobResubmitted", t0)
     wait_for(lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0]
-             == "Z", 10, "the JVM gone")
+             == "Z", 10, "the JVM gone", interval=0.1)
     st = json.loads(open(os.path.join(sup.state, "status.json")).read())
     assert st["jobStatus"]["savepointInfo"]["lastSavepoint"], st["jobStatus"]["savepointInfo"]

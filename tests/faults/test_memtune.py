@@ -62,7 +62,7 @@ def named(sup, kind):
 def stable(sup):
     wait_for(lambda: sup.alive() and (st := sup.own_status() or {}).get("lifecycleState") == "STABLE"
              and st["jvm"]["pid"] > 0,
-             30, f"STABLE\n{sup.logs()[-3000:]}")
+             30, f"STABLE\n{sup.logs()[-3000:]}", interval=0.1)
 
 
 def plant_settings(sup):
@@ -98,7 +98,8 @@ def test_a_tuned_jvm_that_fails_undoes_the_tuning(server, supervisors, how):
         spawns = java(sup, 2, None)
     sup.start()
     failed = 1 if how == "out-of-memory" else 2
-    wait_for(lambda: len(launches(spawns)) == failed + 1, 30, f"the launch after the undo\n{sup.logs()[-3000:]}")
+    wait_for(lambda: len(launches(spawns)) == failed + 1, 30, f"the launch after the undo\n{sup.logs()[-3000:]}",
+             interval=0.1)
     stable(sup)
     runs = launches(spawns)
     tuned = [flag(a, "-Xmx") for a in runs[:failed]]

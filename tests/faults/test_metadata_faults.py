@@ -39,7 +39,7 @@ def held_run(supervisors, server, tmp_path, conf, match="/savepoints/"):
     sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_META_BLOCK_FILE": block,
                      "VOLSHIM_META_BLOCK_MATCH": match}
     sup.start()
-    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE", interval=0.1)
     return sup, st, block
 
 
@@ -48,7 +48,7 @@ def savepoint_over_http(sup, server, st, path):
     server.savepoint_location = "file:" + path
     post(st, "savepoint")
     wait_for(lambda: f"savepoint {'file:' + path}" in sup.logs() or os.path.basename(path) in json.dumps(
-        (sup.status() or {}).get("jobStatus", {}).get("savepointInfo", {})), 30, "the savepoint recorded")
+        (sup.status() or {}).get("jobStatus", {}).get("savepointInfo", {})), 30, "the savepoint recorded", interval=0.1)
 
 
 def dispose_first_while_held(sup, server, st, block, first=None):
@@ -61,7 +61,7 @@ def dispose_first_while_held(sup, server, st, block, first=None):
     second = make_savepoint(sup.state, job_id)
     server.savepoint_location = "file:" + second
     post(st, "savepoint")
-    wait_for(lambda: os.path.exists(block + ".held"), 30, "a metadata call of the volume held")
+    wait_for(lambda: os.path.exists(block + ".held"), 30, "a metadata call of the volume held", interval=0.1)
     return first, second
 
 
@@ -72,7 +72,7 @@ def test_healthz_and_sigterm_are_answered_while_retention_removes_a_savepoint(se
 
     def stop_with_savepoint():  # as Flink does, once the disposal is over (so that the test ends the same way always)
         wait_for(lambda: not os.path.exists(first) and not os.path.exists(first + ".disposing"), 30,
-                 "the disposed savepoint removed")
+                 "the disposed savepoint removed", interval=0.1)
         server.savepoint_location = "file:" + make_savepoint(sup.state, st["jobStatus"]["jobId"])
         open(sup.stop_file, "w").close()
     server.on_stop = stop_with_savepoint
@@ -84,7 +84,8 @@ def test_healthz_and_sigterm_are_answered_while_retention_removes_a_savepoint(se
     assert history == [os.path.basename(second)], history
     said = sup.logs().count("SIGTERM received")
     sup.proc.send_signal(signal.SIGTERM)
-    wait_for(lambda: sup.logs().count("SIGTERM received") > said, 30, "the SIGTERM taken while the volume is held")
+    wait_for(lambda: sup.logs().count("SIGTERM received") > said, 30, "the SIGTERM taken while the volume is held",
+             interval=0.1)
     code, body = get(addr, "/healthz")
     assert code == 200, body
     assert os.path.exists(block + ".held") and os.path.exists(block)
@@ -110,12 +111,12 @@ def test_a_kill_during_a_removal_never_restores_the_half_removed_savepoint(serve
     # the half-removed savepoint never keeps a name a scan takes for a restore point
     assert not os.path.exists(first), "the half-removed savepoint kept its name"
     nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint", conf=RETENTION).start()
-    st2 = wait_for(lambda: stable(nxt, nxt.status()), 30, "STABLE after the restart")
+    st2 = wait_for(lambda: stable(nxt, nxt.status()), 30, "STABLE after the restart", interval=0.1)
     assert st2["restoredFrom"]["kind"] == "savepoint", st2["restoredFrom"]
     assert st2["restoredFrom"]["location"].rstrip("/").endswith(os.path.basename(second)), st2["restoredFrom"]
     # and what is left of it is removed
     wait_for(lambda: not any(os.path.basename(first) in n for n in os.listdir(os.path.join(sup.state, "savepoints"))),
-             30, "the leftover removed")
+             30, "the leftover removed", interval=0.1)
     assert os.path.exists(second)
 
 
@@ -146,7 +147,7 @@ def test_a_demotion_on_a_held_volume_restores_the_next_older_point(server, super
     os.kill(st["jvm"]["pid"], signal.SIGKILL)
     # the restart restores the newest (newer), Flink cannot read it, it is given up: its rename is held
     try:
-        wait_for(lambda: os.path.exists(block + ".held"), 30, "the demotion's rename held")
+        wait_for(lambda: os.path.exists(block + ".held"), 30, "the demotion's rename held", interval=0.1)
     except AssertionError:
         raise AssertionError(sup.logs()[-4000:])
     code, body = get(addr, "/healthz")
@@ -159,7 +160,7 @@ def test_a_demotion_on_a_held_volume_restores_the_next_older_point(server, super
     def restarted():
         s = sup.status()
         return stable(sup, s) and s["restoredFrom"]["location"].rstrip("/").endswith(os.path.basename(older)) and s
-    st2 = wait_for(restarted, 60, "restored from the older savepoint")
+    st2 = wait_for(restarted, 60, "restored from the older savepoint", interval=0.1)
     assert st2["restoredFrom"]["kind"] == "savepoint"
     assert os.path.exists(newer + ".unreadable") and not os.path.exists(newer)
     logs = sup.logs()
@@ -188,7 +189,8 @@ def test_the_history_without_a_disposed_savepoint_is_on_the_volume_before_it_mov
         listed = [h["location"] for h in json.load(f)["jobStatus"]["savepointInfo"]["savepointHistory"]]
     assert [os.path.basename(x.rstrip("/")) for x in listed] == [os.path.basename(second)], listed
     os.unlink(block)
-    wait_for(lambda: not os.path.exists(first) and not os.path.exists(first + ".disposing"), 30, "the first removed")
+    wait_for(lambda: not os.path.exists(first) and not os.path.exists(first + ".disposing"), 30, "the first removed",
+             interval=0.1)
     server.savepoint_location = None
     sup.proc.send_signal(signal.SIGKILL)
     sup.proc.wait(10)

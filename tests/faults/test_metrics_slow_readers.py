@@ -85,7 +85,7 @@ def test_slow_readers_share_one_copy_of_flinks_scrape(server, supervisors):
                                     "flinklet.http.connection-timeout": "30 s"})
     (sup.flink_home / "lib" / "flinklet-metrics-reporter.jar").write_bytes(b"")  # flinklet only looks for it
     sup.start()
-    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE", interval=0.1)
     with open(os.path.join(sup.state, "conf", "config.yaml")) as f:
         port = int(re.search(r'"metrics\.reporter\.flinklet\.port": "(\d+)"', f.read()).group(1))
     body = scrape_text()
@@ -93,7 +93,7 @@ def test_slow_readers_share_one_copy_of_flinks_scrape(server, supervisors):
     readers = []
     try:
         wait_for(lambda: b"\nflinklet_flink_metrics_up 1\n" in get(sup, "/metrics"), 30,
-                 "Flink's families served from the reporter")
+                 "Flink's families served from the reporter", interval=0.1)
         time.sleep(6)  # a scrape more: the loop's steady state, two scrapes' allocations made
         before = rss(sup.proc.pid)
         readers = [slow_reader(sup.conf["flinklet.http.address"]) for _ in range(READERS)]

@@ -26,7 +26,7 @@ def running(sup):
 def test_a_stopped_supervisor_fails_the_url_probe(server, supervisors):
     port = free_port()
     sup = supervisors(server, conf={"flinklet.http.address": f"0.0.0.0:{port}"}).start()
-    wait_for(lambda: running(sup), 30, "the job running")
+    wait_for(lambda: running(sup), 30, "the job running", interval=0.1)
     url = f"http://127.0.0.1:{port}"
     assert probe(sup, url)[0] == 0
     os.kill(sup.proc.pid, signal.SIGSTOP)
@@ -46,7 +46,7 @@ def test_a_stopped_supervisor_fails_the_url_probe(server, supervisors):
 def test_a_probe_url_of_another_port_asks_where_the_supervisor_serves(server, supervisors):
     port, wrong = free_port(), free_port()
     sup = supervisors(server, conf={"flinklet.http.address": f"127.0.0.1:{port}"}).start()
-    wait_for(lambda: running(sup), 30, "the job running")
+    wait_for(lambda: running(sup), 30, "the job running", interval=0.1)
     rc, took, err = probe(sup, f"http://127.0.0.1:{wrong}")
     assert rc == 0 and f"127.0.0.1:{port}" in err, err
     os.kill(sup.proc.pid, signal.SIGSTOP)
@@ -61,7 +61,7 @@ def test_a_probe_url_of_another_port_asks_where_the_supervisor_serves(server, su
 
 def test_a_probe_url_without_an_endpoint_is_answered_from_the_state_directory(server, supervisors):
     sup = supervisors(server, conf={"flinklet.http.address": "off"}).start()
-    wait_for(lambda: running(sup), 30, "the job running")
+    wait_for(lambda: running(sup), 30, "the job running", interval=0.1)
     rc, _, err = probe(sup, "http://127.0.0.1:8091")
     assert rc == 0 and "serves no HTTP endpoint" in err, err
     assert sup.stop() == 0

@@ -37,7 +37,7 @@ def asked(server, part):
 
 
 def stable(sup):
-    return wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE")
+    return wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE", interval=0.1)
 
 
 def serve_history(server):
@@ -52,7 +52,7 @@ def shown(sup):
 def wait_listed(sup, n=3):
     return wait_for(lambda: (h := shown(sup)) and len(h["rescales"]) == n and
                     all(r["detailsKnown"] for r in h["rescales"] if r["terminalState"]) and h, 20,
-                    "Flink's rescale history with the finished rescales' details in GET /autoscaler")
+                    "Flink's rescale history with the finished rescales' details in GET /autoscaler", interval=0.1)
 
 
 def test_flink_2_3_history_is_shown_with_the_vertices_of_each_rescale(server, supervisors):
@@ -77,15 +77,16 @@ def test_flink_2_3_history_is_shown_with_the_vertices_of_each_rescale(server, su
     assert listed[0]["terminalState"] is None and not listed[0]["detailsKnown"] and listed[0]["vertices"] == {}
     history = f"/jobs/{job_id}/rescales/history"
     rounds = len(asked(server, history))
-    wait_for(lambda: len(asked(server, history)) >= rounds + 3, 30, "3 more rounds of the history")
+    wait_for(lambda: len(asked(server, history)) >= rounds + 3, 30, "3 more rounds of the history", interval=0.1)
     assert not asked(server, f"/rescales/details/{R2}")
     # it finishes: its details are asked then; the others' details were asked once, however often the history was
     server.rescales[0] = rescale(R2, NOW - 2000, NOW - 500)
     server.rescale_details[R2] = rescale_details(server.rescales[0], {VERTEX: ("Source: fake", 2, 3)})
-    h = wait_for(lambda: (h := shown(sup)) and h["rescales"][0]["detailsKnown"] and h, 20, "the finished rescale")
+    h = wait_for(lambda: (h := shown(sup)) and h["rescales"][0]["detailsKnown"] and h, 20, "the finished rescale",
+                 interval=0.1)
     assert h["rescales"][0]["vertices"][VERTEX]["postRescaleParallelism"] == 3
     rounds = len(asked(server, history))
-    wait_for(lambda: len(asked(server, history)) >= rounds + 3, 30, "3 more rounds of the history")
+    wait_for(lambda: len(asked(server, history)) >= rounds + 3, 30, "3 more rounds of the history", interval=0.1)
     for uuid in (R0, R1, R2):
         assert len(asked(server, f"/rescales/details/{uuid}")) == 1, asked(server, "/rescales/details/")
     assert sup.stop() == 0
@@ -169,11 +170,12 @@ def test_garbage_from_the_rescale_endpoints_is_said_once_and_not_taken(server, s
     path = history_path if where == "history" else f"/jobs/{job_id}/rescales/details/{R2}"
     server.fault = lambda method, p: bad_answer(fault, job_id) if p == path else None
     polls, rounds = job_polls(server, job_id), len(asked(server, history_path))
-    wait_for(lambda: (h := shown(sup)) and h["error"], 30, "the problem shown in GET /autoscaler")
+    wait_for(lambda: (h := shown(sup)) and h["error"], 30, "the problem shown in GET /autoscaler", interval=0.1)
     # the history is asked every 5 poll intervals: the garbage comes again and again (libcurl sends a request
     # again, once, when a kept-alive connection was closed without an answer: two requests a round then)
     per_round = 2 if fault == "close-without-answer" and where == "history" else 1
-    wait_for(lambda: len(asked(server, history_path)) >= rounds + 5 * per_round, 60, "5 more rounds of the history")
+    wait_for(lambda: len(asked(server, history_path)) >= rounds + 5 * per_round, 60, "5 more rounds of the history",
+             interval=0.1)
     h = shown(sup)
     assert h["error"] and path in h["error"], h["error"]
     if where == "history":
@@ -202,7 +204,7 @@ def test_garbage_from_the_rescale_endpoints_is_said_once_and_not_taken(server, s
     # the garbage stops: Flink's answers are taken again (the details after the back-off)
     server.fault = None
     h = wait_for(lambda: (h := shown(sup)) and h["error"] is None and h["rescales"][0]["detailsKnown"] and h, 60,
-                 "Flink's answers taken again")
+                 "Flink's answers taken again", interval=0.1)
     assert h["rescales"][0]["vertices"][VERTEX]["postRescaleParallelism"] == 3
     assert sup.stop() == 0
 
@@ -223,7 +225,7 @@ def test_a_slow_answer_is_waited_for_without_holding_the_job_back(server, superv
     polls = job_polls(server, job_id)
     h = wait_listed(sup)
     assert h["error"] is None and slow
-    wait_for(lambda: len(slow) >= 5, 30, "5 slow answers")
+    wait_for(lambda: len(slow) >= 5, 30, "5 slow answers", interval=0.1)
     assert job_polls(server, job_id) - polls >= 10  # 5 poll intervals between two asks, each a poll of the job
     assert sup.stop() == 0
 

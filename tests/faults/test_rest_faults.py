@@ -28,7 +28,7 @@ def watch(sup, seconds):
 
 def test_baseline_a_well_formed_answer_makes_the_job_running(server, supervisors):
     sup = supervisors(server).start()
-    st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE")
+    st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE", interval=0.1)
     assert st["jobStatus"]["state"] == "RUNNING" and st["jobStatus"]["tasks"]["running"] == 2
     assert "JobRunning" in [e["type"] for e in sup.events()]
     assert sup.stop() == 0
@@ -51,7 +51,7 @@ SAYS = {
 def test_garbage_from_flink_is_not_acted_on(server, supervisors, fault):
     server.fault = fault
     sup = supervisors(server).start()
-    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started")
+    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started", interval=0.1)
     seen = watch(sup, 6)
     asked = len(server.requests)
     assert asked >= 3, f"flinklet asked the REST API only {asked} times"
@@ -65,7 +65,8 @@ def test_garbage_from_flink_is_not_acted_on(server, supervisors, fault):
     assert all(s["jvm"]["pid"] == st["jvm"]["pid"] for s in seen if s and s["jvm"]["pid"] > 0)
     # then the garbage stops: flinklet follows the job normally
     server.fault = None
-    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE after the fault ended")
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE after the fault ended",
+             interval=0.1)
     assert sup.stop() == 0
     says = SAYS.get(fault)
     if says:
@@ -89,7 +90,7 @@ def test_inconsistent_task_counts_are_not_running(server, supervisors):
         return None
     server.fault = fault
     sup = supervisors(server).start()
-    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started")
+    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM to be started", interval=0.1)
     watch(sup, 4)
     assert "JobRunning" not in [e["type"] for e in sup.events()]
     assert any(r[2].startswith("/jobs/overview") for r in server.requests), "the overview was never asked"
@@ -100,7 +101,7 @@ def test_made_up_checkpoint_is_never_restored(server, supervisors, tmp_path, whe
     sup = supervisors(server)
     job_dir = None
     sup.start()
-    st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE")
+    st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 20, "STABLE", interval=0.1)
     job_id = st["jobStatus"]["jobId"]
     if where == "elsewhere":
         made_up = f"file:{tmp_path}/nowhere/{job_id}/chk-42"
@@ -110,11 +111,11 @@ def test_made_up_checkpoint_is_never_restored(server, supervisors, tmp_path, whe
         made_up = f"file:{job_dir}/chk-42"
     server.checkpoint = {"id": 42, "external_path": made_up}
     wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"]["lastCheckpoint"] or {}).get("id") == 42, 10,
-             "the reported checkpoint")
+             "the reported checkpoint", interval=0.1)
     pid = sup.jvm_pid()
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: (s := sup.status()) and s["jvm"]["pid"] not in (0, pid) and s["jvm"]["restarts"] == 1, 20,
-             "a new fake JVM")
+             "a new fake JVM", interval=0.1)
     restoring = [e for e in sup.events() if e["type"] == "Restoring"]
     assert not any("chk-42" in e["message"] for e in restoring), restoring
     st = sup.status()
@@ -128,7 +129,7 @@ def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp
     server.savepoint_location = made_up
     server.on_savepoint_reported = lambda: end_soon(sup.stop_file)  # the job ends after stop-with-savepoint
     sup.start()
-    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE", interval=0.1)
     rc = sup.stop()
     st = sup.status()
     # flinklet may record what Flink reported (then the stop took a savepoint, as far as anyone can tell: 0), or
@@ -143,7 +144,7 @@ def test_made_up_savepoint_is_skipped_at_the_next_start(server, supervisors, tmp
     server.on_savepoint_reported = None
     again = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
     wait_for(lambda: (s := again.status()) and s["lifecycleState"] == "STABLE" and s["jvm"]["pid"] > 0, 20,
-             "STABLE again")
+             "STABLE again", interval=0.1)
     st = again.status()
     assert st["restoredFrom"]["kind"] == "none", st["restoredFrom"]
     restoring = [e for e in again.events() if e["type"] == "Restoring"]
@@ -194,7 +195,7 @@ def test_rest_that_hangs_while_the_job_starts_does_not_blind_flinklet(server, su
     server.fault = held
     try:
         sup = supervisors(server, conf={"kubernetes.operator.flink.client.timeout": "1 h"}).start()
-        st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 60, "STABLE")
+        st = wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE" and s, 60, "STABLE", interval=0.1)
         assert not held.released.is_set() and held.held == 3  # the first three are still unanswered
         assert held.details > 3
         assert st["jobStatus"]["state"] == "RUNNING" and st["jobStatus"]["tasks"]["running"] == 2
@@ -216,9 +217,9 @@ def test_stop_while_rest_hangs_still_gets_its_savepoint(server, supervisors, tmp
     server.on_savepoint_reported = lambda: end_soon(sup.stop_file)
     try:
         sup.start()
-        wait_for(lambda: held.held >= 1, 30, "a job-details request held")
+        wait_for(lambda: held.held >= 1, 30, "a job-details request held", interval=0.1)
         sup.proc.send_signal(signal.SIGTERM)
-        wait_for(lambda: "StopPending" in [e["type"] for e in sup.events()], 15, "StopPending")
+        wait_for(lambda: "StopPending" in [e["type"] for e in sup.events()], 15, "StopPending", interval=0.1)
         held.answer()
         code = sup.proc.wait(60)
         types = [e["type"] for e in sup.events()]
@@ -240,7 +241,7 @@ def test_a_stop_savepoint_flink_fails_is_tried_again_inside_the_budget(server, s
     server.stop_failures = 2
     server.on_savepoint_reported = lambda: end_soon(sup.stop_file)
     sup.start()
-    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE", interval=0.1)
     code = sup.stop(60)
     types = [e["type"] for e in sup.events()]
     assert code == 0, f"exit {code}: {types}\n{sup.logs()[-3000:]}"
@@ -259,7 +260,7 @@ def test_a_stop_savepoint_that_keeps_failing_ends_without_one_inside_the_budget(
                       conf={"flinklet.shutdown.timeout": "10 s", "flinklet.jvm.stop-grace-period": "2 s"})
     server.stop_failures = 1000
     sup.start()
-    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE")
+    wait_for(lambda: (s := sup.status()) and s["lifecycleState"] == "STABLE", 20, "STABLE", interval=0.1)
     t0 = time.monotonic()
     code = sup.stop(60)
     took = time.monotonic() - t0

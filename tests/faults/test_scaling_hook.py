@@ -154,16 +154,16 @@ def test_a_hook_that_approves_lets_the_rescale_through(tmp_path, supervisors, se
     hook = write_hook(tmp_path, "approve.sh", "echo '{\"decision\": \"apply\", \"reason\": \"within budget\"}'\n")
     sup, job = start(supervisors, server, hook)
     applied = wait_for(lambda: [b for b in put_bodies(server) if upper(b, AGG) != 2], TIMEOUT,
-                       "the approved rescale PUT to Flink")
+                       "the approved rescale PUT to Flink", interval=0.1)
     body = applied[0]
     assert upper(body, AGG) == 4 and upper(body, SRC) == 2, body
-    wait_for(lambda: events(sup, "ScalingApplied"), TIMEOUT, "ScalingApplied")
+    wait_for(lambda: events(sup, "ScalingApplied"), TIMEOUT, "ScalingApplied", interval=0.1)
     kinds = [e["type"] for e in events(sup, "ScalingHookApplied", "ScalingReport", "ScalingApplied")]
     assert kinds[:3] == ["ScalingHookApplied", "ScalingReport", "ScalingApplied"], kinds
     ok = events(sup, "ScalingHookApplied")[0]
     assert f"approved the rescale ({AGG} 2 -> 4)" in ok["message"] and "within budget" in ok["message"], ok
     assert "Parallelism 2 -> 4" in events(sup, "ScalingReport")[0]["message"]
-    wait_for(lambda: overrides(sup).get(AGG) == "4", TIMEOUT, "the override in status.json")
+    wait_for(lambda: overrides(sup).get(AGG) == "4", TIMEOUT, "the override in status.json", interval=0.1)
     # what the hook was told: every vertex, the proposal, its limit, the metrics the decision stood on, why
     p = proposals(tmp_path)[0]
     assert p["version"] == 1 and p["job"] == open(os.path.join(sup.state, "job-id")).read().strip() and p["timeoutMs"] == 10000, p
@@ -186,14 +186,14 @@ def test_a_hook_that_adjusts_sets_its_own_parallelism(tmp_path, supervisors, ser
         "print(json.dumps({'decision': 'adjust', 'parallelism': ps, 'reason': 'cost cap'}))\n"))
     sup, job = start(supervisors, server, hook)
     body = wait_for(lambda: [b for b in put_bodies(server) if upper(b, AGG) != 2], TIMEOUT,
-                    "the adjusted rescale PUT to Flink")[0]
+                    "the adjusted rescale PUT to Flink", interval=0.1)[0]
     assert upper(body, AGG) == 3 and upper(body, SRC) == 2, body
-    adjusted = wait_for(lambda: events(sup, "ScalingHookAdjusted"), TIMEOUT, "ScalingHookAdjusted")[0]
+    adjusted = wait_for(lambda: events(sup, "ScalingHookAdjusted"), TIMEOUT, "ScalingHookAdjusted", interval=0.1)[0]
     assert f"adjusted the rescale ({AGG} 2 -> 4) to {AGG} 2 -> 3: cost cap" in adjusted["message"], adjusted
     report = events(sup, "ScalingReport")[0]["message"]
     assert "Parallelism 2 -> 3 | Processing capacity 930.00 -> 1395.00" in report, report
     assert not events(sup, "ScalingHookApplied")
-    wait_for(lambda: overrides(sup).get(AGG) == "3", TIMEOUT, "the adjusted override in status.json")
+    wait_for(lambda: overrides(sup).get(AGG) == "3", TIMEOUT, "the adjusted override in status.json", interval=0.1)
     # the scaling history keeps what was applied
     state = os.path.join(sup.state, "autoscaler")
     doc = json.load(open(os.path.join(state, os.listdir(state)[0])))
@@ -205,7 +205,7 @@ def test_a_veto_keeps_the_parallelism(tmp_path, supervisors, server):
     hook = write_hook(tmp_path, "veto.sh", "echo '{\"decision\": \"veto\", \"reason\": \"change freeze\"}'\n")
     sup, job = start(supervisors, server, hook)
     # asked again each cycle while the proposal stands, vetoed each time
-    wait_for(lambda: len(proposals(tmp_path)) >= 3, TIMEOUT, "the hook asked three times")
+    wait_for(lambda: len(proposals(tmp_path)) >= 3, TIMEOUT, "the hook asked three times", interval=0.1)
     assert not [b for b in put_bodies(server) if upper(b, AGG) != 2], put_bodies(server)
     vetoes = events(sup, "ScalingHookVetoed")
     assert len(vetoes) == 1, vetoes  # the same proposal is said once per scaling.event.interval
@@ -235,11 +235,11 @@ def test_a_hook_that_fails_vetoes_the_rescale(tmp_path, supervisors, server, nam
     pids = tmp_path / "pids"
     hook = write_hook(tmp_path, name, body.replace("{pids}", str(pids)))
     sup, job = start(supervisors, server, hook, **{"flinklet.autoscaler.hook.timeout": "1 s"})
-    failed = wait_for(lambda: events(sup, "ScalingHookFailed"), TIMEOUT, "ScalingHookFailed")[0]
+    failed = wait_for(lambda: events(sup, "ScalingHookFailed"), TIMEOUT, "ScalingHookFailed", interval=0.1)[0]
     assert failed["level"] == "Warning"
     assert said.replace("{agg}", AGG) in failed["message"], failed
     assert f"the rescale ({AGG} 2 -> 4) is not executed" in failed["message"], failed
-    wait_for(lambda: len(proposals(tmp_path)) >= 2, TIMEOUT, "the hook asked again on the next cycle")
+    wait_for(lambda: len(proposals(tmp_path)) >= 2, TIMEOUT, "the hook asked again on the next cycle", interval=0.1)
     assert not [b for b in put_bodies(server) if upper(b, AGG) != 2], put_bodies(server)
     assert not events(sup, "ScalingReport", "ScalingApplied", "ScalingHookApplied", "ScalingHookVetoed")
     assert not overrides(sup)
@@ -254,7 +254,7 @@ def test_a_hook_that_fails_vetoes_the_rescale(tmp_path, supervisors, server, nam
 
 def test_a_hook_that_is_not_there_vetoes_the_rescale(tmp_path, supervisors, server):
     sup, job = start(supervisors, server, str(tmp_path / "no-such-hook"))
-    failed = wait_for(lambda: events(sup, "ScalingHookFailed"), TIMEOUT, "ScalingHookFailed")[0]
+    failed = wait_for(lambda: events(sup, "ScalingHookFailed"), TIMEOUT, "ScalingHookFailed", interval=0.1)[0]
     assert "could not be run: No such file or directory" in failed["message"], failed
     assert not [b for b in put_bodies(server) if upper(b, AGG) != 2]
     assert not overrides(sup)

@@ -50,7 +50,7 @@ def run_with_checkpoint(server, supervisors, state, scratch, size):
                          "end_to_end_duration": 100}
     sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
     wait_for(lambda: running(sup) and running(sup)["jobStatus"]["checkpointInfo"].get("stateSize") == size, 30,
-             "the checkpoint's state size in status.json")
+             "the checkpoint's state size in status.json", interval=0.1)
     assert sup.stop() == 0, sup.logs()[-2000:]
     return sup
 
@@ -64,7 +64,7 @@ def test_a_scratch_smaller_than_the_state_needs_is_said_at_start(server, supervi
 
     before = len(first.events())
     second = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
-    wait_for(lambda: running(second), 30, "the second flinklet's job running")
+    wait_for(lambda: running(second), 30, "the second flinklet's job running", interval=0.1)
     events = second.events()[before:]
     mine = [e for e in events if e["type"] == "ScratchSpaceLow"]
     assert mine, second.logs()[-2000:]
@@ -83,7 +83,7 @@ def test_a_scratch_with_room_for_the_state_says_nothing(server, supervisors, tmp
     scratch = tmpfs("roomy", 512)
     run_with_checkpoint(server, supervisors, state, scratch, 100 * MiB)  # 328 MiB wanted, 512 there
     second = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
-    wait_for(lambda: running(second), 30, "the second flinklet's job running")
+    wait_for(lambda: running(second), 30, "the second flinklet's job running", interval=0.1)
     assert not warnings(second), warnings(second)
     assert second.stop() == 0
 
@@ -91,14 +91,15 @@ def test_a_scratch_with_room_for_the_state_says_nothing(server, supervisors, tmp
 def crash_with_a_full_scratch(sup, scratch, junk_mib):
     """The running JVM leaves junk_mib MiB in its scratch directory (what RocksDB's working files are) and is killed:
     flinklet relaunches it at once, setting that scratch aside. Returns the events of the relaunch on."""
-    wait_for(lambda: running(sup), 30, "the job running")
+    wait_for(lambda: running(sup), 30, "the job running", interval=0.1)
     with open(os.path.join(scratch, "jvm", "rocksdb-working-files"), "wb") as f:
         for _ in range(junk_mib):
             f.write(b"\1" * MiB)
     before = len(sup.events())
     pid = sup.jvm_pid()
     os.kill(pid, 9)
-    wait_for(lambda: (st := running(sup)) and st["jvm"]["pid"] not in (0, pid), 30, "the relaunched JVM running")
+    wait_for(lambda: (st := running(sup)) and st["jvm"]["pid"] not in (0, pid), 30, "the relaunched JVM running",
+             interval=0.1)
     return sup.events()[before:]
 
 
@@ -111,12 +112,13 @@ def test_a_relaunch_after_a_crash_counts_the_old_scratch_as_room(server, supervi
                          "end_to_end_duration": 100}
     sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
     wait_for(lambda: (st := running(sup)) and st["jobStatus"]["checkpointInfo"].get("stateSize") == 100 * MiB, 30,
-             "the checkpoint's state size in status.json")
+             "the checkpoint's state size in status.json", interval=0.1)
     events = crash_with_a_full_scratch(sup, scratch, 200)
     assert "JvmStarted" in [e["type"] for e in events], events
     assert not warnings(sup), warnings(sup)
     # and the old scratch is gone for good
-    wait_for(lambda: not [n for n in os.listdir(scratch) if n.startswith(".old-")] or None, 30, "the old scratch removed")
+    wait_for(lambda: not [n for n in os.listdir(scratch) if n.startswith(".old-")] or None, 30,
+             "the old scratch removed", interval=0.1)
     assert sup.stop() == 0
 
 
@@ -129,7 +131,7 @@ def test_a_relaunch_that_is_short_says_the_room_it_will_have(server, supervisors
                          "end_to_end_duration": 100}
     sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
     wait_for(lambda: (st := running(sup)) and st["jobStatus"]["checkpointInfo"].get("stateSize") == 150 * MiB, 30,
-             "the checkpoint's state size in status.json")
+             "the checkpoint's state size in status.json", interval=0.1)
     assert not warnings(sup)  # the first start knew no state: 128 MiB wanted
     events = crash_with_a_full_scratch(sup, scratch, 200)
     types = [e["type"] for e in events]
@@ -153,7 +155,7 @@ def test_flinklet_status_shows_the_scratch_warning_while_it_holds(server, superv
     state = str(tmp_path / "state")
     scratch = tmpfs("grown", 64)
     sup = supervisors(server, state_dir=state, conf={"flinklet.scratch.dir": scratch}).start()
-    wait_for(lambda: running(sup), 30, "the job running")
+    wait_for(lambda: running(sup), 30, "the job running", interval=0.1)
     assert warnings(sup)
     table = status_cli(state)
     line = [x for x in table.splitlines() if x.startswith("warning ")]
@@ -166,7 +168,7 @@ def test_flinklet_status_shows_the_scratch_warning_while_it_holds(server, superv
     pid = sup.jvm_pid()
     os.kill(pid, 9)
     wait_for(lambda: (st := running(sup)) and st["jvm"]["pid"] not in (0, pid) and not st["warnings"] and st, 30,
-             "the relaunched JVM running with no warning in force")
+             "the relaunched JVM running with no warning in force", interval=0.1)
     assert not [x for x in status_cli(state).splitlines() if x.startswith("warning ")]
     assert json.loads(status_cli(state, "--json"))["warnings"] == []
     assert len(warnings(sup)) == 1  # the event stays in the log: it was said

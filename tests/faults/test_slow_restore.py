@@ -95,12 +95,13 @@ def test_a_slow_restore_is_waited_for_not_stopped(server, supervisors, tmp_path)
     sup, chk, spawns = slow_restore_run(server, supervisors, tmp_path,
                                         {"flinklet.startup.timeout": "2 s",
                                          "flinklet.startup.restore-timeout": "2 min"})
-    ext = wait_for(lambda: named(sup, "StartupExtended"), 30, "a StartupExtended event")
+    ext = wait_for(lambda: named(sup, "StartupExtended"), 30, "a StartupExtended event", interval=0.1)
     assert "chk-5" in ext[0]["message"] and "0 of 2 tasks running" in ext[0]["message"], ext
     t0 = time.monotonic()
-    wait_for(lambda: time.monotonic() - t0 > 6, 10, "three startup timeouts' worth of restoring")
+    wait_for(lambda: time.monotonic() - t0 > 6, 10, "three startup timeouts' worth of restoring", interval=0.1)
     server.restoring = False
-    st = wait_for(lambda: sup.status() if sup.status()["lifecycleState"] == "STABLE" else None, 30, "STABLE")
+    st = wait_for(lambda: sup.status() if sup.status()["lifecycleState"] == "STABLE" else None, 30, "STABLE",
+                  interval=0.1)
     jvms = spawned(spawns)
     assert len(jvms) == 1, f"the slow restore was stopped and started again: {jvms}"
     assert st["jvm"]["pid"] == int(jvms[0][0])
@@ -118,7 +119,7 @@ def test_a_restore_past_its_limit_is_retried_from_the_same_point_never_demoted(s
     sup, chk, spawns = slow_restore_run(server, supervisors, tmp_path,
                                         {"flinklet.startup.timeout": "1 s",
                                          "flinklet.startup.restore-timeout": "3 s"})
-    wait_for(lambda: len(spawned(spawns)) >= 3, 90, "three launches")
+    wait_for(lambda: len(spawned(spawns)) >= 3, 90, "three launches", interval=0.1)
     jvms = spawned(spawns)
     assert all(j[1].endswith("/chk-5") for j in jvms), jvms
     retries = named(sup, "RestoreRetry")
@@ -130,7 +131,8 @@ def test_a_restore_past_its_limit_is_retried_from_the_same_point_never_demoted(s
     assert os.path.isdir(chk) and not os.path.exists(chk + ".unreadable")
     # once Flink gets through, the job runs from that same point
     server.restoring = False
-    st = wait_for(lambda: sup.status() if sup.status()["lifecycleState"] == "STABLE" else None, 60, "STABLE")
+    st = wait_for(lambda: sup.status() if sup.status()["lifecycleState"] == "STABLE" else None, 60, "STABLE",
+                  interval=0.1)
     assert st["restoredFrom"]["location"].endswith("/chk-5"), st.get("restoredFrom")
 
 
@@ -142,7 +144,7 @@ def test_a_silent_restore_is_not_extended(server, supervisors, tmp_path):
                                          "flinklet.startup.restore-timeout": "2 min",
                                          "kubernetes.operator.flink.client.timeout": "500 ms"})
     server.fault = "close-without-answer"
-    wait_for(lambda: len(spawned(spawns)) >= 2, 60, "a second launch after the startup timeout")
+    wait_for(lambda: len(spawned(spawns)) >= 2, 60, "a second launch after the startup timeout", interval=0.1)
     assert not named(sup, "StartupExtended"), named(sup, "StartupExtended")
     assert named(sup, "StartupTimeout")
     assert not named(sup, "RestoreFailed") and os.path.isdir(chk)

@@ -77,7 +77,7 @@ def test_a_flaky_server_is_retried_and_the_runner_runs_the_cached_copy(server, s
     url = f"http://127.0.0.1:{srv.port}/job.sql"
     sup, args = sql_supervisor(supervisors, server, tmp_path, url, conf={"flinklet.artifacts.retries": "3"})
     sup.start()
-    wait_for(lambda: running(sup), 30, "the job running")
+    wait_for(lambda: running(sup), 30, "the job running", interval=0.1)
     assert srv.requests == ["/job.sql"] * 3
     types = [e["type"] for e in sup.events()]
     assert types.count("ArtifactFetching") == 3 and types.count("ArtifactFetched") == 1, types
@@ -93,7 +93,7 @@ def test_a_flaky_server_is_retried_and_the_runner_runs_the_cached_copy(server, s
     args.unlink()
     again, args = sql_supervisor(supervisors, server, tmp_path, url, state_dir=sup.state)
     again.start()
-    wait_for(lambda: running(again), 30, "the job running again")
+    wait_for(lambda: running(again), 30, "the job running again", interval=0.1)
     assert "ArtifactFetching" not in [e["type"] for e in again.new_events()]
     assert args.read_text().splitlines()[-1] == cached
     assert again.stop() == 0

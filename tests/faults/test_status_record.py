@@ -66,7 +66,7 @@ def test_the_restart_counter_counts_every_jvm_start_on_the_volume(server, superv
     second = supervisors(server, state_dir=state)
     counting_java(second, starts, marker)
     second.start()
-    st = wait_for(lambda: stable(second, second.status()), 30, "the second flinklet's job STABLE")
+    st = wait_for(lambda: stable(second, second.status()), 30, "the second flinklet's job STABLE", interval=0.1)
     assert st["jvm"]["restarts"] == 1 and st["jvm"]["starts"] == 2, st["jvm"]
     os.kill(second.proc.pid, signal.SIGKILL)  # (its JVM dies with it: the parent-death signal)
     second.proc.wait(30)
@@ -75,10 +75,10 @@ def test_the_restart_counter_counts_every_jvm_start_on_the_volume(server, superv
     third = supervisors(server, state_dir=state)
     counting_java(third, starts, marker)
     third.start()
-    st = wait_for(lambda: stable(third, third.status()), 30, "the third flinklet's job STABLE")
+    st = wait_for(lambda: stable(third, third.status()), 30, "the third flinklet's job STABLE", interval=0.1)
     os.kill(st["jvm"]["pid"], signal.SIGKILL)
     st = wait_for(lambda: (s := third.status()) and stable(third, s) and s["jvm"]["pid"] != st["jvm"]["pid"] and s,
-                  30, "the JVM restarted")
+                  30, "the JVM restarted", interval=0.1)
     assert len(lines(starts)) == 4
     assert st["jvm"]["starts"] == 4, st["jvm"]
     assert st["jvm"]["restarts"] == 3, f"4 JVM starts on the volume, restarts {st['jvm']['restarts']}"
@@ -92,11 +92,12 @@ def test_a_launch_called_off_before_its_jvm_counts_no_start(server, supervisors,
     """A start is counted with the launch's intent, before the JVM runs; a launch that never gets a JVM (the jar
     is gone: nothing is spawned) adds nothing to jvm.starts, however often it is tried."""
     sup = supervisors(server, conf={"flinklet.restart.backoff.max": "200 ms"}).start()
-    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE", interval=0.1)
     assert st["jvm"]["restarts"] == 0, st["jvm"]
     os.unlink(sup.jar)
     os.kill(st["jvm"]["pid"], signal.SIGKILL)
-    wait_for(lambda: "JarUnusable" in [e["type"] for e in sup.events()], 30, "the launch held back: no jar")
+    wait_for(lambda: "JarUnusable" in [e["type"] for e in sup.events()], 30, "the launch held back: no jar",
+             interval=0.1)
     after = sup.status()
     assert after["jvm"]["pid"] == 0 and after["jvm"]["restarts"] == 0 and after["jvm"]["starts"] == 1, after["jvm"]
     assert sup.stop() == 0
@@ -108,7 +109,7 @@ def test_after_a_sigterm_stop_no_task_is_running(server, supervisors, tmp_path, 
     word), the JVM's pid is 0."""
     from volkit import make_savepoint
     sup = supervisors(server, upgrade_mode=upgrade_mode).start()
-    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE", interval=0.1)
     assert st["jobStatus"]["tasks"]["running"] == 2, st["jobStatus"]
 
     def stop_with_savepoint():  # as Flink does: the savepoint, then the job and its JVM end
@@ -169,34 +170,36 @@ def test_a_failing_job_names_flinks_root_exception(server, supervisors, tmp_path
         f.write(f"#!/bin/sh\nwhile [ ! -e '{sup.stop_file}' ]; do sleep 0.1; done\nrm -f '{sup.stop_file}'\n"
                 "exit 1\n")
     sup.start()
-    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE", interval=0.1)
     job = st["jobStatus"]["jobId"]
     now = int(time.time() * 1000)
     try:
         server.exceptions = shape(trace(BOOM), now)
         server.job_state, server.tasks = FAILOVERS[failover]
-        ev = wait_for(lambda: [e for e in sup.events() if e["type"] == "JobFailover"], 30, "JobFailover")
+        ev = wait_for(lambda: [e for e in sup.events() if e["type"] == "JobFailover"], 30, "JobFailover", interval=0.1)
         assert BOOM in ev[0]["message"] and job in ev[0]["message"], ev
-        st = wait_for(lambda: (s := sup.status()) and s["error"] and s, 30, "the error in the status")
+        st = wait_for(lambda: (s := sup.status()) and s["error"] and s, 30, "the error in the status", interval=0.1)
         assert BOOM in st["error"], st["error"]
         server.job_state, server.tasks = "RUNNING", None
-        wait_for(lambda: sup.status()["error"] is None, 30, "the error cleared once every task runs again")
+        wait_for(lambda: sup.status()["error"] is None, 30, "the error cleared once every task runs again",
+                 interval=0.1)
         assert len([e for e in sup.events() if e["type"] == "JobFailover"]) == 1, "one failure, said once"
 
         server.exceptions = shape(trace("java.lang.IllegalStateException: the second failure", wrapped=True),
                                   now + 5000)
         server.job_state = "FAILED"
-        ev = wait_for(lambda: [e for e in sup.events() if e["type"] == "JobFailed"], 30, "JobFailed")
+        ev = wait_for(lambda: [e for e in sup.events() if e["type"] == "JobFailed"], 30, "JobFailed", interval=0.1)
         assert "the second failure" in ev[0]["message"] and "JobException" not in ev[0]["message"], ev
         assert ev[0]["level"] == "Warning"
-        st = wait_for(lambda: (s := sup.status()) and s["error"] and "FAILED" in s["error"] and s, 30, "the error")
+        st = wait_for(lambda: (s := sup.status()) and s["error"] and "FAILED" in s["error"] and s, 30, "the error",
+                      interval=0.1)
         assert st["error"] == f"job {job} FAILED: java.lang.IllegalStateException: the second failure", st["error"]
         assert st["jobStatus"]["state"] == "FAILED"
         server.job_state = "INITIALIZING"  # what the next JVM's job stays at (flinklet restarts the JVM at once)
         old_jvm = st["jvm"]["pid"]
         open(sup.stop_file, "w").close()  # the CLI's end: exit 1
         final = wait_for(lambda: (s := sup.status()) and s["jvm"]["lastExitCode"] == 1 and s["jvm"]["pid"] not in
-                         (0, old_jvm) and s, 30, "the JVM's exit, and the next one")
+                         (0, old_jvm) and s, 30, "the JVM's exit, and the next one", interval=0.1)
         assert "the second failure" in final["error"], final
         assert len([e for e in sup.events() if e["type"] == "JobFailed"]) == 1
     finally:
@@ -226,12 +229,13 @@ def test_a_job_whose_jvm_ends_with_the_cli_failure_code_names_the_cause_it_print
                 f"rm -f '{sup.stop_file}'\n"
                 "exit 1\n")
     sup.start()
-    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE", interval=0.1)
     server.job_state = "INITIALIZING"  # what the next JVM's job stays at: the error is not cleared by its RUNNING
     try:
         open(sup.stop_file, "w").close()
-        ev = wait_for(lambda: [e for e in sup.events() if e["type"] == "JobFailed"], 30, "JobFailed")
-        st = wait_for(lambda: (s := sup.status()) and s["jvm"]["lastExitCode"] == 1 and s, 30, "the exit recorded")
+        ev = wait_for(lambda: [e for e in sup.events() if e["type"] == "JobFailed"], 30, "JobFailed", interval=0.1)
+        st = wait_for(lambda: (s := sup.status()) and s["jvm"]["lastExitCode"] == 1 and s, 30, "the exit recorded",
+                      interval=0.1)
     finally:
         server.job_state = "RUNNING"
     for text in (ev[0]["message"], st["error"]):

@@ -25,10 +25,10 @@ def big_checkpoint(sup, server, cid):
 
 def started(server, supervisors):
     sup = supervisors(server, upgrade_mode="savepoint").start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     big_checkpoint(sup, server, 7)
     wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id") == 7, 30,
-             "checkpoint 7 seen")
+             "checkpoint 7 seen", interval=0.1)
     return sup
 
 
@@ -39,7 +39,7 @@ def named(sup, kind):
 def test_no_savepoint_fits_the_stop_ends_on_the_next_checkpoint(server, supervisors):
     sup = started(server, supervisors)
     sup.proc.send_signal(signal.SIGTERM)
-    ev = wait_for(lambda: named(sup, "StopOnCheckpoint"), 10, "StopOnCheckpoint")
+    ev = wait_for(lambda: named(sup, "StopOnCheckpoint"), 10, "StopOnCheckpoint", interval=0.1)
     assert "5000 MB" in ev[0]["message"] and "assumed" in ev[0]["message"], ev
     big_checkpoint(sup, server, 8)  # Flink's next periodic checkpoint
     assert sup.proc.wait(15) == 0, sup.logs()[-3000:]
@@ -67,7 +67,7 @@ def test_no_checkpoint_in_time_stops_without_one_inside_the_budget(server, super
 def test_a_second_sigterm_while_waiting_for_the_checkpoint_stops_at_once(server, supervisors):
     sup = started(server, supervisors)
     sup.proc.send_signal(signal.SIGTERM)
-    wait_for(lambda: named(sup, "StopOnCheckpoint"), 10, "StopOnCheckpoint")
+    wait_for(lambda: named(sup, "StopOnCheckpoint"), 10, "StopOnCheckpoint", interval=0.1)
     time.sleep(1.2)  # a second signal within a second is the same stop (Ctrl-C forwarded)
     sup.proc.send_signal(signal.SIGTERM)
     rc = sup.proc.wait(10)
@@ -78,13 +78,13 @@ def test_a_second_sigterm_while_waiting_for_the_checkpoint_stops_at_once(server,
 def test_a_small_state_still_gets_its_savepoint(server, supervisors):
     """The estimate takes nothing from a job a savepoint fits: 50 MB at the assumed 50 MB/s fits 4 s."""
     sup = supervisors(server, upgrade_mode="savepoint").start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     job_id = open(os.path.join(sup.state, "job-id")).read().strip()
     server.checkpoint = {"id": 3, "external_path": f"file:{sup.state}/checkpoints/{job_id}/chk-3",
                          "state_size": 50_000, "end_to_end_duration": 100}
     wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id") == 3, 30,
-             "checkpoint 3 seen")
+             "checkpoint 3 seen", interval=0.1)
     sup.proc.send_signal(signal.SIGTERM)
     wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 10,
-             "the stop-with-savepoint request")
+             "the stop-with-savepoint request", interval=0.1)
     assert not named(sup, "StopOnCheckpoint")

@@ -37,10 +37,10 @@ def checkpoint(sup, server, cid, tell=True):
 
 def started(server, supervisors, **kw):
     sup = supervisors(server, upgrade_mode="savepoint", **kw).start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     checkpoint(sup, server, 7)
     wait_for(lambda: (sup.status()["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id") == 7, 30,
-             "checkpoint 7 seen")
+             "checkpoint 7 seen", interval=0.1)
     return sup
 
 
@@ -72,7 +72,7 @@ def test_a_checkpoint_completed_after_the_stop_savepoint_is_no_failed_stop(serve
     server.real_savepoints, server.on_stop = False, None
     os.unlink(sup.stop_file)
     nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
-    ev = wait_for(lambda: named(nxt, "Restoring"), 30, "Restoring")
+    ev = wait_for(lambda: named(nxt, "Restoring"), 30, "Restoring", interval=0.1)
     assert "checkpoint id 9" in ev[-1]["message"] and "chk-9" in ev[-1]["message"], ev[-1]
 
 
@@ -95,9 +95,10 @@ def test_a_second_reload_of_the_same_edit_says_the_upgrade_is_under_way(server, 
     set_option(sup, "execution.checkpointing.interval", "3 s")
     sup.proc.send_signal(signal.SIGHUP)
     wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 10,
-             "the upgrade's stop-with-savepoint request")
+             "the upgrade's stop-with-savepoint request", interval=0.1)
     sup.proc.send_signal(signal.SIGHUP)
-    changed = wait_for(lambda: (c := named(sup, "ConfigChanged")) and len(c) >= 2 and c, 10, "two ConfigChanged")
+    changed = wait_for(lambda: (c := named(sup, "ConfigChanged")) and len(c) >= 2 and c, 10, "two ConfigChanged",
+                       interval=0.1)
     assert "the job must be restarted for it" in changed[0]["message"], changed
     assert "the job's upgrade to it is under way" in changed[-1]["message"], changed
     assert len([r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")]) == 1
@@ -108,9 +109,9 @@ def test_a_stop_right_after_the_job_finished_takes_no_savepoint_and_exits_0(serv
     launcher's JVM ends a few hundred ms after the job): Flink would refuse a stop-with-savepoint (or be gone), so
     flinklet asks for none, lets the JVM end and exits 0 with the job still FINISHED; the next start does not run it."""
     sup = supervisors(server, upgrade_mode="savepoint").start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     server.job_state = "FINISHED"
-    wait_for(lambda: sup.status()["jobStatus"]["state"] == "FINISHED", 20, "FINISHED in status.json")
+    wait_for(lambda: sup.status()["jobStatus"]["state"] == "FINISHED", 20, "FINISHED in status.json", interval=0.1)
     sup.proc.send_signal(signal.SIGTERM)
     assert sup.proc.wait(15) == 0, sup.logs()[-3000:]
     assert not [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], "a savepoint was asked"
@@ -118,7 +119,7 @@ def test_a_stop_right_after_the_job_finished_takes_no_savepoint_and_exits_0(serv
     assert sup.status()["jobStatus"]["state"] == "FINISHED"
     assert "had FINISHED" in named(sup, "Stopped")[-1]["message"]
     nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint").start()
-    wait_for(lambda: named(nxt, "JobAlreadyFinished"), 20, "JobAlreadyFinished")
+    wait_for(lambda: named(nxt, "JobAlreadyFinished"), 20, "JobAlreadyFinished", interval=0.1)
 
 
 def test_a_periodic_savepoint_that_keeps_failing_is_said_once(server, supervisors):
@@ -127,7 +128,7 @@ def test_a_periodic_savepoint_that_keeps_failing_is_said_once(server, supervisor
     failures counted in /metrics; the first that completes says the run is over and is the last good point."""
     sup = supervisors(server, upgrade_mode="savepoint",
                       conf={"kubernetes.operator.periodic.savepoint.interval": "1 s"}).start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     job_id = job_id_of(sup)
     d = os.path.join(sup.state, "savepoints", f"savepoint-{job_id[:6]}-aaaaaaaaaaaa")
     os.makedirs(d)
@@ -135,12 +136,13 @@ def test_a_periodic_savepoint_that_keeps_failing_is_said_once(server, supervisor
         f.write(struct.pack(">IIq", MAGIC, 4, 12) + b"\0" * 64)
     server.stop_failures = 6
     server.savepoint_location = "file:" + d  # what the first that completes reports
-    recovered = wait_for(lambda: named(sup, "SavepointsRecovered"), 60, "SavepointsRecovered")[0]
+    recovered = wait_for(lambda: named(sup, "SavepointsRecovered"), 60, "SavepointsRecovered", interval=0.1)[0]
     assert "after 6 failed in a row" in recovered["message"], recovered
     failed = named(sup, "SavepointFailed")
     assert len(failed) == 1 and "PERIODIC savepoint failed" in failed[0]["message"], failed
     assert "6 periodic savepoints failed in a row" in sup.logs()
-    sp = wait_for(lambda: sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"], 20, "the savepoint")
+    sp = wait_for(lambda: sup.status()["jobStatus"]["savepointInfo"]["lastSavepoint"], 20, "the savepoint",
+                  interval=0.1)
     assert sp["triggerType"] == "PERIODIC", sp
     assert gauge(metrics_text(sup), "flinklet_savepoint_failures_total") == 6
 
@@ -153,7 +155,7 @@ def test_last_state_without_checkpoints_stops_with_a_savepoint(server, superviso
     r = subprocess.run([BIN, "check-config", "-c", str(sup.config)], capture_output=True, text=True)
     assert r.returncode == 0 and "turns checkpointing off" in r.stderr and "last-state" in r.stderr, r.stderr
     sup.start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     # Flink refuses an interval under 10 ms (every launch failed): checkpointing off is the interval left out
     with open(os.path.join(sup.state, "conf", "config.yaml")) as f:
         assert "execution.checkpointing.interval" not in f.read()
@@ -170,10 +172,10 @@ def test_last_state_without_checkpoints_stops_with_a_savepoint(server, superviso
 
 def test_last_state_upgrade_without_checkpoints_takes_a_savepoint(server, supervisors):
     sup = supervisors(server, upgrade_mode="last-state", conf={"execution.checkpointing.interval": "0 s"}).start()
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "STABLE", 30, "STABLE", interval=0.1)
     server.savepoint_location = None  # the upgrade's stop-with-savepoint stays IN_PROGRESS: only the ask counts
     set_option(sup, "execution.checkpointing.timeout", "5 min")
     sup.proc.send_signal(signal.SIGHUP)
     wait_for(lambda: [r for r in server.requests if r[1] == "POST" and r[2].endswith("/stop")], 15,
-             "the upgrade's stop-with-savepoint request")
+             "the upgrade's stop-with-savepoint request", interval=0.1)
     assert named(sup, "LastStateWithoutCheckpoints")

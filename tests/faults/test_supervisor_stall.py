@@ -21,7 +21,7 @@ def stable(sup):
         assert sup.alive(), f"flinklet exited {sup.proc.returncode}:\n{sup.logs()[-3000:]}"
         st = sup.own_status()
         return st if st and st["lifecycleState"] == "STABLE" and st["jvm"]["pid"] > 0 else None
-    return wait_for(ok, 30, "the job STABLE")
+    return wait_for(ok, 30, "the job STABLE", interval=0.1)
 
 
 def freeze(sup, seconds):
@@ -73,13 +73,13 @@ def test_a_hung_rest_api_is_still_found_after_a_stall(server, supervisors):
     pid = stable(sup)["jvm"]["pid"]
     server.fault = "timeout"
     freeze(sup, 7)
-    wait_for(lambda: "JobUnhealthy" in types(sup) or None, 30, "the hung REST API found")
+    wait_for(lambda: "JobUnhealthy" in types(sup) or None, 30, "the hung REST API found", interval=0.1)
     server.fault = None
     msg = [e["message"] for e in sup.new_events() if e["type"] == "JobUnhealthy"][0]
     assert "has not answered 10 polls in a row" in msg, msg
     assert stalled(sup), types(sup)
     wait_for(lambda: (st := sup.own_status()) and st["jvm"]["pid"] not in (0, pid)
-             and st["lifecycleState"] == "STABLE", 30, "a new JVM STABLE")
+             and st["lifecycleState"] == "STABLE", 30, "a new JVM STABLE", interval=0.1)
     assert sup.stop() == 0
 
 
@@ -88,7 +88,7 @@ def test_a_stall_does_not_count_against_a_starting_job(server, supervisors):
     job that came up meanwhile, sees it RUNNING, and the timeout that fell inside the stall kills nothing."""
     server.job_state = "CREATED"
     sup = supervisors(server, conf={"flinklet.startup.timeout": "4 s"}).start()
-    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM started")
+    wait_for(lambda: sup.jvm_pid() > 0, 15, "the fake JVM started", interval=0.1)
     pid = sup.jvm_pid()
     os.kill(sup.proc.pid, signal.SIGSTOP)
     try:

@@ -143,7 +143,7 @@ def restart_and_check(supervisors, server, state, job_id, tag):
         os.unlink(sup.stop_file)
     sup.start()
     try:
-        st = wait_for(lambda: stable(sup, sup.status()), 20, f"{tag}: STABLE after the restart")
+        st = wait_for(lambda: stable(sup, sup.status()), 20, f"{tag}: STABLE after the restart", interval=0.1)
     except AssertionError:
         raise AssertionError(f"{tag}: the next start failed:\n{sup.logs()[-3000:]}")
     if job_id:
@@ -294,7 +294,7 @@ def test_a_slow_volume_holds_back_neither_a_restart_nor_a_record(server, supervi
     sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_AT": "0", "VOLSHIM_LOG": log,
                      "VOLSHIM_SYNC_DELAY_MS": "200"}
     sup.start()
-    first = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE on the slow volume")
+    first = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE on the slow volume", interval=0.1)
     jvm = first["jvm"]["pid"]
     os.kill(jvm, signal.SIGKILL)
 
@@ -340,13 +340,13 @@ def held_run(supervisors, server, tmp_path):
     sup = supervisors(server, state_dir=state, upgrade_mode="savepoint", conf=FAST)
     sup.start_env = {"LD_PRELOAD": SHIM, "VOLSHIM_DIR": state, "VOLSHIM_SYNC_BLOCK_FILE": block}
     sup.start()
-    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE")
+    st = wait_for(lambda: stable(sup, sup.status()), 30, "STABLE", interval=0.1)
     return sup, st, block
 
 
 def hold(block):
     open(block, "w").close()
-    wait_for(lambda: os.path.exists(block + ".held"), 30, "a sync of the volume held")
+    wait_for(lambda: os.path.exists(block + ".held"), 30, "a sync of the volume held", interval=0.1)
 
 
 def kill_jvm_and_wait_for_pending_launch(sup, st, what):
@@ -354,7 +354,7 @@ def kill_jvm_and_wait_for_pending_launch(sup, st, what):
     (said in its log: the second such message), which cannot reach the volume."""
     said = sup.logs().count(what)
     os.kill(st["jvm"]["pid"], signal.SIGKILL)
-    wait_for(lambda: sup.logs().count(what) == said + 1, 30, "the restart's launch recorded (pending)")
+    wait_for(lambda: sup.logs().count(what) == said + 1, 30, "the restart's launch recorded (pending)", interval=0.1)
 
 
 def test_healthz_answers_while_a_launch_waits_for_the_volume(server, supervisors, tmp_path):
@@ -376,7 +376,7 @@ def test_healthz_answers_while_a_launch_waits_for_the_volume(server, supervisors
     def restarted():
         s = sup.status()
         return stable(sup, s) and s["jvm"]["restarts"] == 1 and s["jvm"]["pid"] != st["jvm"]["pid"] and s
-    wait_for(restarted, 30, "the JVM launched once the intent is on the volume")
+    wait_for(restarted, 30, "the JVM launched once the intent is on the volume", interval=0.1)
     types = [e["type"] for e in sup.events()]
     # the intent before the launch, on the volume as in the log
     second = len(types) - 1 - types[::-1].index("StartingEmpty")
@@ -392,7 +392,8 @@ def test_sigterm_while_a_launch_waits_for_the_volume_spawns_no_jvm(server, super
     kill_jvm_and_wait_for_pending_launch(sup, st, "restoring job")
     sup.proc.send_signal(signal.SIGTERM)
     # the stop is handled at once, while the volume is still held: the launch is called off
-    wait_for(lambda: "is called off before its JVM was started" in sup.logs(), 30, "the launch called off")
+    wait_for(lambda: "is called off before its JVM was started" in sup.logs(), 30, "the launch called off",
+             interval=0.1)
     assert os.path.exists(block)
     os.unlink(block)  # flinklet writes what it recorded at exit (that wait is fine), then exits
     code = sup.proc.wait(30)
@@ -408,7 +409,7 @@ def test_sigterm_while_a_launch_waits_for_the_volume_spawns_no_jvm(server, super
     assert final["lifecycleState"] == "SUSPENDED" and final["jvm"]["pid"] == 0, final
     # nothing is lost: the next start restores from that savepoint
     nxt = supervisors(server, state_dir=sup.state, upgrade_mode="savepoint", conf=FAST).start()
-    st2 = wait_for(lambda: stable(nxt, nxt.status()), 30, "STABLE after the restart")
+    st2 = wait_for(lambda: stable(nxt, nxt.status()), 30, "STABLE after the restart", interval=0.1)
     assert st2["jobStatus"]["jobId"] == job_id
     assert st2["restoredFrom"]["kind"] == "savepoint" and st2["restoredFrom"]["location"].endswith(
         os.path.basename(sp)), st2["restoredFrom"]
@@ -433,7 +434,7 @@ def test_suspend_over_http_is_answered_once_durable(server, supervisors, tmp_pat
             return r.status, json.loads(r.read())
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         answer = pool.submit(suspend)
-        wait_for(lambda: "POST /api/v1/suspend" in sup.logs(), 30, "the request taken")
+        wait_for(lambda: "POST /api/v1/suspend" in sup.logs(), 30, "the request taken", interval=0.1)
         # the loop serves others meanwhile; the suspend is neither answered nor acted on before it is durable
         code, body = get(addr, "/healthz")
         assert code == 200 and body["lifecycleState"] == "STABLE", body
@@ -446,7 +447,7 @@ def test_suspend_over_http_is_answered_once_durable(server, supervisors, tmp_pat
     assert code == 202 and body["accepted"] == "suspend" and "warning" not in body, body
     with open(os.path.join(sup.state, "job-state.override")) as f:
         assert f.read().split() == ["suspended", "running"]
-    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED")
+    wait_for(lambda: (sup.status() or {}).get("lifecycleState") == "SUSPENDED", 30, "SUSPENDED", interval=0.1)
     server.on_stop = None
     types = [e["type"] for e in sup.events()]
     assert types.index("DesiredStateChanged") < types.index("SavepointTriggered"), types
@@ -464,13 +465,14 @@ def test_suspend_wait_returns_once_status_json_says_suspended(server, supervisor
     cli = subprocess.Popen([BIN, "suspend", "--wait", "--url", f"http://{addr}", "--token-file",
                             st["supervisor"]["tokenFile"]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: asked, 60, "the stop-with-savepoint request (the suspend was answered)")
+        wait_for(lambda: asked, 60, "the stop-with-savepoint request (the suspend was answered)", interval=0.1)
         open(block, "w").close()  # from now on the volume holds every sync
         server.savepoint_location = "file:" + make_savepoint(sup.state, st["jobStatus"]["jobId"])
         open(sup.stop_file, "w").close()
-        wait_for(lambda: os.path.exists(block + ".held"), 30, "a sync of the volume held")
+        wait_for(lambda: os.path.exists(block + ".held"), 30, "a sync of the volume held", interval=0.1)
         # the endpoint says SUSPENDED (from memory), status.json does not yet, and the header says so
-        wait_for(lambda: get(addr, "/status")[1]["lifecycleState"] == "SUSPENDED", 30, "SUSPENDED in memory")
+        wait_for(lambda: get(addr, "/status")[1]["lifecycleState"] == "SUSPENDED", 30, "SUSPENDED in memory",
+                 interval=0.1)
         with urllib.request.urlopen(f"http://{addr}/status", timeout=10) as r:
             assert r.headers["Flinklet-Status-Recorded"] == "false", dict(r.headers)
         assert sup.status()["lifecycleState"] != "SUSPENDED"
