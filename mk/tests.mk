@@ -1,7 +1,8 @@
 # mk/tests.mk: the tests and their orchestration, included by the top Makefile (which builds flinklet, fetches
 # Flink's jars and the test jobs, and defines the variables used here): unit tests (plain and under ASan/UBSan),
-# check-fast and check, the end-to-end suites (e2e, e2e-asan, e2e-rest, e2e-matrix, valgrind), fault injection,
-# chaos, fuzzing, parity with the operator's autoscaler and with Quartz, Flink's REST routes, and the benchmarks.
+# check-fast and check, the static tests of the tree's layout, the end-to-end suites (e2e, e2e-asan, e2e-rest,
+# e2e-matrix, valgrind), fault injection, chaos, fuzzing, parity with the operator's autoscaler and with Quartz,
+# Flink's REST routes, and the benchmarks.
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -18,9 +19,9 @@ e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 	FLINKLET_KAFKA_SQL_DIR=$(CURDIR)/$(KAFKA_SQL_DIR) python3 -m pytest -v --durations=20 $(E2E_FILES) $(E2E_ARGS)
 
 # check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses compiled (not run), and the
-# files of tests/e2e that start no JVM
+# files of tests/e2e that start no JVM, and the static tests of tests/static (the tree's layout, from src/ and docs/)
 # (no Flink jars needed); nothing is installed. `make check` runs all of them too.
-NO_JVM_FILES = tests/e2e/test_layout.py tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
+NO_JVM_FILES = tests/static tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
                tests/e2e/test_units.py tests/e2e/test_deployment_docs.py tests/e2e/test_image_build.py
 .PHONY: check-fast
 check-fast: all unit lint
@@ -67,12 +68,12 @@ lint:
 # them elsewhere (asan_elsewhere), those against the optimised build (e2e-rest); `make e2e` runs them all against
 # the optimised build. e2e-matrix: the core files again on the other Flink versions. After the build, the unit
 # tests and lint, everything that makes check's tests is built (so that no two makes build the same file), then
-# scripts/lanes.py runs the suites on CHECK_LANES lanes as one item per test file and suite (and the fault injection,
-# valgrind, chaos, the fuzzers' smoke run and the parity harnesses as an item each), longest first by the seconds
-# of tests/lanes.json, and says where the time went; its logs are in build/lanes/, and `make check-times` refreshes
-# tests/lanes.json from the last run's build/lanes/times.json.
+# scripts/lanes.py runs the suites on CHECK_LANES lanes as one item per test file and suite (and the static tests,
+# the fault injection, valgrind, chaos, the fuzzers' smoke run and the parity harnesses as an item each), longest
+# first by the seconds of tests/lanes.json, and says where the time went; its logs are in build/lanes/, and
+# `make check-times` refreshes tests/lanes.json from the last run's build/lanes/times.json.
 CHECK_LANES ?= 3
-CHECK_WHOLE  = faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
+CHECK_WHOLE  = static faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
 # the random stops of test_never_rewind (20 moments when run alone): check takes 10 of them, nightly 40
 CHECK_NEVER_REWIND_MOMENTS ?= 10
 check: export FLINKLET_NEVER_REWIND_MOMENTS ?= $(CHECK_NEVER_REWIND_MOMENTS)
@@ -101,6 +102,12 @@ nightly: $(BUILD)/flinklet flink-lib jobs
 .PHONY: check-times
 check-times:
 	cp $(BUILD)/lanes/times.json tests/lanes.json
+
+# ---- the static tests (tests/static/): what the tree's files must be to each other (test_layout.py: src/ against
+# docs/architecture.md and docs/CODE_STYLE.md); they run nothing, read the tree only, and need no build
+.PHONY: static
+static:
+	python3 -m pytest -v -p no:cacheprovider tests/static
 
 # ---- fuzzing (issue 8, item 5; tests/fuzz/README.md) -----------------------------------------------------
 # libFuzzer targets built by clang with ASan and UBSan: every src/*/*.c but main.c compiled with the fuzz

@@ -3,7 +3,8 @@
 
 make check's end-to-end work is e2e-asan (each test file against the ASan/UBSan build), e2e-rest (the heavy and
 asan_elsewhere tests against the optimised build), the matrix (the core files on the other Flink versions), the
-fault injection, valgrind, chaos, the fuzzers' smoke run and the parity harnesses. Run as a few big suites side by
+static tests (tests/static: the tree's layout), the fault injection, valgrind, chaos, the fuzzers' smoke run and the
+parity harnesses (--whole names these suites, an item each). Run as a few big suites side by
 side, the longest suite sets the time; cut into one item per test file and suite and dealt longest-first to
 whichever lane is free (list scheduling), the lanes end within minutes of each other.
 

@@ -1,7 +1,7 @@
 /* as_internal: the autoscaler library's internals (the public part is autoscaler.h, which this includes), shared
  * between the src/autoscaler/as_*.c files and the unit tests. Not for other callers, but for as_json_double
  * (sup_metrics.c, sup_observe.c: a metric that may be NaN) and struct as_evaluation (sup_memtune: the evaluation
- * memory tuning reads); tests/e2e/test_layout.py holds the rest to src/autoscaler/. Each section names the file
+ * memory tuning reads); tests/static/test_layout.py holds the rest to src/autoscaler/. Each section names the file
  * that defines it. */
 #ifndef FLINKLET_AS_INTERNAL_H
 #define FLINKLET_AS_INTERNAL_H

@@ -2,7 +2,7 @@
  * range, list, excluded periods, the busy-time aggregator, the parallelism alignment and its legacy names, memory
  * sizes, plugins that must stay empty), as the operator's Configuration reads it; errors go to the caller's report
  * function with "did you mean" hints. The option table and its walk are as_options.c's, which hands in the row a
- * value is checked against: this file calls nothing of as_options.c (tests/e2e/test_layout.py: no call loop). */
+ * value is checked against: this file calls nothing of as_options.c (tests/static/test_layout.py: no call loop). */
 #include "as_optvalue.h"
 
 #include <ctype.h>

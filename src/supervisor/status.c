@@ -272,7 +272,7 @@ static void slots_from_json(const struct slots *k, const cJSON *list, struct sta
  * One row per field of struct status, in the document's order: where it is (its path of object keys), its kind
  * (how it is kept, written and read back), what it is when none is known, whether it carries over to the next
  * run (status_carry_over) and how, and the one file of src/supervisor/ that writes it (its owner: every other
- * file asks the owner's header; tests/e2e/test_layout.py holds the code to it). status_init, status_free,
+ * file asks the owner's header; tests/static/test_layout.py holds the code to it). status_init, status_free,
  * status_to_json, status_parse and status_carry_over walk the table: a field is added here once. */
 
 enum field_kind {

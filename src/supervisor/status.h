@@ -49,7 +49,7 @@ struct status_memtuning {
 };
 
 /* Where an error of the status document comes from: one slot per source, each set and cleared by one part of the
- * supervisor only (its owner, named here; tests/e2e/test_layout.py holds the code to it). The order is the order of
+ * supervisor only (its owner, named here; tests/static/test_layout.py holds the code to it). The order is the order of
  * importance: `error` is the message of the first source set, `errors` lists every one set, in this order
  * (docs/operations.md, "error and errors"). First what keeps flinklet from recording anything, then what ends the
  * job for good, what a stop lost, a rewind, why no JVM runs, the job's own failure, and last what is refused or
@@ -80,7 +80,7 @@ int status_error_source_from_string(const char *name, enum status_error_source *
 
 /* Where a warning of the status document comes from: something is off while the job runs on (a warning event said
  * it), and it holds until its owner sees it over. One slot per source, each set and cleared by its owner only
- * (sup_warning_set, sup_warning_clear; tests/e2e/test_layout.py), listed in `warnings` in this order. */
+ * (sup_warning_set, sup_warning_clear; tests/static/test_layout.py), listed in `warnings` in this order. */
 enum status_warning_source {
 	STATUS_WARN_SCRATCH_SPACE, /* sup_scratch.c: the scratch has less room than the state wants (ScratchSpaceLow) */
 	STATUS_WARN_MAX
@@ -99,7 +99,7 @@ struct status_error {
 
 /* The document. Each field has one owner, the file of src/supervisor/ that alone writes it (status.c's field table
  * names it beside the field's place in the JSON, its kind and whether it carries over to the next run;
- * tests/e2e/test_layout.py holds the code to it): another part asks the owner's header. A field is added to the
+ * tests/static/test_layout.py holds the code to it): another part asks the owner's header. A field is added to the
  * table once: it renders, reads back, carries over and frees every field. */
 struct status {
 	enum lifecycle_state lifecycle;

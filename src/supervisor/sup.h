@@ -1,6 +1,6 @@
 /* sup: the whole supervisor as supervisor.c (the loop and the table's driver) and the unit tests see it: every
  * part's header, and the driver's functions. A part (sup_*.c) includes sup_core.h and the headers of the parts it
- * may call, never this one (tests/e2e/test_layout.py). Who owns which state, and who may call whom:
+ * may call, never this one (tests/static/test_layout.py). Who owns which state, and who may call whom:
  * docs/architecture.md. Not for use outside the supervisor. */
 #ifndef FLINKLET_SUP_H
 #define FLINKLET_SUP_H

@@ -1,8 +1,8 @@
 /* sup_core: the supervisor's context and its core, shared by its files. The context is a small core (the loop,
  * the spec, the state and the dispatch's queue, the job's identity, the records) and one sub-struct per part. Which
  * file owns (alone writes) which sub-struct, and which parts each may call, is docs/architecture.md's table under
- * "Each part owns its state", the one copy of it; tests/e2e/test_layout.py holds the files to it. Not for use outside
- * the supervisor. */
+ * "Each part owns its state", the one copy of it; tests/static/test_layout.py holds the files to it. Not for use
+ * outside the supervisor. */
 #ifndef FLINKLET_SUP_CORE_H
 #define FLINKLET_SUP_CORE_H
 
@@ -538,14 +538,14 @@ void sup_journal_free(struct supervisor *s);
  * is said once (log, status error, metric), the first success after failures says the volume works again. */
 void sup_volume_write(struct supervisor *s, const char *file, int r);
 /* The status document's error of source src (status.h: each source has one owner part, which alone sets and clears
- * it; tests/e2e/test_layout.py checks the calls): set to message, or cleared. The document's `error` is the most
+ * it; tests/static/test_layout.py checks the calls): set to message, or cleared. The document's `error` is the most
  * important one set, `errors` lists them all. Nothing is written until the status is recorded next. */
 void sup_error_set(struct supervisor *s, enum status_error_source src, const char *message);
 void sup_error_clear(struct supervisor *s, enum status_error_source src);
 /* The message of source src (NULL: none): borrowed, good until it is set or cleared next. */
 const char *sup_error(const struct supervisor *s, enum status_error_source src);
 /* The status document's warning of source src (status.h: one owner part each, which alone sets and clears it;
- * tests/e2e/test_layout.py checks the calls): in force with message (the warning event says it too, as its owner
+ * tests/static/test_layout.py checks the calls): in force with message (the warning event says it too, as its owner
  * decides), or over. `warnings` lists those in force; nothing is written until the status is recorded next. */
 void sup_warning_set(struct supervisor *s, enum status_warning_source src, const char *message);
 void sup_warning_clear(struct supervisor *s, enum status_warning_source src);

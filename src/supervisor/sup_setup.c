@@ -2,7 +2,7 @@
  * writable, locked (one supervisor per volume), its event log writable, the records' and the scratch directory's
  * set-up, what interrupted writes left removed, the checkpoint and savepoint directories found and locked, the last
  * run's status carried over, a stateless restart after a suspend given a new job id, and the job id kept. It writes
- * the core's fields of the state directory as the driver does (tests/e2e/test_layout.py: CORE_WRITERS). */
+ * the core's fields of the state directory as the driver does (tests/static/test_layout.py: CORE_WRITERS). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
