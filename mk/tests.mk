@@ -153,7 +153,8 @@ fuzz-smoke:
 # `flinklet autoscaler plan` must be one of the listed changes made upstream after that release.
 # The second oracle (issue 27; tests/parity/oracle-1.16/pom.xml, into build/parity-1.16/) runs the operator 1.16
 # autoscaler on the same cases; it is built when flink-autoscaler $(PARITY_116_VERSION) resolves (the local Maven
-# repository or Maven Central), and its tests say why they are skipped when it does not.
+# repository or Maven Central), and its tests say why they are skipped when it does not. What the two harnesses
+# share is tests/parity/common/ (ParityCommon.java), which both builds compile (their compileSourceRoots).
 PARITY_CASES ?= 4000
 PARITY_SEED  ?= 19
 # the memory-tuning cases against the operator's MemoryTuning (tests/parity/memparity.py, issue 28)
@@ -164,9 +165,11 @@ PARITY_116_DIR     = $(BUILD)/parity-1.16
 PARITY_116_JAR     = $(PARITY_116_DIR)/flinklet-parity-harness-116.jar
 PARITY_116_VERSION ?= 1.16-SNAPSHOT
 .PHONY: parity parity-116-harness
-$(PARITY_JAR): $(shell find tests/parity/src -name '*.java' 2>/dev/null) tests/parity/pom.xml
+PARITY_COMMON = $(shell find tests/parity/common -name '*.java' 2>/dev/null)
+$(PARITY_JAR): $(shell find tests/parity/src -name '*.java' 2>/dev/null) $(PARITY_COMMON) tests/parity/pom.xml
 	cd tests/parity && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_DIR)
-$(PARITY_116_JAR): $(shell find tests/parity/oracle-1.16/src -name '*.java' 2>/dev/null) tests/parity/oracle-1.16/pom.xml
+$(PARITY_116_JAR): $(shell find tests/parity/oracle-1.16/src -name '*.java' 2>/dev/null) $(PARITY_COMMON) \
+  tests/parity/oracle-1.16/pom.xml
 	cd tests/parity/oracle-1.16 && mvn -B -q package -Dparity.build.dir=$(CURDIR)/$(PARITY_116_DIR) \
 	  -Dautoscaler.version=$(PARITY_116_VERSION)
 parity-116-harness:

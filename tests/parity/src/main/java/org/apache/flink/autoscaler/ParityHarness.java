@@ -15,15 +15,17 @@
  * instead (MemoryTuning.tuneTaskManagerMemory) for one TaskManager laid out as flinklet's pod is (see
  * runMemory), and writes the TaskManager its ConfigChanges configure, as Flink's own memory utilities derive it.
  *
+ * What the two harnesses share (the protocol, the reading of a plan, the written figures) is
+ * ParityCommon (tests/parity/common/, compiled by both builds); what stands here is this release's.
+ *
  * It lives in the operator's package to reach the members it marks @VisibleForTesting. Test code only:
  * never shipped with flinklet. Written for this project; no code is taken from the operator.
  */
 package org.apache.flink.autoscaler;
 
+import static org.apache.flink.autoscaler.ParityCommon.*;
+
 import org.apache.flink.autoscaler.config.AutoScalerOptions;
-import org.apache.flink.autoscaler.event.AutoScalerEventHandler;
-import org.apache.flink.autoscaler.metrics.CollectedMetricHistory;
-import org.apache.flink.autoscaler.metrics.CollectedMetrics;
 import org.apache.flink.autoscaler.metrics.EvaluatedMetrics;
 import org.apache.flink.autoscaler.metrics.EvaluatedScalingMetric;
 import org.apache.flink.autoscaler.metrics.ScalingHistoryUtils;
@@ -39,18 +41,10 @@ import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.TaskManagerOptions;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
-import org.apache.flink.runtime.instance.SlotSharingGroupId;
 import org.apache.flink.runtime.jobgraph.JobVertexID;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,9 +56,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -72,60 +63,6 @@ import java.util.logging.Logger;
 import java.util.regex.Pattern;
 
 public final class ParityHarness {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    /** The metrics a plan's evaluated input may give, and which field each one fills. */
-    private static final ScalingMetric[] AVERAGE_INPUTS = {
-        ScalingMetric.TARGET_DATA_RATE, ScalingMetric.TRUE_PROCESSING_RATE, ScalingMetric.LOAD
-    };
-
-    private static final ScalingMetric[] CURRENT_INPUTS = {
-        ScalingMetric.CATCH_UP_DATA_RATE, ScalingMetric.LAG
-    };
-
-    /** The evaluated metrics written back: name, and whether the average (else the current) counts. */
-    private static final Object[][] REPORTED = {
-        {ScalingMetric.TARGET_DATA_RATE, true},
-        {ScalingMetric.TRUE_PROCESSING_RATE, true},
-        {ScalingMetric.LOAD, true},
-        {ScalingMetric.CATCH_UP_DATA_RATE, false},
-        {ScalingMetric.LAG, false},
-        {ScalingMetric.SCALE_UP_RATE_THRESHOLD, false},
-        {ScalingMetric.SCALE_DOWN_RATE_THRESHOLD, false},
-        {ScalingMetric.EXPECTED_PROCESSING_RATE, false},
-    };
-
-    /** The context with the TaskManager's CPU, which the operator knows and the base class does not. */
-    static final class Ctx extends JobAutoScalerContext<String> {
-        private final Double cpu;
-
-        Ctx(Configuration conf, Double cpu) {
-            super("parity", null, null, conf, new UnregisteredMetricsGroup(), null);
-            this.cpu = cpu;
-        }
-
-        @Override
-        public Optional<Double> getTaskManagerCpu() {
-            return Optional.ofNullable(cpu);
-        }
-    }
-
-    /** Records every event; the reason and message are all the comparison needs. */
-    static final class Events implements AutoScalerEventHandler<String, Ctx> {
-        final List<String[]> events = new ArrayList<>();
-
-        @Override
-        public void handleEvent(
-                Ctx ctx,
-                Type type,
-                String reason,
-                String message,
-                String messageKey,
-                Duration interval) {
-            events.add(new String[] {type.toString(), reason, message, String.valueOf(messageKey)});
-        }
-    }
-
     /** MemoryTuning's log line with the sizes it computed, each as "... (N bytes)" or "N bytes". */
     static final Pattern OPTIMIZED =
             Pattern.compile(
@@ -163,70 +100,14 @@ public final class ParityHarness {
 
     public static void main(String[] args) throws Exception {
         quietLogs();
-        var in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        var out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) {
-                continue;
-            }
-            JsonNode c = JSON.readTree(line);
-            ObjectNode r = JSON.createObjectNode();
-            r.put("id", c.get("id").asText());
-            try {
-                if (c.has("memory")) {
-                    runMemory(c.get("memory"), r);
-                } else {
-                    run(c.get("plan"), c.has("resolve") && c.get("resolve").asBoolean(), r);
-                }
-            } catch (Throwable t) {
-                r.put("error", t.getClass().getSimpleName() + ": " + t.getMessage());
-            }
-            out.println(JSON.writeValueAsString(r));
-        }
-        out.flush();
-    }
-
-    static double num(JsonNode n) {
-        if (n == null || n.isNull() || n.isMissingNode()) {
-            return Double.NaN;
-        }
-        if (n.isTextual()) {
-            return Double.parseDouble(n.asText());
-        }
-        return n.asDouble();
-    }
-
-    /** The release's name for a sample metric, or null for one it does not know (it never collects it). */
-    static ScalingMetric metric(String name) {
-        try {
-            return ScalingMetric.valueOf(name);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    static void putNum(ObjectNode o, String name, double x) {
-        if (Double.isFinite(x)) {
-            o.put(name, x);
-        } else {
-            o.put(name, Double.toString(x));
-        }
-    }
-
-    /** Flink's string form of a plan "config" value (lists become a;b). */
-    static String configValue(JsonNode v) {
-        if (v.isArray()) {
-            var parts = new ArrayList<String>();
-            v.forEach(e -> parts.add(e.asText()));
-            return String.join(";", parts);
-        }
-        return v.asText();
-    }
-
-    static SlotSharingGroupId groupId(String name) {
-        long h = name.hashCode();
-        return new SlotSharingGroupId(h, ~h);
+        serve(
+                (c, r) -> {
+                    if (c.has("memory")) {
+                        runMemory(c.get("memory"), r);
+                    } else {
+                        run(c.get("plan"), c.has("resolve") && c.get("resolve").asBoolean(), r);
+                    }
+                });
     }
 
     /**
@@ -244,11 +125,7 @@ public final class ParityHarness {
                             "kubernetes.operator.job.autoscaler.target.utilization");
 
     static void run(JsonNode plan, boolean resolve, ObjectNode r) throws Exception {
-        var conf = new Configuration();
-        var cfg = plan.get("config");
-        if (cfg != null) {
-            cfg.fields().forEachRemaining(e -> conf.setString(e.getKey(), configValue(e.getValue())));
-        }
+        var conf = planConfig(plan);
         if (resolve) {
             // give this release, which knows one spelling less, the value main's declaration reads
             double target = conf.get(MAIN_UTILIZATION_TARGET);
@@ -261,51 +138,12 @@ public final class ParityHarness {
             }
             conf.set(AutoScalerOptions.TARGET_UTILIZATION, target);
         }
-        Double cpu = null;
-        var tm = plan.get("taskManager");
-        if (tm != null) {
-            if (tm.has("cpu")) {
-                cpu = tm.get("cpu").asDouble();
-            }
-            if (tm.has("memory")) {
-                conf.setString("taskmanager.memory.process.size", tm.get("memory").asText());
-            }
-            if (tm.has("slots")) {
-                conf.setString("taskmanager.numberOfTaskSlots", tm.get("slots").asText());
-            }
-        }
-        var ctx = new Ctx(conf, cpu);
+        var ctx = new Ctx(conf, taskManagerInto(plan, conf));
         var now = Instant.ofEpochMilli(plan.get("now").asLong());
 
         // topology
-        var infos = new ArrayList<VertexInfo>();
-        var ids = new LinkedHashMap<String, JobVertexID>();
-        for (var v : plan.get("vertices")) {
-            ids.put(v.get("id").asText(), JobVertexID.fromHexString(v.get("id").asText()));
-        }
-        for (var v : plan.get("vertices")) {
-            var inputs = new LinkedHashMap<JobVertexID, ShipStrategy>();
-            if (v.has("inputs")) {
-                for (var i : v.get("inputs")) {
-                    inputs.put(ids.get(i.get("id").asText()), ShipStrategy.of(i.get("shipStrategy").asText()));
-                }
-            }
-            var group = v.has("slotSharingGroup") ? groupId(v.get("slotSharingGroup").asText()) : null;
-            var info =
-                    new VertexInfo(
-                            ids.get(v.get("id").asText()),
-                            group,
-                            inputs,
-                            v.get("parallelism").asInt(),
-                            v.get("maxParallelism").asInt(),
-                            false,
-                            null);
-            if (v.has("numSourcePartitions")) {
-                info.setNumSourcePartitions(v.get("numSourcePartitions").asInt());
-            }
-            infos.add(info);
-        }
-        var topology = new JobTopology(infos);
+        var ids = vertexIds(plan);
+        var topology = topology(plan, ids);
 
         var store = new InMemoryAutoScalerStateStore<String, Ctx>();
         var tracking = new ScalingTracking();
@@ -314,137 +152,14 @@ public final class ParityHarness {
         // evaluation: the window through the evaluator, or the given evaluated metrics
         EvaluatedMetrics evaluated;
         if (plan.has("samples")) {
-            SortedMap<Instant, CollectedMetrics> window = new TreeMap<>();
-            for (var s : plan.get("samples")) {
-                var vm = new HashMap<JobVertexID, Map<ScalingMetric, Double>>();
-                for (var id : ids.values()) {
-                    vm.put(id, new HashMap<>());
-                }
-                var sv = s.get("vertices");
-                if (sv != null) {
-                    sv.fields()
-                            .forEachRemaining(
-                                    e ->
-                                            e.getValue()
-                                                    .fields()
-                                                    .forEachRemaining(
-                                                            m -> {
-                                                                var k = metric(m.getKey());
-                                                                if (k != null) {
-                                                                    vm.get(ids.get(e.getKey()))
-                                                                            .put(k, num(m.getValue()));
-                                                                }
-                                                            }));
-                }
-                var gm = new HashMap<ScalingMetric, Double>();
-                var sg = s.get("global");
-                if (sg != null) {
-                    sg.fields()
-                            .forEachRemaining(
-                                    m -> gm.put(ScalingMetric.valueOf(m.getKey()), num(m.getValue())));
-                }
-                window.put(
-                        Instant.ofEpochMilli(s.get("timestamp").asLong()), new CollectedMetrics(vm, gm));
-            }
-            // as the collector does in the cycle: a vertex without busy time in the newest sample is
-            // excluded from scaling (AutoScalerUtils.excludeVertexFromScaling on the cycle's configuration)
-            var latest = window.get(window.lastKey()).getVertexMetrics();
-            for (var id : ids.values()) {
-                if (!Double.isFinite(latest.get(id).getOrDefault(ScalingMetric.LOAD, Double.NaN))) {
-                    AutoScalerUtils.excludeVertexFromScaling(conf, id);
-                }
-            }
-            var history = new CollectedMetricHistory(topology, window, Instant.EPOCH);
-            history.setFullyCollected(true);
+            var history = sampledHistory(plan, ids, topology, conf);
             evaluated = new ScalingMetricEvaluator().evaluate(conf, history, restartTime);
         } else {
-            var vertexMetrics = new HashMap<JobVertexID, Map<ScalingMetric, EvaluatedScalingMetric>>();
-            boolean backlog = plan.has("processingBacklog") && plan.get("processingBacklog").asBoolean();
-            for (var v : plan.get("vertices")) {
-                var m = new HashMap<ScalingMetric, EvaluatedScalingMetric>();
-                var ev = v.get("evaluated");
-                for (var k : AVERAGE_INPUTS) {
-                    if (ev != null && ev.has(k.name())) {
-                        m.put(k, EvaluatedScalingMetric.avg(num(ev.get(k.name()))));
-                    }
-                }
-                for (var k : CURRENT_INPUTS) {
-                    if (ev != null && ev.has(k.name())) {
-                        m.put(k, EvaluatedScalingMetric.of(num(ev.get(k.name()))));
-                    }
-                }
-                m.putIfAbsent(ScalingMetric.CATCH_UP_DATA_RATE, EvaluatedScalingMetric.of(0));
-                m.putIfAbsent(ScalingMetric.LOAD, EvaluatedScalingMetric.avg(Double.NaN));
-                m.put(ScalingMetric.PARALLELISM, EvaluatedScalingMetric.of(v.get("parallelism").asInt()));
-                m.put(
-                        ScalingMetric.MAX_PARALLELISM,
-                        EvaluatedScalingMetric.of(v.get("maxParallelism").asInt()));
-                m.put(
-                        ScalingMetric.NUM_SOURCE_PARTITIONS,
-                        EvaluatedScalingMetric.of(
-                                v.has("numSourcePartitions")
-                                        ? v.get("numSourcePartitions").asInt()
-                                        : 0));
-                ScalingMetricEvaluator.computeProcessingRateThresholds(m, conf, backlog, restartTime);
-                vertexMetrics.put(ids.get(v.get("id").asText()), m);
-            }
-            var global = new HashMap<ScalingMetric, EvaluatedScalingMetric>();
-            for (var k :
-                    new ScalingMetric[] {
-                        ScalingMetric.GC_PRESSURE,
-                        ScalingMetric.HEAP_MAX_USAGE_RATIO,
-                        ScalingMetric.HEAP_MEMORY_USED,
-                        ScalingMetric.MANAGED_MEMORY_USED,
-                        ScalingMetric.METASPACE_MEMORY_USED,
-                        ScalingMetric.NUM_TASK_SLOTS_USED
-                    }) {
-                global.put(k, new EvaluatedScalingMetric(Double.NaN, Double.NaN));
-            }
-            var g = plan.get("global");
-            if (g != null) {
-                g.fields()
-                        .forEachRemaining(
-                                e -> {
-                                    var k = ScalingMetric.valueOf(e.getKey());
-                                    var val = e.getValue();
-                                    if (val.isObject()) {
-                                        global.put(
-                                                k,
-                                                new EvaluatedScalingMetric(
-                                                        num(val.get("current")), num(val.get("average"))));
-                                    } else {
-                                        global.put(k, EvaluatedScalingMetric.of(num(val)));
-                                    }
-                                });
-            }
-            evaluated = new EvaluatedMetrics(vertexMetrics, global);
+            evaluated = givenEvaluated(plan, ids, conf, restartTime);
         }
 
         // scaling history, trimmed as the operator loads it
-        var rawHistory = new HashMap<JobVertexID, SortedMap<Instant, ScalingSummary>>();
-        for (var v : plan.get("vertices")) {
-            if (!v.has("history")) {
-                continue;
-            }
-            var h = new TreeMap<Instant, ScalingSummary>();
-            for (var e : v.get("history")) {
-                var m = new HashMap<ScalingMetric, EvaluatedScalingMetric>();
-                m.put(
-                        ScalingMetric.TRUE_PROCESSING_RATE,
-                        EvaluatedScalingMetric.avg(num(e.get("TRUE_PROCESSING_RATE"))));
-                m.put(
-                        ScalingMetric.EXPECTED_PROCESSING_RATE,
-                        EvaluatedScalingMetric.of(num(e.get("EXPECTED_PROCESSING_RATE"))));
-                h.put(
-                        Instant.ofEpochMilli(e.get("timestamp").asLong()),
-                        new ScalingSummary(
-                                e.get("currentParallelism").asInt(),
-                                e.get("newParallelism").asInt(),
-                                m));
-            }
-            rawHistory.put(ids.get(v.get("id").asText()), h);
-        }
-        store.storeScalingHistory(ctx, rawHistory);
+        store.storeScalingHistory(ctx, rawHistory(plan, ids));
         var scalingHistory = ScalingHistoryUtils.getTrimmedScalingHistory(store, ctx, now);
 
         // pending delayed scale-downs: this release keeps the first trigger time only
@@ -462,99 +177,49 @@ public final class ParityHarness {
         }
 
         var clock = Clock.fixed(now, ZoneOffset.UTC);
-        var excluded = conf.get(AutoScalerOptions.VERTEX_EXCLUDE_IDS);
 
         // each vertex's own change, on copies, before the job-level gates
-        var vertices = JSON.createObjectNode();
         var probeEvents = new Events();
         var probe = new JobVertexScaler<String, Ctx>(probeEvents);
         probe.setClock(clock);
-        for (var e : ids.entrySet()) {
-            var id = e.getValue();
-            var vo = vertices.putObject(e.getKey());
-            var metrics = evaluated.getVertexMetrics().get(id);
-            if (excluded.contains(id.toHexString())) {
-                vo.put("excluded", true);
-            } else {
-                var copy = new HashMap<>(metrics);
-                var inputs = topology.get(id).getInputs().values();
-                int before = probeEvents.events.size();
-                var change =
-                        probe.computeScaleTargetParallelism(
-                                ctx,
-                                id,
-                                inputs,
-                                copy,
-                                scalingHistory.getOrDefault(id, Collections.emptySortedMap()),
-                                restartTime,
-                                new DelayedScaleDown(new HashMap<>(firstTrigger)));
-                vo.put("change", change.getChangeType().toString());
-                int p = (int) metrics.get(ScalingMetric.PARALLELISM).getCurrent();
-                vo.put(
-                        "target",
-                        change.getChangeType() == JobVertexScaler.ParallelismChangeType.NO_CHANGE
-                                ? p
-                                : change.getNewParallelism());
-                int ineffective = 0;
-                for (int i = before; i < probeEvents.events.size(); i++) {
-                    if ("IneffectiveScaling".equals(probeEvents.events.get(i)[1])) {
-                        ineffective++;
-                    }
-                }
-                vo.put("ineffective", ineffective);
-                targets(conf, ctx, id, p, inputs, metrics, restartTime, vo);
-                double tpr = metrics.get(ScalingMetric.TRUE_PROCESSING_RATE).getAverage();
-                vo.put(
-                        "outside",
-                        tpr < metrics.get(ScalingMetric.SCALE_UP_RATE_THRESHOLD).getCurrent()
-                                || tpr > metrics.get(ScalingMetric.SCALE_DOWN_RATE_THRESHOLD).getCurrent());
-            }
-        }
+        var vertices = probeVertices(ids, evaluated, topology, conf, (id, metrics, inputs, vo) -> {
+            var copy = new HashMap<>(metrics);
+            int before = probeEvents.events.size();
+            var change =
+                    probe.computeScaleTargetParallelism(
+                            ctx,
+                            id,
+                            inputs,
+                            copy,
+                            scalingHistory.getOrDefault(id, Collections.emptySortedMap()),
+                            restartTime,
+                            new DelayedScaleDown(new HashMap<>(firstTrigger)));
+            vo.put("change", change.getChangeType().toString());
+            int p = (int) metrics.get(ScalingMetric.PARALLELISM).getCurrent();
+            vo.put(
+                    "target",
+                    change.getChangeType() == JobVertexScaler.ParallelismChangeType.NO_CHANGE
+                            ? p
+                            : change.getNewParallelism());
+            vo.put("ineffective", probeEvents.ineffectiveSince(before));
+            targets(conf, ctx, id, p, inputs, metrics, restartTime, vo);
+        });
 
         // the executor, as one cycle runs it
         var events = new Events();
         var executor = new ScalingExecutor<String, Ctx>(events, store);
-        var field = ScalingExecutor.class.getDeclaredField("jobVertexScaler");
-        field.setAccessible(true);
-        @SuppressWarnings("unchecked")
-        var scaler = (JobVertexScaler<String, Ctx>) field.get(executor);
-        scaler.setClock(clock);
+        vertexScalerOf(executor, clock);
         var delayed = new DelayedScaleDown(firstTrigger);
         boolean scaled =
                 executor.scaleResource(
                         ctx, evaluated, scalingHistory, tracking, now, topology, delayed);
         var overrides = store.getParallelismOverrides(ctx);
 
-        for (var e : ids.entrySet()) {
-            var vo = (ObjectNode) vertices.get(e.getKey());
-            var metrics = evaluated.getVertexMetrics().get(e.getValue());
-            int p = (int) metrics.get(ScalingMetric.PARALLELISM).getCurrent();
-            String hex = e.getValue().toHexString();
-            vo.put("currentParallelism", p);
-            vo.put(
-                    "newParallelism",
-                    scaled && overrides.containsKey(hex) ? Integer.parseInt(overrides.get(hex)) : p);
-            var eo = vo.putObject("evaluated");
-            for (var rep : REPORTED) {
-                var k = (ScalingMetric) rep[0];
-                var m = metrics.get(k);
-                double x = m == null ? Double.NaN : ((Boolean) rep[1] ? m.getAverage() : m.getCurrent());
-                putNum(eo, k.name(), x);
-            }
-        }
-        r.put("scaling", scaled);
-        r.set("vertices", vertices);
+        putVertices(r, vertices, ids, evaluated, scaled, overrides);
         var pending = r.putObject("delayedScaleDown");
         delayed.getFirstTriggerTime()
                 .forEach((id, t) -> pending.put(id.toHexString(), t.toEpochMilli()));
-        ArrayNode ev = r.putArray("events");
-        for (var e : events.events) {
-            var eo = ev.addObject();
-            eo.put("type", e[0]);
-            eo.put("reason", e[1]);
-            eo.put("message", e[2]);
-            eo.put("key", e[3]);
-        }
+        putEvents(r, events);
     }
 
     static MemorySize bytes(JsonNode o, String field) {
@@ -590,11 +255,7 @@ public final class ParityHarness {
     static void runMemory(JsonNode mem, ObjectNode r) throws Exception {
         var plan = mem.get("plan");
         var tm = mem.get("taskManager");
-        var conf = new Configuration();
-        var cfg = plan.get("config");
-        if (cfg != null) {
-            cfg.fields().forEachRemaining(e -> conf.setString(e.getKey(), configValue(e.getValue())));
-        }
+        var conf = planConfig(plan);
         conf.set(TaskManagerOptions.TOTAL_PROCESS_MEMORY, bytes(tm, "processMemory"));
         conf.set(TaskManagerOptions.JVM_METASPACE, bytes(tm, "metaspace"));
         conf.set(TaskManagerOptions.JVM_OVERHEAD_MIN, bytes(tm, "jvmOverhead"));
