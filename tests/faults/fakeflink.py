@@ -315,15 +315,3 @@ def end_once_reported(server, stop_file):
             done.append(True)
             end_soon(stop_file, 0.1)
     server.on_savepoint_reported = reported
-
-
-def write_fake_java(directory, stop_file):
-    """A "java" that stays up like a JVM (until killed, or until stop_file exists: the job ended)."""
-    path = os.path.join(directory, "java")
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n"
-                "# stands in for the MiniCluster JVM: up until killed or until the stop file appears\n"
-                f"while [ ! -e '{stop_file}' ]; do sleep 0.1; done\n"
-                "exit 0\n")
-    os.chmod(path, 0o755)
-    return path
