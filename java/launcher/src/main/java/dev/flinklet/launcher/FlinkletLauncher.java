@@ -24,6 +24,7 @@ import org.apache.flink.client.cli.GenericCLI;
 import org.apache.flink.client.program.PackagedProgram;
 import org.apache.flink.client.program.ProgramInvocationException;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.core.execution.DefaultExecutorServiceLoader;
 import org.apache.flink.core.execution.JobClient;
@@ -41,6 +42,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.rpc.RpcService;
 import org.apache.flink.runtime.rpc.RpcSystem;
 import org.apache.flink.util.Reference;
 
@@ -147,6 +149,36 @@ public final class FlinkletLauncher extends CliFrontend {
         }
     }
 
+    /** The first argument of a standby JVM (flinklet.recovery.standby-jvm), in place of the CLI's: it runs no job
+     * until flinklet sends one (`run ...` on standard input), its optional second argument a directory of its own for
+     * the RPC system's jar. */
+    static final String STANDBY = "--standby";
+
+    /** What a standby JVM does ahead of its job, none of it bound to a port or to the job's configuration (which is
+     * read at `run`): the RPC system loaded (Pekko, in a class loader of its own: more than a second of a first
+     * MiniCluster's start), its jar extracted into tmpDir (the JVM's own directory, which the scratch rotation of a
+     * launch does not touch), and a local actor system started and closed once. Without tmpDir nothing is warmed. */
+    private static void warmUp(String tmpDir) {
+        if (tmpDir == null) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        try {
+            Configuration conf = new Configuration();
+            conf.set(CoreOptions.TMP_DIRS, tmpDir);
+            RpcSystem system = rpcSystem(conf).deref();
+            long loaded = System.nanoTime();
+            /* a local RPC service (an actor system without remoting: no port) started and closed: its classes
+             * loaded and initialized, which a MiniCluster's start spends about a second on in a new JVM */
+            RpcService service = system.localServiceBuilder(conf).createAndStart();
+            service.closeAsync().get(CLOSE_TIMEOUT_S, TimeUnit.SECONDS);
+            LOG.info("standby: the RPC system is loaded ({} ms) and a local RPC service was started and closed ({} ms)",
+                    (loaded - t0) / 1_000_000, (System.nanoTime() - loaded) / 1_000_000);
+        } catch (Throwable t) {
+            LOG.warn("standby: the RPC system could not be loaded ahead of the job; its MiniCluster loads it", t);
+        }
+    }
+
     /** The CLI's main(), with this class in place of CliFrontend and without the YARN command line; then, while
      * flinklet holds the JVM (LauncherControl), the next jobs it sends. */
     public static void main(String[] args) {
@@ -154,6 +186,20 @@ public final class FlinkletLauncher extends CliFrontend {
         try {
             EnvironmentInformation.logEnvironmentInfo(ENVIRONMENT, "flinklet launcher", args);
             LauncherControl control = LauncherControl.start(System.in);
+            if (args.length > 0 && args[0].equals(STANDBY)) {
+                /* a standby JVM (issue 38, item 4): no job yet; flinklet hands it a crashed JVM's restore */
+                warmUp(args.length > 1 ? args[1] : null);
+                LauncherControl.say("standby: no job; waiting for one");
+                String[] first = control.awaitFirst();
+                if (first == null) {
+                    LOG.info("the standby JVM is let go without a job: it exits");
+                    code = 0;
+                    return;
+                }
+                LauncherControl.say("submitting the job to this standby JVM");
+                LOG.info("flinklet submits the job to this standby JVM: {}", String.join(" ", first));
+                args = first;
+            }
             code = runOnce(args);
             while (code == 0 && control.holding()) {
                 closeCluster();

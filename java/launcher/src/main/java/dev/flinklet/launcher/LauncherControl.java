@@ -78,6 +78,14 @@ final class LauncherControl {
         next.offer(RELEASE);
     }
 
+    /** A standby JVM's first job: its arguments, or null once released or at the end of the channel (flinklet is
+     * gone). No timeout: a standby waits as long as flinklet keeps it. */
+    String[] awaitFirst() throws InterruptedException {
+        String[] args = next.take();
+        hold = false;
+        return args.length == 0 ? null : args;
+    }
+
     /** Whether flinklet asked to keep the JVM when the job ends. */
     boolean holding() {
         return hold;
