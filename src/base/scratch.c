@@ -95,6 +95,11 @@ void scratch_set_aside(const char *dir, struct strv *out)
 	dir_entries(dir, ".old-", NULL, out);
 }
 
+void scratch_standby_dirs(const char *dir, struct strv *out)
+{
+	dir_entries(dir, SCRATCH_STANDBY_PREFIX, NULL, out);
+}
+
 pid_t scratch_remove(const struct strv *paths)
 {
 	return rm_rf_child(paths);

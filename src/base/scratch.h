@@ -25,6 +25,10 @@ int scratch_rotate(const char *dir, unsigned n, char **old);
 /* The directories set aside in dir by earlier launches and not yet removed (.old-* entries), appended to out as
  * paths. */
 void scratch_set_aside(const char *dir, struct strv *out);
+/* The name a standby JVM's own directory in the scratch starts with (src/supervisor/sup_standby.c), and those in dir
+ * (what earlier flinklets' standby JVMs left, at a start), appended to out as paths. */
+#define SCRATCH_STANDBY_PREFIX ".standby-"
+void scratch_standby_dirs(const char *dir, struct strv *out);
 /* Removes the trees (rm -rf) in a child process; returns its pid (reaped by the supervisor's reaper), or -errno.
  * Nothing to remove: 0. The child dies with the supervisor; what it did not finish stays set aside until the next
  * start. */

@@ -42,6 +42,10 @@ const struct option_def flinklet_options[] = {
     {"flinklet.upgrade.keep-jvm", OPT_BOOL, "true", 0, 0, NULL,
      "true: an upgrade that changes only the job (its jar, entry class, arguments, parallelism, job-level options) "
      "submits the new job to the running JVM after the stop-with-savepoint; false: every upgrade starts a new JVM."},
+    {"flinklet.recovery.standby-jvm", OPT_BOOL, "false", 0, 0, NULL,
+     "true: once the job is RUNNING, a second JVM is started and waits idle (no job, no port; its memory is the "
+     "cost: an idle JVM's resident set, about 180 MiB measured); when the job's JVM dies, the restart runs the job "
+     "in it instead of starting a JVM (docs/operations.md, \"The standby JVM\")."},
     {"flinklet.startup.timeout", OPT_DURATION, "3 min", 0, 0, NULL,
      "How long the JVM may take from launch until the job is RUNNING with every task running."},
     {"flinklet.leftovers.cleanup", OPT_BOOL, "true", 0, 0, NULL,

@@ -296,6 +296,21 @@ void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct s
 		strv_push(argv, s->job.args.v[i]);
 }
 
+void flinkconf_build_standby_argv(const struct spec *s, const struct launch *l, const char *dir, struct strv *argv)
+{
+	struct strv full = {0};
+	flinkconf_build_argv(s, l, &full);
+	for (size_t i = 0; i < full.n; i++) {
+		strv_push(argv, full.v[i]);
+		if (!strcmp(full.v[i], FLINKCONF_LAUNCHER_CLASS))
+			break;
+	}
+	strv_free(&full);
+	strv_push(argv, FLINKCONF_STANDBY_ARG);
+	if (dir)
+		strv_push(argv, dir);
+}
+
 char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const struct launch *l, const char *until)
 {
 	char *yaml = flinkconf_render_config(conf, l);

@@ -56,6 +56,11 @@ char *flinkconf_render_log4j(const struct spec *s);
  * files (rest.*, web.*, the bind hosts, metrics reporters, io.tmp.dirs), then the rest as it is. */
 void flinkconf_job_digest(const char *fingerprint, char hex[65]);
 void flinkconf_build_argv(const struct spec *s, const struct launch *l, struct strv *argv);
+/* A standby JVM's command line (flinklet.recovery.standby-jvm): the launch's, up to and with the launcher's main
+ * class (l->launcher must be set), then FLINKCONF_STANDBY_ARG and dir (NULL: none), where the launcher loads the RPC
+ * system's jar ahead of its job. It runs no job until it is sent one on its standard input (`run ...`). */
+#define FLINKCONF_STANDBY_ARG "--standby"
+void flinkconf_build_standby_argv(const struct spec *s, const struct launch *l, const char *dir, struct strv *argv);
 /* What a launch is, as text to compare: Flink's configuration rendered from conf (s itself, or s less some keys),
  * the log configuration and the command line of s, the latter up to and with the argument until (NULL: all). */
 char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const struct launch *l, const char *until);

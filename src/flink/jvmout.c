@@ -104,6 +104,12 @@ static int on_readable(sd_event_source *src, int fd, uint32_t revents, void *use
 	return 0;
 }
 
+void jvmout_set_line_fn(struct jvmout *o, jvmout_line_fn fn, void *userdata)
+{
+	o->fn = fn;
+	o->userdata = userdata;
+}
+
 struct jvmout *jvmout_new(sd_event *event, int out_fd, int err_fd, jvmout_line_fn fn, void *userdata)
 {
 	struct jvmout *o = xcalloc(1, sizeof(*o));

@@ -21,6 +21,8 @@ typedef void (*jvmout_line_fn)(void *userdata, const char *line);
  * (the descriptors are closed then). */
 struct jvmout *jvmout_new(sd_event *event, int out_fd, int err_fd, jvmout_line_fn fn, void *userdata);
 
+/* The callback of the lines from now on (a standby JVM's output, once it runs the job). */
+void jvmout_set_line_fn(struct jvmout *o, jvmout_line_fn fn, void *userdata);
 /* Reads what the pipes hold now without waiting (before the JVM's exit is handled, so that its last words
  * are seen first). */
 void jvmout_drain(struct jvmout *o);

@@ -414,6 +414,7 @@ static const struct status_field fields[] = {
     {ROW("restoredFrom.location", F_STRING, restored_location, "sup_launch.c")},
     {ROW("restoredFrom.id", F_I64, restored_id, "sup_launch.c"), I64_OR_NULL},
     {ROW("jvm.pid", F_INT, jvm_pid, "sup_launch.c"), INT_ANY},
+    {ROW("jvm.standbyPid", F_INT, standby_pid, "sup_standby.c"), INT_ANY},
     /* every JVM start on the volume, an earlier flinklet's first too (this one's launch adds to them) */
     {ROW("jvm.starts", F_INT, jvm_starts, "sup_launch.c"), INT_ANY, .parse = parse_starts, KEPT},
     {.path = "jvm.restarts", .kind = F_DERIVED, .render = render_restarts},

@@ -128,6 +128,7 @@ struct status {
 	char *restored_location;
 	int64_t restored_id; /* the checkpoint id in its _metadata; -1: none or unknown */
 	pid_t jvm_pid;
+	pid_t standby_pid; /* the standby JVM (flinklet.recovery.standby-jvm); 0: none */
 	/* JVM starts on this volume, by every flinklet that ran on it: counted with a launch's intent, so on the volume
 	 * before the JVM runs (a launch called off, or one whose JVM could not be executed, is taken back). The
 	 * restarts are the starts after the first (status_jvm_restarts). */

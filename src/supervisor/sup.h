@@ -23,6 +23,7 @@
 #include "sup_scratch.h"
 #include "sup_setup.h"
 #include "sup_snapshot.h"
+#include "sup_standby.h"
 #include "sup_stop.h"
 #include "sup_sweep.h"
 

@@ -21,6 +21,7 @@
 #include "jvm.h"
 #include "store.h"
 #include "sup_cds.h"
+#include "sup_standby.h"
 
 #define CDS_MAX_DUMPS 3          /* dumps one supervisor starts at most (each pauses the job) */
 #define CDS_DUMP_TIMEOUT_SEC 600 /* the longest wait for the JVM's answer to a dump */
@@ -135,6 +136,18 @@ void sup_cds_prepare(struct supervisor *s, struct launch *l)
 		reject(s, path, bad);
 	free(path);
 	s->cds.record = l->cds_record = c == CDS_RECORD;
+}
+
+void sup_cds_standby(struct supervisor *s, struct launch *l, const char *archive)
+{
+	free(s->cds.archive);
+	s->cds.archive = archive ? xstrdup(archive) : NULL;
+	free(s->cds.warning);
+	s->cds.warning = NULL;
+	s->cds.record = s->cds.init_error = s->cds.ran = false;
+	s->cds.dump_timer = sup_disarm(s->cds.dump_timer);
+	l->cds_archive = s->cds.archive;
+	l->cds_record = false;
 }
 
 void sup_cds_line(struct supervisor *s, const char *line)
@@ -295,6 +308,7 @@ static void install_done(void *arg)
 		    "Flink jars start from it%s",
 		    in->final, (double)in->size / (1 << 20), in->secs,
 		    in->removed > 0 ? " (older archives removed)" : "");
+		sup_standby_archived(s);
 	}
 	free(in->tmp);
 	free(in->final);

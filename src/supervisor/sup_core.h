@@ -79,6 +79,8 @@ struct sup_launch {
 		/* memory tuning's settings for it (tuned: src/supervisor/sup_memtune.c gave some) */
 		bool tuned;
 		struct membudget_tuning memory;
+		/* the standby JVM takes it (sup_standby.c) rather than a spawn */
+		bool standby;
 	} spawn;
 
 	/* the job's jar, and its download when it is remote */
@@ -108,6 +110,27 @@ struct sup_keepjvm {
 	int control_fd;
 	bool hold, idle;
 	char *fingerprint;
+};
+
+/* standby (sup_standby.c): flinklet.recovery.standby-jvm (issue 38, item 4): a second launcher JVM started once the
+ * job is RUNNING, with no job and no port, which takes a dead JVM's restore instead of a spawn. Its pid (0: none),
+ * its control channel (the launcher's standard input), its output, what it was started with (the fingerprint of
+ * sup_keepjvm_fingerprint, its memory and class-data-sharing archive), its own directory in the scratch (the RPC
+ * system's jar it loads ahead), whether its launcher said it waits; the JVM that was a standby and now runs the job
+ * (its directory goes when it exits); the timer of the next standby, and how many died in a row (its backoff). */
+struct sup_standby {
+	pid_t pid;
+	int control_fd;
+	struct jvmout *out;
+	char *fingerprint, *archive, *dir;
+	bool tuned;
+	struct membudget_tuning memory;
+	bool ready;
+	usec_t started_at;
+	pid_t job_pid;
+	char *job_dir;
+	unsigned n, failures;
+	sd_event_source *timer;
 };
 
 /* fetch (sup_fetch.c): the downloads of a remote jar (s->launch.jar) and a remote SQL script (s->launch.sql), one
@@ -475,6 +498,7 @@ struct supervisor {
 	struct sup_launch launch;
 	struct sup_scratch scratch;
 	struct sup_keepjvm keepjvm;
+	struct sup_standby standby;
 	struct sup_fetch fetch;
 	struct sup_restore restore;
 	struct sup_poll poll;

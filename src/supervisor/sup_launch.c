@@ -22,6 +22,7 @@
 #include "preflight.h"
 #include "sup_autoscaler.h"
 #include "sup_cds.h"
+#include "sup_crashlogs.h"
 #include "sup_fetch.h"
 #include "sup_flinkmetrics.h"
 #include "sup_keepjvm.h"
@@ -30,6 +31,7 @@
 #include "sup_poll.h"
 #include "sup_restore.h"
 #include "sup_scratch.h"
+#include "sup_standby.h"
 #include "sup_sweep.h"
 
 extern char **environ;
@@ -319,9 +321,22 @@ static int launch_jvm(struct supervisor *s)
 	/* a JVM idle between two jobs takes this one (sup_launch_spawn): the JVM, its class-data-sharing archive,
 	 * its memory and its scratch stay as they are */
 	bool resubmit = sup_keepjvm_idle(s);
+	s->launch.spawn.standby = false;
 	if (!resubmit) {
-		sup_cds_prepare(s, &l);
+		/* a standby JVM takes it when it was started as this launch's JVM would be (sup_standby.c): it brings
+		 * its own class-data-sharing archive */
+		bool standby = sup_standby_running(s);
+		if (!standby)
+			sup_cds_prepare(s, &l);
 		s->launch.spawn.tuned = sup_memtune_for_launch(s, &s->launch.spawn.memory);
+		if (standby) {
+			standby = sup_standby_fits(s, s->launch.spawn.tuned, &s->launch.spawn.memory);
+			if (standby)
+				sup_cds_standby(s, &l, sup_standby_archive(s));
+			else
+				sup_cds_prepare(s, &l);
+		}
+		s->launch.spawn.standby = standby;
 	}
 	l.metrics_port = sup_flinkmetrics_launch_port(s, s->spec);
 	/* the autoscaler's parallelism in force: the job is restored at it, with no rescale after the start */
@@ -406,6 +421,43 @@ static int resubmit(struct supervisor *s, const struct launch *l)
 	return 0;
 }
 
+/* The pending launch's job goes to the standby JVM (sup_standby.c) instead of a spawn: it becomes the job's JVM. False:
+ * there is none any more (a spawn, then). A standby that cannot take it is killed (its exit is a failed start). */
+static bool take_standby(struct supervisor *s, const struct launch *l)
+{
+	pid_t pid;
+	int in_fd;
+	struct jvmout *out;
+	if (!l->launcher || !sup_standby_take(s, &pid, &in_fd, &out))
+		return false;
+	if (!s->launch.spawn.counted)
+		count_start(s, true);
+	s->launch.spawn.counted = false; /* a JVM runs the job: counted for good */
+	s->launch.spawn.initial = false;
+	jvmout_free(s->launch.jvm_out);
+	jvmout_set_line_fn(out, on_jvm_line, s);
+	s->launch.jvm_out = out;
+	sup_keepjvm_spawned(s, in_fd);
+	s->launch.jvm_pid = pid;
+	s->status.jvm_pid = pid;
+	int r = sup_keepjvm_submit(s, l);
+	job_started(s);
+	if (r < 0) {
+		log_warn("unable to submit job %s to the standby JVM (pid %d): %s; it is stopped, and a new JVM starts "
+		         "the job",
+		         s->job_id, (int)pid, strerror(-r));
+		sup_launch_kill(s);
+	} else {
+		sup_event(
+		    s, "JvmStandbyTaken",
+		    "submitted job %s to the standby JVM (pid %d), started ahead of need: it is the job's JVM now "
+		    "(no JVM start), REST on port %d",
+		    s->job_id, (int)pid, s->status.rest_port);
+	}
+	sup_write_status(s);
+	return true;
+}
+
 int sup_launch_spawn(struct supervisor *s)
 {
 	/* (an EV_LAUNCH_DURABLE that waited in the dispatch's queue while a stop called its launch off and a new one
@@ -442,6 +494,8 @@ int sup_launch_spawn(struct supervisor *s)
 	sql_launch(s, &l);
 	if (sup_keepjvm_idle(s))
 		return resubmit(s, &l);
+	if (s->launch.spawn.standby && take_standby(s, &l))
+		return 0;
 	if (!s->launch.spawn.counted)
 		count_start(s, true); /* a job meant for a JVM that was idle, which has exited since */
 	char *crash_dir = path_join(s->state_dir, CRASHLOGS_DIR); /* made with the launch files */
@@ -666,58 +720,6 @@ void sup_launch_kill(struct supervisor *s)
 	}
 }
 
-/* After each JVM: its fatal-error log, if it left one, is said, and only the newest crashes' logs stay (on the
- * worker: a directory scan and unlinks on the volume). */
-struct crash_prune {
-	struct supervisor *s;
-	char *dir, *state_dir;
-	unsigned keep;
-	pid_t pid;
-	int exit_signal;
-	struct crashlogs_pruned p;
-};
-
-static void crash_prune_run(void *arg)
-{
-	struct crash_prune *c = arg;
-	crashlogs_prune(c->dir, c->state_dir, c->keep, c->pid, &c->p);
-}
-
-static void crash_prune_done(void *arg)
-{
-	struct crash_prune *c = arg;
-	if (c->p.log)
-		sup_warning(c->s, "JvmCrashLog", "the JVM (pid %d%s%s) left its fatal-error log: %s", (int)c->pid,
-		            c->exit_signal >= 0 ? ", signal " : "",
-		            c->exit_signal >= 0 ? strsignal(c->exit_signal) : "", c->p.log);
-	if (c->p.removed)
-		log_info("removed %u fatal-error log file(s) of older JVM crashes (flinklet.jvm.crash-logs: %u kept)",
-		         c->p.removed, c->keep);
-	if (c->p.r < 0)
-		log_warn("the JVM's fatal-error logs in %s: %s", c->dir, strerror(-c->p.r));
-	if (c->p.skipped)
-		log_warn("%s %s: flinklet removes no fatal-error logs there (flinklet.jvm.crash-logs does not apply)",
-		         c->dir, c->p.skipped);
-	free(c->p.log);
-	free(c->dir);
-	free(c->state_dir);
-	free(c);
-}
-
-static void prune_crash_logs(struct supervisor *s, const struct reaped *r)
-{
-	if (!s->state_dir)
-		return;
-	struct crash_prune *c = xcalloc(1, sizeof(*c));
-	c->s = s;
-	c->dir = path_join(s->state_dir, CRASHLOGS_DIR);
-	c->state_dir = xstrdup(s->state_dir); /* where JVMs wrote them before (their working directory) */
-	c->keep = (unsigned)spec_int(s->spec, "flinklet.jvm.crash-logs");
-	c->pid = r->pid;
-	c->exit_signal = r->exit_signal;
-	worker_submit(s->worker, crash_prune_run, crash_prune_done, c);
-}
-
 void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 {
 	/* its last words first (they may be the evidence about the restore point), then what is left of its
@@ -725,7 +727,7 @@ void sup_launch_jvm_exited(struct supervisor *s, const struct reaped *r)
 	jvmout_drain(s->launch.jvm_out);
 	jvm_kill_group(r->pid);
 	sup_cds_jvm_exited(s, r);
-	prune_crash_logs(s, r);
+	sup_crashlogs_jvm_exited(s, r);
 	free(s->launch.start_cause);
 	free(s->launch.exit_cause);
 	s->launch.exit_cause = jvmout_cause(s->launch.jvm_out, SUP_CAUSE_MAX);

@@ -120,10 +120,11 @@ void sup_scratch_setup(struct supervisor *s)
 	free(err);
 	free(def);
 	s->scratch.tmp_dir = path_join(s->scratch.dir, "jvm");
-	/* what earlier supervisors left: their JVMs' scratch directories, and <state dir>/tmp of the versions that kept
-	 * it on the volume */
+	/* what earlier supervisors left: their JVMs' scratch directories (and their standby JVMs'), and <state dir>/tmp
+	 * of the versions that kept it on the volume */
 	struct strv old = {0};
 	scratch_set_aside(s->scratch.dir, &old);
+	scratch_standby_dirs(s->scratch.dir, &old);
 	char *legacy = path_join(s->state_dir, "tmp");
 	if (strcmp(legacy, s->scratch.dir) && access(legacy, F_OK) == 0)
 		strv_push(&old, legacy);

@@ -338,6 +338,7 @@ static void dispatch_one(struct supervisor *s, enum sup_event ev)
 		internal_error(what, ev, s);
 	}
 	s->state = next;
+	sup_standby_state(s, before, next);
 	/* a finished job stays STABLE/FINISHED in the record after the supervisor stops */
 	if (!(next == SUP_STOPPED && before == SUP_FINISHED))
 		sup_set_lifecycle(s, sup_lifecycle(s));
@@ -410,7 +411,8 @@ void sup_raise(struct supervisor *s, enum sup_event ev)
 static void on_child(const struct reaped *r, void *userdata)
 {
 	struct supervisor *s = userdata;
-	if (sup_cds_reaped(s, r) || sup_dispose_reaped(s, r) || sup_sweep_reaped(s, r) || sup_autoscaler_reaped(s, r))
+	if (sup_cds_reaped(s, r) || sup_dispose_reaped(s, r) || sup_sweep_reaped(s, r) || sup_autoscaler_reaped(s, r) ||
+	    sup_standby_reaped(s, r))
 		return;
 	if (r->pid != s->launch.jvm_pid) {
 		log_debug("reaped orphan process %d", (int)r->pid);
@@ -586,6 +588,7 @@ void sup_free(struct supervisor *s)
 	rest_free(s->rest);
 	sup_launch_stop(s);
 	sup_keepjvm_free(s);
+	sup_standby_free(s);
 	sup_reload_free(s);
 	sup_snapshot_free(s);
 	sup_dispose_free(s);
@@ -631,6 +634,7 @@ int supervisor_run(struct spec *spec, const struct run_options *opts)
 	                       .dir_lock_fd = {-1, -1},
 	                       .reload.inotify_fd = -1,
 	                       .keepjvm.control_fd = -1,
+	                       .standby.control_fd = -1,
 	                       .state = SUP_INITIAL};
 	status_init(&s.status);
 	const char *level = spec_get(spec, "flinklet.log.level");

@@ -80,6 +80,7 @@ int sup_fixture_init(struct supervisor *s, const struct sup_fixture *f)
 	s->spec = s->launched = spec;
 	s->opts = &run_opts;
 	s->lock_fd = s->reload.inotify_fd = -1;
+	s->standby.control_fd = -1;
 	s->state_dir = dir;
 	s->conf_dir = path_join(dir, "conf");
 	s->scratch.tmp_dir = path_join(dir, "tmp");
