@@ -400,29 +400,36 @@ static void job_started(struct supervisor *s)
 	s->launch.backend = spec_state_backend(s->spec);
 }
 
-/* The pending launch's job goes to the JVM idle between two jobs (a job-only upgrade: sup_keepjvm.c) instead of a
- * spawn; a JVM that cannot take it is killed (its exit is a failed start: a new JVM starts the job). */
-static int resubmit(struct supervisor *s, const struct launch *l)
+/* The launch's job to the JVM's launcher, which waits for one (sup_keepjvm_submit), instead of a spawn: its startup
+ * timeout and poll start; a JVM that cannot take it is killed (its exit is a failed start: a new JVM starts the
+ * job). True: submitted. */
+static bool submit(struct supervisor *s, const struct launch *l, const char *which)
 {
 	int r = sup_keepjvm_submit(s, l);
 	if (r < 0) {
-		log_warn("unable to submit job %s to the JVM (pid %d): %s; it is stopped, and a new JVM starts the job",
-		         s->job_id, (int)s->launch.jvm_pid, strerror(-r));
+		log_warn("unable to submit job %s to %s (pid %d): %s; it is stopped, and a new JVM starts the job",
+		         s->job_id, which, (int)s->launch.jvm_pid, strerror(-r));
 		sup_launch_kill(s);
 	}
 	job_started(s);
-	if (r == 0)
+	return r == 0;
+}
+
+/* The pending launch's job goes to the JVM idle between two jobs (a job-only upgrade: sup_keepjvm.c). */
+static int resubmit(struct supervisor *s, const struct launch *l)
+{
+	if (submit(s, l, "the JVM"))
 		sup_event(
 		    s, "JobResubmitted",
-		    "submitted job %s to the running MiniCluster JVM (pid %d): the upgrade changed the job alone, "
-		    "the JVM stayed (no new JVM start)",
+		    "submitted job %s to the running MiniCluster JVM (pid %d): the upgrade changed the job alone, the "
+		    "JVM stayed (no new JVM start)",
 		    s->job_id, (int)s->launch.jvm_pid);
 	sup_write_status(s);
 	return 0;
 }
 
-/* The pending launch's job goes to the standby JVM (sup_standby.c) instead of a spawn: it becomes the job's JVM. False:
- * there is none any more (a spawn, then). A standby that cannot take it is killed (its exit is a failed start). */
+/* The pending launch's job goes to the standby JVM (sup_standby.c), which becomes the job's JVM. False: there is none
+ * any more (a spawn, then). */
 static bool take_standby(struct supervisor *s, const struct launch *l)
 {
 	pid_t pid;
@@ -440,20 +447,12 @@ static bool take_standby(struct supervisor *s, const struct launch *l)
 	sup_keepjvm_spawned(s, in_fd);
 	s->launch.jvm_pid = pid;
 	s->status.jvm_pid = pid;
-	int r = sup_keepjvm_submit(s, l);
-	job_started(s);
-	if (r < 0) {
-		log_warn("unable to submit job %s to the standby JVM (pid %d): %s; it is stopped, and a new JVM starts "
-		         "the job",
-		         s->job_id, (int)pid, strerror(-r));
-		sup_launch_kill(s);
-	} else {
+	if (submit(s, l, "the standby JVM"))
 		sup_event(
 		    s, "JvmStandbyTaken",
-		    "submitted job %s to the standby JVM (pid %d), started ahead of need: it is the job's JVM now "
-		    "(no JVM start), REST on port %d",
+		    "submitted job %s to the standby JVM (pid %d), started ahead of need: it is the job's JVM now (no "
+		    "JVM start), REST on port %d",
 		    s->job_id, (int)pid, s->status.rest_port);
-	}
 	sup_write_status(s);
 	return true;
 }
