@@ -21,6 +21,7 @@
 #include "sup_reload.h"
 #include "sup_restore.h"
 #include "sup_snapshot.h"
+#include "sup_standby.h"
 
 #define RELOAD_DEBOUNCE (300 * USEC_PER_MSEC)
 
@@ -249,6 +250,8 @@ void sup_reload(struct supervisor *s, const char *why)
 		free(s->reload.rejected_fingerprint);
 		s->reload.rejected_fingerprint = NULL;
 		sup_raise(s, EV_UPGRADE);
+	} else {
+		sup_standby_reloaded(s); /* applied in place: the standby option, or what the standby was made for */
 	}
 	sup_write_status(s);
 }

@@ -282,6 +282,20 @@ bool sup_standby_take(struct supervisor *s, pid_t *pid, int *control_fd, struct 
 	return true;
 }
 
+void sup_standby_reloaded(struct supervisor *s)
+{
+	if (s->standby.pid > 0) {
+		char *fp = sup_keepjvm_fingerprint(s, s->spec);
+		if (!option_on(s))
+			discard(s, "flinklet.recovery.standby-jvm is false");
+		else if (strcmp(fp, s->standby.fingerprint))
+			discard(s, "a reload changed the JVM's own settings: another is started as the spec says");
+		free(fp);
+	}
+	if (s->standby.pid <= 0 && !s->standby.timer && s->state == SUP_RUNNING)
+		schedule(s, 0);
+}
+
 void sup_standby_archived(struct supervisor *s)
 {
 	if (s->standby.pid > 0 && !s->standby.archive) {

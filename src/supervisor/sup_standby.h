@@ -21,6 +21,9 @@ const char *sup_standby_archive(const struct supervisor *s);
 /* The standby becomes the job's JVM: its pid, control channel and output are the caller's from now on; false: there
  * is none (it died meanwhile). */
 bool sup_standby_take(struct supervisor *s, pid_t *pid, int *control_fd, struct jvmout **out);
+/* A reload applied in place: a standby the spec turned off or no longer fits (sup_keepjvm_fingerprint) is discarded,
+ * and one is made (again) while the job is RUNNING and the option is on. */
+void sup_standby_reloaded(struct supervisor *s);
 /* A class-data-sharing archive was written: a standby started without one is made again from it. */
 void sup_standby_archived(struct supervisor *s);
 /* A child was reaped: true when it was the standby (another is made after a backoff). For the JVM that was a

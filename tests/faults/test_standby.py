@@ -7,6 +7,7 @@ FLINKLET_STRICT=1: a broken invariant aborts flinklet.
   checkpoint> ...`), whose pid becomes jvm.pid (JvmStandbyTaken, no JvmStarted), and a new standby follows.
 - A standby that exits at once, again and again: it is made again after 1, 2, 4 ... s (StandbyExited says the
   delay), never in a tight loop, and the job's JVM runs on untouched.
+- A reload that turns the option off discards the standby, one that turns it on makes one, both in place.
 - A SIGTERM: the standby is killed with the stop, and flinklet exits 0."""
 import base64
 import os
@@ -151,3 +152,33 @@ def test_a_standby_that_dies_at_once_is_made_again_after_a_growing_delay(server,
     assert sup.stop() == 0, sup.logs()[-3000:]
     wait_for(lambda: gone(sb), 10, "the standby gone with flinklet")
     assert named(sup, "StandbyDiscarded"), "the stop said nothing of the standby"
+
+
+def rewrite(sup, old, new):
+    text = sup.config.read_text()
+    assert old in text, (old, text)
+    tmp = sup.config.with_name(".flinklet.yaml.new")
+    tmp.write_text(text.replace(old, new))
+    os.replace(tmp, sup.config)
+
+
+def test_a_reload_turns_the_standby_off_and_on_in_place(server, supervisors, tmp_path):
+    sup = standby_supervisor(supervisors, server, tmp_path)
+    sup.start()
+    st = running(sup)
+    pid = st["jvm"]["pid"]
+    sb = standby_pid(sup)
+    t0 = now_ms()
+    rewrite(sup, '"flinklet.recovery.standby-jvm": "true"', '"flinklet.recovery.standby-jvm": "false"')
+    ev = wait_for(lambda: named(sup, "StandbyDiscarded", t0), 30, "StandbyDiscarded")[0]
+    assert str(sb) in ev["message"] and "flinklet.recovery.standby-jvm is false" in ev["message"], ev
+    wait_for(lambda: gone(sb), 10, "the standby gone")
+    assert sup.status()["jvm"]["standbyPid"] == 0
+    rewrite(sup, '"flinklet.recovery.standby-jvm": "false"', '"flinklet.recovery.standby-jvm": "true"')
+    sb2 = standby_pid(sup, not_pid=sb)
+    # in place: the job's JVM stayed through both
+    st = sup.status()
+    assert st["jvm"]["pid"] == pid and not named(sup, "JvmExited", t0) and not named(sup, "JvmStarted", t0)
+    end_once_reported(server, sup.stop_file)
+    assert sup.stop() == 0, sup.logs()[-3000:]
+    wait_for(lambda: gone(sb2), 10, "the standby gone with flinklet")
