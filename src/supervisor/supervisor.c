@@ -418,7 +418,10 @@ static void on_child(const struct reaped *r, void *userdata)
 		log_debug("reaped orphan process %d", (int)r->pid);
 		return;
 	}
-	/* a JVM that ran no job (idle between the two of a job-only upgrade) */
+	/* a JVM that ran no job (idle between the two of a job-only upgrade); its last words read first: a launcher
+	 * that said it is idle and died at once may have its exit seen before that line (which starts the upgraded
+	 * spec's launch, for a new JVM then) */
+	jvmout_drain(s->launch.jvm_out);
 	bool idle = s->keepjvm.idle;
 	sup_launch_jvm_exited(s, r);
 	s->status.last_exit_code = r->exit_code;
