@@ -141,8 +141,7 @@ static void make(struct supervisor *s)
 		return;
 	}
 	s->standby.n++;
-	char *dir =
-	    xasprintf("%s/" SCRATCH_STANDBY_PREFIX "%ld-%u", s->scratch.dir, (long)getpid(), s->standby.n);
+	char *dir = xasprintf("%s/" SCRATCH_STANDBY_PREFIX "%ld-%u", s->scratch.dir, (long)getpid(), s->standby.n);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		log_warn("unable to create %s: %s; the standby JVM loads nothing ahead of its job", dir,
 		         strerror(errno));

@@ -34,7 +34,7 @@ static void test_its_command_line_is_the_jobs_jvm_without_the_job(void **state)
 	assert_int_equal(sup_fixture_init(&s, &ON), 0);
 	struct launch l = {.job_id = s.job_id,
 	                   .conf_dir = s.conf_dir,
-	                   .tmp_dir = s.launch.tmp_dir,
+	                   .tmp_dir = s.scratch.tmp_dir,
 	                   .java = "java",
 	                   .restore_path = "file:///v/checkpoints/x/chk-3",
 	                   .launcher = true};
