@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "autoscaler.h"
+#include "as_internal.h"
 
 #define STEP_MS 10000
 #define CYCLES 92 /* 91 samples make the window full; the 92nd cycle is measured */

@@ -18,14 +18,14 @@ e2e: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) FLINKLET_KAFKA_LIBS=$(CURDIR)/$(KAFKA_LIB) \
 	FLINKLET_KAFKA_SQL_DIR=$(CURDIR)/$(KAFKA_SQL_DIR) python3 -m pytest -v --durations=20 $(E2E_FILES) $(E2E_ARGS)
 
-# check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses compiled (not run), and the
+# check-fast: the two-minute loop: the build, the unit tests, lint, the fuzz harnesses and the C benchmarks compiled (not run), and the
 # files of tests/e2e that start no JVM, and the static tests of tests/static (the tree's layout, from src/ and docs/)
 # (no Flink jars needed); nothing is installed. `make check` runs all of them too.
 NO_JVM_FILES = tests/static tests/e2e/test_manifests.py tests/e2e/test_plan_golden.py tests/e2e/test_plan_hook.py \
                tests/e2e/test_units.py tests/e2e/test_deployment_docs.py tests/e2e/test_image_build.py
 .PHONY: check-fast
 check-fast: all unit lint
-	@for f in $(FUZZ_SRCS); do $(CC) $(CFLAGS) -fsyntax-only -Itests/support $$f || exit 1; done
+	@for f in $(FUZZ_SRCS) $(wildcard bench/*.c); do $(CC) $(CFLAGS) -fsyntax-only -Itests/support $$f || exit 1; done
 	FLINKLET_NO_JVM=1 FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet python3 -m pytest -q -p no:cacheprovider $(NO_JVM_FILES)
 
 e2e-rest: $(BUILD)/flinklet flink-lib jobs kafka-lib kafka-sql-lib
@@ -80,6 +80,7 @@ check: export FLINKLET_NEVER_REWIND_MOMENTS ?= $(CHECK_NEVER_REWIND_MOMENTS)
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib kafka-sql-lib fuzz-build $(PARITY_JAR) \
+	  $(BUILD)/bench-bin/as_cycle $(BUILD)/bench-bin/promtext_parse \
 	  parity-116-harness $(QUARTZ_JAR) $(QUARTZ_DIR)/period_answers \
 	  $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 	@set -e; for v in $(MATRIX_VERSIONS); do $(MAKE) --no-print-directory flink-lib jobs FLINK_VERSION=$$v; done
