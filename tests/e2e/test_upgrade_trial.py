@@ -25,6 +25,7 @@ import time
 import yaml
 
 from conftest import check_output, restored, wait_for
+from sqlkit import committed_rows
 from testkit import norm
 
 
@@ -93,18 +94,10 @@ def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(
     assert theirs <= committed_seqs(f.output), sorted(theirs - committed_seqs(f.output))[:10]
 
 
-def committed_seqs(directory):
-    """The seqs of the StatefulCounter output committed under a directory (the FileSink's hidden in-progress and
-    pending files left out)."""
-    seqs = set()
-    for dirpath, dirnames, filenames in os.walk(directory):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if not name.startswith("."):
-                with open(os.path.join(dirpath, name)) as fh:
-                    seqs.update(int(line.split(",")[0]) for line in fh if line.strip())
-    return seqs
 
+def committed_seqs(directory):
+    """The seqs of the StatefulCounter output committed under a directory (its "seq,key,count" rows)."""
+    return {int(r[0]) for r in committed_rows(directory)}
 
 def test_an_upgrade_without_a_checkpoint_is_not_stable_until_it_checkpoints(flinklets, tmp_path):
     delay = tmp_path / "snapshot-delay"
