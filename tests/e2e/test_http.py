@@ -145,7 +145,7 @@ class NotifySocket:
 def test_sd_notify_ready_watchdog_and_stopping(tmp_path, flinklets):
     ns = NotifySocket(str(tmp_path / "notify.sock"))
     try:
-        f = flinklets()
+        f = flinklets(jar=str(jar))
         f.start(env={"NOTIFY_SOCKET": ns.path, "WATCHDOG_USEC": "1000000"})
         st = f.wait_stable()
         running_at = [e for e in f.events() if e["type"] == "JobRunning"][0]["timeMs"]
@@ -162,18 +162,17 @@ def test_sd_notify_ready_watchdog_and_stopping(tmp_path, flinklets):
         ns.close()
 
 
-def test_no_watchdog_while_waiting_for_an_unusable_jar(tmp_path, flinklets, monkeypatch):
+def test_no_watchdog_while_waiting_for_an_unusable_jar(tmp_path, flinklets):
     """A JVM that crashes and cannot be started again (its jar is no jar any more) leaves flinklet waiting for
     the jar (JarUnusable): the job is down, so systemd's watchdog must see it (docs/deployment.md, systemd: a
     crash loop ends in `failed`); pings come back once the jar does and the job runs."""
     jar = tmp_path / "usrlib" / "job.jar"
     jar.parent.mkdir()
     shutil.copy(conftest.JOBS_JAR, jar)
-    monkeypatch.setattr(conftest, "JOBS_JAR", str(jar))
     good = jar.read_bytes()
     ns = NotifySocket(str(tmp_path / "notify.sock"))
     try:
-        f = flinklets()
+        f = flinklets(jar=str(jar))
         f.start(env={"NOTIFY_SOCKET": ns.path, "WATCHDOG_USEC": "1000000"})
         f.wait_stable()
         wait_for(lambda: ns.has("WATCHDOG=1"), 10, "watchdog pings while healthy")

@@ -263,7 +263,7 @@ def _bind(sock, port, timeout=5):
             time.sleep(0.01)
 
 
-def test_job_jar_briefly_unreadable_keeps_the_newest_checkpoint(tmp_path, flinklets, monkeypatch):
+def test_job_jar_briefly_unreadable_keeps_the_newest_checkpoint(tmp_path, flinklets):
     """The job's jar is unreadable (chmod 000) while flinklet restarts the JVM after a crash, then readable
     again: the next RUNNING restores the newest checkpoint ("a jar missing for a moment ... says nothing about
     the snapshot"). As root, flinklet runs without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH so that mode 000
@@ -271,13 +271,12 @@ def test_job_jar_briefly_unreadable_keeps_the_newest_checkpoint(tmp_path, flinkl
     jar = tmp_path / "usrlib" / "job.jar"
     jar.parent.mkdir()
     shutil.copy(conftest.JOBS_JAR, jar)
-    monkeypatch.setattr(conftest, "JOBS_JAR", str(jar))
     wrapper = []
     if os.geteuid() == 0:
         if not shutil.which("setpriv"):
             pytest.skip("as root, util-linux setpriv is needed to make chmod 000 effective")
         wrapper = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
-    f = flinklets().start(wrapper=wrapper)
+    f = flinklets(jar=str(jar)).start(wrapper=wrapper)
     job_id = f.wait_stable()["jobStatus"]["jobId"]
     f.wait_checkpoint(3)
     t_kill = now_ms()

@@ -104,3 +104,17 @@ def test_parity_harnesses_share_their_common_code():
         with open(os.path.join(TESTS, "parity", harness)) as fh:
             own = set(re.findall(r"^    static [\w<>\[\], ]+? (\w+)\(", fh.read(), re.M))
         assert not own & shared, (harness, sorted(own & shared))
+
+
+def test_no_test_patches_what_conftest_only_re_exports():
+    """The runners read their defaults (JOBS_JAR, FLINK_HOME, BIN, ...) from testkit: a test that patched the name
+    conftest re-exports would change nothing and test the wrong jar. A test hands its runner what differs
+    (`flinklets(jar=...)`) instead."""
+    pattern = re.compile(r"setattr\(\s*conftest\s*,|\bconftest\.[A-Z][A-Z_]*\s*=[^=]")
+    found = []
+    for path in python_files("tests"):
+        if path == os.path.relpath(__file__, ROOT):
+            continue
+        with open(os.path.join(ROOT, path)) as fh:
+            found += [f"{path}:{n}" for n, line in enumerate(fh, 1) if pattern.search(line)]
+    assert not found, found
