@@ -104,5 +104,6 @@ py xdist pytest-xdist python3-pytest-xdist "make faults runs its tests four at a
 py prometheus_client prometheus_client python3-prometheus-client "the e2e tests parse /metrics with it"
 py yaml pyyaml python3-yaml "the e2e tests read the Kubernetes manifests with it"
 py jsonschema jsonschema python3-jsonschema "the export tests validate against the operator's CRD with it"
+py pyflakes pyflakes python3-pyflakes "make lint checks the Python of tests/, bench/ and scripts/ for undefined names with it"
 py kubernetes_validate kubernetes-validate python3-kubernetes-validate "the manifest tests validate conf/kubernetes against Kubernetes' schemas (strict, offline) with it"
 echo "deps: all present"

@@ -145,7 +145,7 @@ class NotifySocket:
 def test_sd_notify_ready_watchdog_and_stopping(tmp_path, flinklets):
     ns = NotifySocket(str(tmp_path / "notify.sock"))
     try:
-        f = flinklets(jar=str(jar))
+        f = flinklets()
         f.start(env={"NOTIFY_SOCKET": ns.path, "WATCHDOG_USEC": "1000000"})
         st = f.wait_stable()
         running_at = [e for e in f.events() if e["type"] == "JobRunning"][0]["timeMs"]

@@ -4,8 +4,8 @@ upgraded spec is stable only once it makes progress"), on the real MiniCluster.
 - An upgrade that is RUNNING and then fails on its first records (the test job's --fail-after: every Count subtask
   throws after 50 records, so Flink restarts the job inside the JVM again and again) is rolled back within the
   readiness window, to the last stable spec, from the upgrade's savepoint: Flink's own latest.restored is that
-  savepoint, and the stable spec's output stays exactly once (the rejected spec writes elsewhere; what it committed
-  is written again by the rolled-back job). The operator calls such a spec stable once it was seen RUNNING and
+  savepoint, and the stable spec's output stays exactly once (what the rejected spec committed, in its own part
+  files, is written again by the rolled-back job). The operator calls such a spec stable once it was seen RUNNING and
   never rolls it back.
 - One that completed a checkpoint before it failed: that checkpoint is the rejected spec's, and is never restored
   (RestorePointRejected, removed); the rollback restores the upgrade's savepoint all the same.
@@ -17,15 +17,17 @@ upgraded spec is stable only once it makes progress"), on the real MiniCluster.
   expire) is not STABLE while it runs: lifecycle DEPLOYED, the stable spec on the volume still the old one; with
   rollback off, its window ends in an UpgradeNotStable warning and the job runs on; its first checkpoint makes it
   STABLE (SpecStable) and the kept spec the new one."""
+import csv
 import json
 import os
+import re
+import shutil
 import signal
 import time
 
 import yaml
 
 from conftest import check_output, restored, wait_for
-from sqlkit import committed_rows
 from testkit import norm
 
 
@@ -43,7 +45,7 @@ def kept_args(path):
         return [str(a) for a in yaml.safe_load(fh)["spec"]["job"]["args"]]
 
 
-def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(flinklets):
+def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(flinklets, tmp_path):
     f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
                         "kubernetes.operator.deployment.readiness.timeout": "40 s"},
                   job={"parallelism": 1, "args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
@@ -51,14 +53,15 @@ def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(
     job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
     f.wait_checkpoint(2)
     good_args = list(f.job["args"])
-    # the rejected spec writes its output elsewhere: what it commits before flinklet stops it (a checkpoint of a
-    # restarted attempt may complete first) is its own; the stable spec's output must go on from the savepoint
-    # exactly once and without a gap (a gap would mean it restored a point of the rejected spec)
-    rejected_out = f.output + "-rejected"
-    bad_args = [rejected_out if a == f.output else a for a in good_args]
-    assert bad_args != good_args
+    # the rejected spec has the same output: Flink's FileSink restores its bucket, path and all, from the savepoint
+    # (a new --output would not move it). What it commits before flinklet stops it (a checkpoint of a restarted
+    # attempt may complete first) is in its own part files (each writer names them with its own id); without them
+    # the stable spec's output must go on from the savepoint exactly once and without a gap (a gap would mean it
+    # restored a point of the rejected spec)
+    first_writers = writers(f.output)
+    assert first_writers, "the stable spec committed no part file before the upgrade"
     t0 = now_ms()
-    f.write_config(job={"args": bad_args + ["--fail-after", "50"]})
+    f.write_config(job={"args": good_args + ["--fail-after", "50"]})
     sp = wait_for(lambda: named(f, "SavepointCompleted", t0), 60, "the upgrade's savepoint")[0]
     # the upgraded spec comes up (in the same JVM: a change of the job alone): RUNNING, but it is not STABLE (it
     # has made no progress)
@@ -84,20 +87,49 @@ def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(
     for e in rejected:
         assert "rejected spec" in e["message"]
     assert "RolledBack" in [e["type"] for e in named(f, "RolledBack", t0)]
-    # the stable spec, stopped, wrote its output exactly once
+    # the stable spec, stopped, wrote its output exactly once: the part files of its first run and of the rolled-back
+    # one (the writer of the newest record), without the rejected spec's
     f.signal(signal.SIGTERM)
     assert f.wait_exit(60) == 0
-    rc, summary = check_output(f.output)
+    by_writer = writers(f.output)
+    newest = max(by_writer, key=lambda w: max(max(committed_seqs(p), default=-1) for p in by_writer[w]))
+    stable_files = [p for w in set(first_writers) | {newest} for p in by_writer[w]]
+    theirs = {p for w in set(by_writer) - set(first_writers) - {newest} for p in by_writer[w]}
+    rc, summary = check_output(copied(stable_files, tmp_path / "stable-output"))
     assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
     # whatever the rejected spec committed, the rolled-back job wrote again (it went on from the savepoint)
-    theirs = committed_seqs(rejected_out)
-    assert theirs <= committed_seqs(f.output), sorted(theirs - committed_seqs(f.output))[:10]
+    theirs_seqs = set().union(*(committed_seqs(p) for p in theirs)) if theirs else set()
+    ours = set().union(*(committed_seqs(p) for p in stable_files))
+    assert theirs_seqs <= ours, sorted(theirs_seqs - ours)[:10]
 
 
 
-def committed_seqs(directory):
-    """The seqs of the StatefulCounter output committed under a directory (its "seq,key,count" rows)."""
-    return {int(r[0]) for r in committed_rows(directory)}
+def committed_seqs(path):
+    """The seqs of the StatefulCounter output in a committed part file (its "seq,key,count" rows)."""
+    with open(path, newline="") as fh:
+        return {int(r[0]) for r in csv.reader(fh) if r}
+
+
+PART = re.compile(r"^part-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-[0-9]+$")
+
+
+def writers(directory):
+    """The committed part files of a FileSink's output by the id of the writer that wrote them (each run of the job,
+    and each restart of a task inside it, has its own); in-progress and pending files are hidden ones."""
+    out = {}
+    for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        m = PART.match(name)
+        if m:
+            out.setdefault(m.group(1), []).append(os.path.join(directory, name))
+    return out
+
+
+def copied(paths, directory):
+    """The files, copied into a new directory (what check_output reads)."""
+    os.makedirs(directory)
+    for p in paths:
+        shutil.copy(p, directory)
+    return str(directory)
 
 def test_an_upgrade_without_a_checkpoint_is_not_stable_until_it_checkpoints(flinklets, tmp_path):
     delay = tmp_path / "snapshot-delay"
