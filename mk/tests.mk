@@ -74,9 +74,14 @@ lint:
 # `make check-times` refreshes tests/lanes.json from the last run's build/lanes/times.json.
 CHECK_LANES ?= 3
 CHECK_WHOLE  = static faults valgrind chaos fuzz-smoke parity quartz-parity restroutes
-# the random stops of test_never_rewind (20 moments when run alone): check takes 10 of them, nightly 40
-CHECK_NEVER_REWIND_MOMENTS ?= 10
+# the random stops of test_never_rewind (20 moments when run alone): check takes 6 of them, nightly 40; chaos's
+# random faults (20 rounds when run alone): check 14, nightly 100; the fuzzers' smoke run: 6 s a target
+CHECK_NEVER_REWIND_MOMENTS ?= 6
+CHECK_CHAOS_ROUNDS         ?= 14
+CHECK_FUZZ_SMOKE_SECONDS   ?= 6
 check: export FLINKLET_NEVER_REWIND_MOMENTS ?= $(CHECK_NEVER_REWIND_MOMENTS)
+check: export CHAOS_ROUNDS = $(CHECK_CHAOS_ROUNDS)
+check: export FUZZ_SMOKE_SECONDS = $(CHECK_FUZZ_SMOKE_SECONDS)
 check: deps
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib kafka-sql-lib fuzz-build $(PARITY_JAR) \

@@ -56,6 +56,7 @@ def test_parallelism_change_upgrades_through_a_savepoint_exactly_once(flinklets)
     assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
 
 
+@pytest.mark.single_version  # flinklet's suspend; a stop-with-savepoint restored on each version in test_recovery
 def test_suspend_and_resume_continue_the_state(flinklets):
     f = flinklets(job={"args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
     st = f.wait_stable()
@@ -121,6 +122,7 @@ def test_nonce_change_takes_exactly_one_savepoint_and_one_checkpoint(flinklets):
     assert st["jvm"]["pid"] == pid, "nonces and poll intervals need no restart"
 
 
+@pytest.mark.single_version  # flinklet's retention; a triggered savepoint on each version in the nonce test
 def test_periodic_savepoints_are_kept_to_the_history_limit(flinklets):
     f = flinklets(conf={"kubernetes.operator.periodic.savepoint.interval": "2 s",
                         "kubernetes.operator.savepoint.history.max.count": "2"}).start()

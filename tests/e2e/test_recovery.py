@@ -88,6 +88,7 @@ def test_kill9_of_flinklet_and_jvm_together_then_new_flinklet_resumes(flinklets)
     assert st2["jvm"]["restarts"] == 1 and st2["jvm"]["starts"] == 2, st2["jvm"]
 
 
+@pytest.mark.single_version  # flinklet's process group and parent-death signal
 def test_supervisor_killed_alone_takes_its_jvm_with_it(flinklets):
     f = flinklets().start()
     st = f.wait_stable()
@@ -131,6 +132,7 @@ def test_corrupt_newest_checkpoint_falls_back_to_previous(flinklets):
     assert norm(g.status()["restoredFrom"]["location"]).endswith(f"chk-{previous}")
 
 
+@pytest.mark.single_version  # flinklet's header check; each version's _metadata in the corrupt-newest test
 def test_bad_metadata_header_is_skipped_and_said(flinklets):
     f = flinklets(job={"upgradeMode": "last-state"}).start()
     job_id = f.wait_stable()["jobStatus"]["jobId"]
@@ -177,6 +179,7 @@ def test_exactly_once_output_survives_five_random_jvm_kills(flinklets):
     assert summary["records"] > 500, summary
 
 
+@pytest.mark.single_version  # flinklet's restart budget
 def test_crash_loop_ends_failed_with_exit_1(flinklets):
     f = flinklets(job={"args": ["--exit-at-start", "--output", "OUT"]},
                   conf={"flinklet.restart.backoff.initial": "100 ms", "flinklet.restart.max-attempts": "3"}).start()
@@ -210,6 +213,7 @@ def test_hung_jvm_is_detected_and_restarted(flinklets):
     assert restored(f, job_id)["is_savepoint"] is False
 
 
+@pytest.mark.single_version  # flinklet's record of FINISHED; each version's in test_finished_upgrade
 def test_finished_job_is_not_run_again(flinklets):
     f = flinklets(job={"args": ["--count", "200", "--rate", "400", "--output", "OUT"]}).start()
     st = wait_for(lambda: (f.status() or {}).get("jobStatus", {}).get("state") == "FINISHED" and f.status(), 120,
@@ -248,6 +252,7 @@ def test_stateless_stop_starts_empty_next_time(flinklets):
     assert "StatelessStart" in [e["type"] for e in g.events()]
 
 
+@pytest.mark.single_version  # flinklet's first-start rule; a savepoint restored on each version by the SIGTERM test
 def test_initial_savepoint_path_is_used_on_first_start_only(tmp_path, flinklets):
     # a savepoint from one deployment seeds a new one (how a job moves between volumes or clusters)
     src = flinklets()
@@ -277,6 +282,7 @@ def test_initial_savepoint_path_is_used_on_first_start_only(tmp_path, flinklets)
     assert st["restoredFrom"]["kind"] == "checkpoint"
 
 
+@pytest.mark.single_version  # flinklet's checks of a snapshot
 def test_every_kind_of_broken_snapshot_is_skipped_with_an_event(flinklets):
     """Issue 8, item 4: a truncated _metadata, an empty chk-N, a savepoint directory without _metadata and a
     recorded savepoint that vanished are each skipped with an event, and the restore uses the next good point."""
