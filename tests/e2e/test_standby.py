@@ -7,12 +7,26 @@ flinklet.recovery.standby-jvm: true.
   (Flink's own latest.restored), a new standby follows, and the output stays exactly once.
 - SIGTERM: flinklet exits 0 and no JVM of it is left, the standby neither.
 - A kill -9 of the standby alone: the job's JVM runs on, and another standby is made.
-- A reload that changes a JVM option: the standby is discarded, and the new JVM's standby has the new option."""
+- A reload that changes a JVM option: the standby is discarded, and the new JVM's standby has the new option.
+- What the hand-over may meet, none of which costs the newest checkpoint: 256 MiB of RocksDB state (the standby
+  restores all of it: Flink's first checkpoint after the restore holds it, and the counts go on), a Table API job
+  whose main() returns after submitting (the standby's launcher keeps it too), the REST port held by another process at the hand-over
+  (the standby's start fails on it, and a retry restores the same checkpoint), the job's jar unreadable at the
+  hand-over (flinklet waits for it or a start fails on it, and the job restores the same checkpoint once it is
+  back).
+- A SQL script job gets no standby, and flinklet says why."""
 import os
+import shutil
 import signal
+import socket
 import time
 
+import pytest
+
+import conftest
 from conftest import check_output, pid_alive, restored, wait_for, wait_restarted
+from sqlkit import config_text
+from testkit import norm
 
 STANDBY = {"flinklet.recovery.standby-jvm": "true"}
 CDS_OPTIONS = ("-XX:SharedArchiveFile=", "-XX:+RecordDynamicDumpInfo", "-Xlog:cds")
@@ -180,5 +194,189 @@ def test_a_jvm_option_change_discards_the_standby(flinklets):
     f.signal(signal.SIGTERM)
     assert f.wait_exit(60) == 0
     assert not pid_alive(second)
+    rc, summary = check_output(f.output)
+    assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
+
+
+def kill_and_note(f, job_id):
+    """kill -9 of the job's JVM; (its pid, the id of the newest complete checkpoint once it is gone)."""
+    pid = f.own_status()["jvm"]["pid"]
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not pid_alive(pid), 10, "the JVM gone")
+    return pid, newest_checkpoint_id(f, job_id)
+
+
+def assert_restored(f, job_id, newest):
+    r = restored(f, job_id)
+    assert r["is_savepoint"] is False and r["id"] == newest, (r, newest)
+    assert f"chk-{newest}" in norm(r["external_path"]), r
+    return r
+
+
+def assert_newest_kept(f, t0, newest):
+    """Nothing since t0 set the newest checkpoint aside (an incomplete newer one may be: the kill can cut one)."""
+    bad = [e for e in f.events() if e["timeMs"] >= t0 and e["type"].startswith("RestorePoint")
+           and f"chk-{newest}" in norm(e["message"])]
+    assert not bad, bad
+
+
+ROCKS = {"state.backend.type": "rocksdb", "execution.checkpointing.incremental": "true",
+         "execution.checkpointing.num-retained": "2"}
+KEYS = 256  # a MiB each: 256 MiB of RocksDB state
+
+
+def test_a_kill_with_256_mib_of_rocksdb_state_restores_all_of_it_in_the_standby(flinklets):
+    f = flinklets(conf={**STANDBY, **ROCKS},
+                  job={"args": ["--rate", "200", "--keys", str(KEYS), "--pad-bytes", str(1 << 20),
+                                "--output", "OUT"]}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    standby = standby_of(f)
+
+    def full():
+        c = f.rest(f"/jobs/{job_id}/checkpoints")["latest"]["completed"]
+        return c if c and c["state_size"] >= 0.9 * (KEYS << 20) else None
+    full_cp = wait_for(full, 180, f"a checkpoint of {KEYS} MiB")
+    f.wait_checkpoint(full_cp["id"] + 1)
+    t0 = now_ms()
+    pid, newest = kill_and_note(f, job_id)
+    st = wait_restarted(f, pid, timeout=180)
+    assert st["jvm"]["pid"] == standby and named(f, "JvmStandbyTaken", t0), "the standby did not take the job"
+    assert not named(f, "JvmStarted", t0)
+    r = assert_restored(f, job_id, newest)
+
+    # the whole state came back: Flink's first checkpoint after the restore holds it
+    def after():
+        for c in f.rest(f"/jobs/{job_id}/checkpoints")["history"]:
+            if c["id"] == r["id"] + 1 and c["status"] == "COMPLETED":
+                return c
+        return None
+    c = wait_for(after, 120, f"checkpoint {r['id'] + 1}")
+    assert c["state_size"] >= 0.9 * (KEYS << 20), c
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(120) == 0
+    rc, summary = check_output(f.output)
+    assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0 and summary["keys"] == KEYS, summary
+
+
+TABLE_SQL = """CREATE TABLE clicks (user_id INT, url STRING) WITH (
+  'connector' = 'datagen', 'rows-per-second' = '50', 'fields.user_id.min' = '1', 'fields.user_id.max' = '16');
+CREATE TABLE per_user (user_id INT, n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO per_user SELECT user_id, COUNT(*) FROM clicks GROUP BY user_id;
+"""
+
+
+def test_a_table_api_job_whose_main_returns_restores_in_the_standby(flinklets, tmp_path):
+    """A jar whose main() runs tableEnv.executeSql and returns (the operator's flink-sql-runner-example): the standby's
+    launcher runs that main() as the first JVM's did, and keeps the job after it returns."""
+    script = tmp_path / "per-user.sql"
+    script.write_text(TABLE_SQL)
+    f = flinklets(conf=STANDBY, entry_class="dev.flinklet.jobs.SqlRunner",
+                  job={"parallelism": 1, "args": [str(script)]}).start()
+    st = f.wait_stable()
+    job_id = st["jobStatus"]["jobId"]
+    standby = standby_of(f)
+    f.wait_checkpoint((st["jobStatus"]["checkpointInfo"].get("lastCheckpoint") or {}).get("id", 0) + 3)
+    t0 = now_ms()
+    pid, newest = kill_and_note(f, job_id)
+    st = wait_restarted(f, pid)
+    assert st["jvm"]["pid"] == standby and named(f, "JvmStandbyTaken", t0), "the standby did not take the job"
+    assert st["jobStatus"]["jobId"] == job_id
+    assert_restored(f, job_id, newest)
+    assert f.logs().count("main() returned; the JVM runs job") >= 2, "the standby's main() did not return"
+    # the job goes on in the standby past its main(): checkpoints in the same JVM
+    st = f.wait_checkpoint(newest + 3)
+    assert st["jvm"]["pid"] == standby and st["jobStatus"]["state"] == "RUNNING"
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
+
+
+def test_a_sql_script_job_gets_no_standby_and_says_why(flinklets):
+    """A SQL script's runner ends the JVM itself (docs/operations.md, "The standby JVM"): no standby, said once."""
+    f = flinklets(name="sql-clicks", conf=STANDBY)
+    f.write_config(raw=config_text(f, TABLE_SQL))
+    f.start()
+    f.wait_stable()
+    wait_for(lambda: "no standby JVM now: a SQL script or Python job starts in a JVM of its own" in f.logs(), 30,
+             "the reason for no standby")
+    time.sleep(3)
+    assert f.own_status()["jvm"]["standbyPid"] == 0
+    assert not named(f, "StandbyStarted")
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
+
+
+def _bind(sock, port, timeout=5):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            sock.bind(("0.0.0.0", port))
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def test_the_rest_port_held_at_the_hand_over_keeps_the_newest_checkpoint(flinklets):
+    """The standby binds Flink's REST port only when it is sent the job: held by another process then, its start
+    fails (operations.md, "When a start fails": a port held says nothing about the snapshot)."""
+    f = flinklets(conf=STANDBY).start()
+    job_id = f.wait_stable()["jobStatus"]["jobId"]
+    standby = standby_of(f)
+    f.wait_checkpoint(3)
+    t0 = now_ms()
+    pid, newest = kill_and_note(f, job_id)
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    _bind(holder, f.port)
+    holder.listen(1)
+    try:
+        # until the standby was handed the job and its start failed on the port (else nothing was tested)
+        wait_for(lambda: named(f, "JvmStandbyTaken", t0) and not pid_alive(standby), 90,
+                 "the standby's start to fail on the held port")
+    finally:
+        holder.close()
+    st = wait_restarted(f, pid, timeout=180)
+    assert st["jvm"]["pid"] != standby
+    assert_restored(f, job_id, newest)
+    retry = named(f, "RestoreRetry", t0)
+    assert retry and any("Address already in use" in e["message"] or "BindException" in e["message"]
+                         for e in retry), [e["message"] for e in retry]
+    assert_newest_kept(f, t0, newest)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
+    rc, summary = check_output(f.output)
+    assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
+
+
+def test_the_jar_unreadable_at_the_hand_over_keeps_the_newest_checkpoint(tmp_path, flinklets):
+    """As root, flinklet runs without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH so that mode 000 means what it says."""
+    jar = tmp_path / "usrlib" / "job.jar"
+    jar.parent.mkdir()
+    shutil.copy(conftest.JOBS_JAR, jar)
+    wrapper = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("as root, util-linux setpriv is needed to make chmod 000 effective")
+        wrapper = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+    f = flinklets(conf=STANDBY, jar=str(jar)).start(wrapper=wrapper)
+    job_id = f.wait_stable()["jobStatus"]["jobId"]
+    standby_of(f)
+    f.wait_checkpoint(3)
+    t0 = now_ms()
+    os.chmod(jar, 0)
+    try:
+        pid, newest = kill_and_note(f, job_id)
+        wait_for(lambda: named(f, "JarUnusable", t0) or named(f, "RestoreRetry", t0) or f.proc.poll() is not None,
+                 90, "flinklet to wait for the jar, or a start to fail on it")
+        assert f.proc.poll() is None, f.logs()[-3000:]
+    finally:
+        os.chmod(jar, 0o644)
+    wait_restarted(f, pid, timeout=180)
+    assert_restored(f, job_id, newest)
+    assert_newest_kept(f, t0, newest)
+    f.signal(signal.SIGTERM)
+    assert f.wait_exit(60) == 0
     rc, summary = check_output(f.output)
     assert rc == 0 and summary["duplicates"] == 0 and summary["gaps"] == 0, summary
