@@ -31,7 +31,8 @@ const struct option_def flinklet_options[] = {
      "Extra JVM options, split on white space, appended after the ones flinklet derives."},
     {"flinklet.jvm.class-data-sharing", OPT_ENUM, "auto", 0, 0, "auto,off",
      "auto: the JVM starts from a class-data-sharing archive of the classes an earlier JVM of the same JDK and "
-     "Flink jars loaded (made once, after the job first runs); off: never."},
+     "Flink jars loaded (made once, after the job first runs; not under 512m of spec.resources.memory); off: "
+     "never."},
     {"flinklet.jvm.class-data-sharing.archive-dir", OPT_PATH, NULL, 0, 0, NULL,
      "Where the class-data-sharing archive is kept (a cache). Default: <state dir>/cds."},
     {"flinklet.jvm.class-data-sharing.dump-delay", OPT_DURATION, "30 s", 0, 0, NULL,

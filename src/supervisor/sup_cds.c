@@ -25,6 +25,13 @@
 
 #define CDS_MAX_DUMPS 3          /* dumps one supervisor starts at most (each pauses the job) */
 #define CDS_DUMP_TIMEOUT_SEC 600 /* the longest wait for the JVM's answer to a dump */
+/* The smallest spec.resources.memory under which a JVM records for a dump: the dump builds the archive in the JVM's
+ * native memory and writes it through the page cache, both charged to the pod (Flink 2.2's archive is 56 MiB, so
+ * about 110 MiB beyond the job's own use), and at 256m that got the JVM OOM-killed 30 s into every run */
+#define CDS_MIN_DUMP_MEMORY (512ULL << 20)
+/* What a dump takes beyond the pod's resident memory at its start; one that lacks it is not asked for (at 512m the
+ * dump took the pod from 422 MiB on average to 516 MiB at its peak) */
+#define CDS_DUMP_ROOM (128ULL << 20)
 
 static bool said_before(struct supervisor *s, const char *subject)
 {
@@ -135,6 +142,16 @@ void sup_cds_prepare(struct supervisor *s, struct launch *l)
 	if (bad)
 		reject(s, path, bad);
 	free(path);
+	if (c == CDS_RECORD && s->spec->memory && s->spec->memory < CDS_MIN_DUMP_MEMORY) {
+		if (!said_before(s, "budget"))
+			log_info(
+			    "no class-data-sharing archive is made at spec.resources.memory %llu MiB: the dump takes "
+			    "about twice the archive's size (~110 MiB) beyond the job's own memory, which a budget "
+			    "under "
+			    "%llu MiB does not have; an archive made under a larger budget is used",
+			    (unsigned long long)(s->spec->memory >> 20), CDS_MIN_DUMP_MEMORY >> 20);
+		c = CDS_NONE;
+	}
 	s->cds.record = l->cds_record = c == CDS_RECORD;
 }
 
@@ -191,8 +208,28 @@ static void dump_tmp_cleared(struct supervisor *s, int r, void *arg)
 	          (int)s->launch.jvm_pid);
 }
 
+/* Whether the pod's budget has room for the dump now: its budget less what flinklet and the JVM hold resident. */
+static bool room_for_dump(struct supervisor *s)
+{
+	if (!s->spec->memory)
+		return true;
+	uint64_t used = cds_resident_bytes(getpid()) + cds_resident_bytes(s->launch.jvm_pid);
+	if (used + CDS_DUMP_ROOM <= s->spec->memory)
+		return true;
+	if (!said_before(s, "room"))
+		log_info(
+		    "no class-data-sharing dump now: flinklet and the JVM hold %llu MiB of spec.resources.memory %llu "
+		    "MiB, and the dump takes about %llu MiB more; an archive made under a larger budget is used",
+		    (unsigned long long)(used >> 20), (unsigned long long)(s->spec->memory >> 20), CDS_DUMP_ROOM >> 20);
+	return false;
+}
+
 static void start_dump(struct supervisor *s)
 {
+	if (!room_for_dump(s)) {
+		s->cds.record = false; /* this JVM's recording is not used */
+		return;
+	}
 	s->cds.dumps++;
 	free(s->cds.tmp);
 	s->cds.tmp = xasprintf("%s/.%sdump-%d.tmp", s->cds.dir, s->cds.prefix, (int)s->launch.jvm_pid);
