@@ -219,14 +219,19 @@ def plan_rows(d, name, doc, file):
     path = os.path.join(d, file)
     with open(path, "w") as f:
         json.dump(doc, f, indent=2 if name == LONG_RUNNING else None)
-    fn, text = callgrind_run([BIN, "autoscaler", "plan", "--input", path], path + ".cg.fn", toggle="autoscaler_plan")
+    # `flinklet autoscaler plan` goes through autoscaler_plan_hooked (autoscaler_plan is that without a hook)
+    fn, text = callgrind_run([BIN, "autoscaler", "plan", "--input", path], path + ".cg.fn",
+                             toggle="autoscaler_plan_hooked")
+    if fn == 0:
+        raise RuntimeError("callgrind counted no instruction in autoscaler_plan_hooked: is it still what "
+                           "`flinklet autoscaler plan` calls?")
     total, _ = callgrind_run([BIN, "autoscaler", "plan", "--input", path], path + ".cg.all")
     out = json.loads(text)
     moved = sum(1 for v in out["vertices"].values() if v["newParallelism"] != v["currentParallelism"])
     log(f"autoscaler: {name}: {fn:,} instructions in autoscaler_plan(), {total:,} in the process")
     return [row(f"plan: autoscaler_plan(), {name}",
                 f"{vs(fn, 'plan', name)}; {fn / n / N_SAMPLES:,.0f} per vertex-sample",
-                f"callgrind Ir, --toggle-collect=autoscaler_plan, {N_SAMPLES} samples, input "
+                f"callgrind Ir, --toggle-collect=autoscaler_plan_hooked, {N_SAMPLES} samples, input "
                 f"{os.path.relpath(path, ROOT)} ({os.path.getsize(path) / 1e6:.2f} MB); decision "
                 f"'{out['decision']}', {moved} vertices moved"),
             row(f"plan: the whole process, {name}", vs(total, "process", name),

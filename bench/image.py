@@ -113,7 +113,8 @@ def curl_rows(version):
     with tempfile.TemporaryDirectory() as d:
         log(f"building the image on the base of {ref} with a CURL=system flinklet (before)")
         before = build(old_script(ref, d), f"localhost/flinklet-bench-curl-before{SUFFIX}",
-                       f"localhost/flinklet:bench-curl-before{SUFFIX}", version, binary=system_curl_binary())
+                       f"localhost/flinklet:bench-curl-before{SUFFIX}", version, binary=system_curl_binary(),
+                       lib=old_lib())
     after_tag = f"localhost/flinklet:bench-after{SUFFIX}"
     after = int(sh([*PODMAN, "image", "inspect", "--format", "{{.Size}}", after_tag]).strip())
     libs = {}
@@ -140,9 +141,18 @@ def curl_rows(version):
     ]
 
 
-def build(script, name, tag, version, binary=BIN):
+def old_lib():
+    """The Flink jars for a base script of the past: the module jars (make flink-lib FLINK_RUNTIME=modules), the
+    layout every runtime had before the distribution's (issue 37), which those scripts check for."""
+    modules = os.path.join(FLINK_HOME + "-modules", "lib")
+    if not os.path.isdir(modules):
+        raise RuntimeError(f"no {modules}: run make flink-lib FLINK_RUNTIME=modules (make bench BENCH=image does)")
+    return modules
+
+
+def build(script, name, tag, version, binary=BIN, lib=None):
     env = {**os.environ, "PODMAN": shlex.join(PODMAN), "FLINK_VERSION": version,
-           "FLINK_LIB": os.path.join(FLINK_HOME, "lib"), "BASE_NAME": name, "VARIANT": ""}
+           "FLINK_LIB": lib or os.path.join(FLINK_HOME, "lib"), "BASE_NAME": name, "VARIANT": ""}
     base = sh(["bash", script], env=env, timeout=1800).strip().splitlines()[-1]
     with tempfile.TemporaryDirectory() as ctx:
         shutil.copy(binary, os.path.join(ctx, "flinklet"))
@@ -164,7 +174,7 @@ def run():
     with tempfile.TemporaryDirectory() as d:
         log(f"building the image on the base of {ref} (before)")
         before = build(old_script(ref, d), f"localhost/flinklet-bench-before{SUFFIX}",
-                       f"localhost/flinklet:bench-before{SUFFIX}", version)
+                       f"localhost/flinklet:bench-before{SUFFIX}", version, lib=old_lib())
     log("building the image on the current base (after)")
     after = build(os.path.join(ROOT, "scripts", "container-base.sh"), f"localhost/flinklet-base{SUFFIX}",
                   f"localhost/flinklet:bench-after{SUFFIX}", version)
@@ -173,7 +183,7 @@ def run():
     mb = 1e6
     rows = [
         row("image size before (Debian JRE, all jars)", f"{before / mb:.0f} MB",
-            f"podman image inspect .Size, base of {ref}"),
+            f"podman image inspect .Size, base of {ref} (with the module jars, the layout of its time)"),
         row("image size after (jlinked runtime, trimmed jars)", f"{after / mb:.0f} MB",
             "podman image inspect .Size, current base"),
         row("image size after / before", f"{after / before:.2f}", "ratio"),
