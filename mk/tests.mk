@@ -82,7 +82,11 @@ CHECK_FUZZ_SMOKE_SECONDS   ?= 6
 check: export FLINKLET_NEVER_REWIND_MOMENTS ?= $(CHECK_NEVER_REWIND_MOMENTS)
 check: export CHAOS_ROUNDS = $(CHECK_CHAOS_ROUNDS)
 check: export FUZZ_SMOKE_SECONDS = $(CHECK_FUZZ_SMOKE_SECONDS)
+# the C builds that come first (flinklet, its ASan build, the unit tests' binaries, the volume shim) go
+# CHECK_BUILD_JOBS at a time: the one stretch of check that is all CPU
+CHECK_BUILD_JOBS ?= 2
 check: deps
+	$(MAKE) -j$(CHECK_BUILD_JOBS) $(BUILD)/flinklet $(BUILD)/asan/flinklet $(UNIT_BINS) $(ASAN_BINS) $(BUILD)/volshim.so
 	$(MAKE) all unit unit-asan lint
 	$(MAKE) $(BUILD)/asan/flinklet $(BUILD)/volshim.so flink-lib jobs kafka-lib kafka-sql-lib fuzz-build $(PARITY_JAR) \
 	  $(BUILD)/bench-bin/as_cycle $(BUILD)/bench-bin/promtext_parse \
@@ -217,7 +221,7 @@ restroutes: $(RESTROUTES_DIR)/RestRoutes.class $(RESTROUTES_DIR)/route_table
 # timing. runtime compares the distribution's runtime with the module jars' (FLINK_RUNTIME=modules, built here for it).
 BENCH ?= all
 bench: all flink-lib jobs $(BUILD)/bench-bin/as_cycle $(BUILD)/bench-bin/promtext_parse
-	$(if $(filter all runtime,$(BENCH)),$(MAKE) --no-print-directory flink-lib FLINK_RUNTIME=modules)
+	$(if $(filter all runtime image,$(BENCH)),$(MAKE) --no-print-directory flink-lib FLINK_RUNTIME=modules)
 	FLINKLET_BIN=$(CURDIR)/$(BUILD)/flinklet FLINK_HOME=$(CURDIR)/$(FLINK_HOME_DIR) \
 	FLINKLET_JOBS_JAR=$(CURDIR)/$(JOBS_JAR) python3 bench/run.py $(BENCH)
 

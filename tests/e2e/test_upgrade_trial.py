@@ -47,7 +47,7 @@ def kept_args(path):
 
 def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(flinklets, tmp_path):
     f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
-                        "kubernetes.operator.deployment.readiness.timeout": "40 s"},
+                        "kubernetes.operator.deployment.readiness.timeout": "30 s"},
                   job={"parallelism": 1, "args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
     st = f.wait_stable()
     job_id, pid = st["jobStatus"]["jobId"], st["jvm"]["pid"]
@@ -68,7 +68,7 @@ def test_an_upgrade_that_fails_on_its_records_is_rolled_back_from_its_savepoint(
     wait_for(lambda: named(f, "JobResubmitted", t0) or named(f, "JvmStarted", t0), 60, "the upgraded job's launch")
     rb = wait_for(lambda: named(f, "RollingBack", t0), 60, "RollingBack")[0]
     t_rb = rb["timeMs"]
-    assert t_rb - t0 < 40_000 + 20_000, "not rolled back within the readiness window"
+    assert t_rb - t0 < 30_000 + 20_000, "not rolled back within the readiness window"
     assert [e for e in f.events() if e["timeMs"] >= t0 and e["type"] == "SpecStable"] == [], \
         "the failing spec was called stable"
     # the rollback's point is the upgrade's savepoint, as the event says and Flink restores
@@ -175,7 +175,7 @@ def test_an_upgrade_without_a_checkpoint_is_not_stable_until_it_checkpoints(flin
 
 def test_a_checkpoint_of_the_rejected_spec_is_never_restored(flinklets):
     f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
-                        "kubernetes.operator.deployment.readiness.timeout": "60 s"},
+                        "kubernetes.operator.deployment.readiness.timeout": "30 s"},
                   job={"parallelism": 1, "args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
     st = f.wait_stable()
     job_id = st["jobStatus"]["jobId"]
@@ -215,7 +215,7 @@ def test_a_last_state_upgrade_rolls_back_to_the_checkpoint_it_started_from(flink
     rollback on (in claim mode Flink would dispose of that checkpoint once the new spec's retained ones subsume it, and
     the rollback would have nothing to go back to); the rollback restores exactly that checkpoint."""
     f = flinklets(conf={"kubernetes.operator.deployment.rollback.enabled": "true",
-                        "kubernetes.operator.deployment.readiness.timeout": "60 s"},
+                        "kubernetes.operator.deployment.readiness.timeout": "30 s"},
                   job={"parallelism": 1, "upgradeMode": "last-state",
                        "args": ["--rate", "200", "--keys", "4", "--output", "OUT"]}).start()
     st = f.wait_stable()
