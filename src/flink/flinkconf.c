@@ -311,6 +311,18 @@ void flinkconf_build_standby_argv(const struct spec *s, const struct launch *l, 
 		strv_push(argv, dir);
 }
 
+void flinkconf_fingerprint_launch(struct launch *l, const char *conf_dir, const char *tmp_dir, const char *java,
+                                  const char *flink_version)
+{
+	*l = (struct launch){
+	    .job_id = "00000000000000000000000000000000",
+	    .conf_dir = conf_dir,
+	    .tmp_dir = tmp_dir,
+	    .java = java,
+	    .flink_version = flink_version,
+	};
+}
+
 char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const struct launch *l, const char *until)
 {
 	char *yaml = flinkconf_render_config(conf, l);

@@ -64,6 +64,10 @@ void flinkconf_build_standby_argv(const struct spec *s, const struct launch *l, 
 /* What a launch is, as text to compare: Flink's configuration rendered from conf (s itself, or s less some keys),
  * the log configuration and the command line of s, the latter up to and with the argument until (NULL: all). */
 char *flinkconf_fingerprint(const struct spec *s, const struct spec *conf, const struct launch *l, const char *until);
+/* The launch a fingerprint is taken of: the same for every spec (a fixed job id, no restore, no archive), so that
+ * only what the spec decides differs (sup_launch.c's and sup_keepjvm.c's fingerprints). */
+void flinkconf_fingerprint_launch(struct launch *l, const char *conf_dir, const char *tmp_dir, const char *java,
+                                  const char *flink_version);
 /* The JVM's environment: the supervisor's, with FLINK_CONF_DIR (and FLINK_HOME) set, and MALLOC_ARENA_MAX=2
  * unless the supervisor's environment sets it. */
 void flinkconf_build_envp(const struct spec *s, const struct launch *l, char *const *environ_in, struct strv *envp);

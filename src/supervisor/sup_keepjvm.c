@@ -31,14 +31,10 @@ static bool job_level_key(const char *key)
 
 char *sup_keepjvm_fingerprint(struct supervisor *s, const struct spec *spec)
 {
-	struct launch l = {
-	    .job_id = "00000000000000000000000000000000",
-	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->scratch.tmp_dir,
-	    .java = spec_get(spec, "flinklet.java.bin"),
-	    .flink_version = s->flink_version,
-	    .launcher = true,
-	};
+	struct launch l;
+	flinkconf_fingerprint_launch(&l, s->conf_dir, s->scratch.tmp_dir, spec_get(spec, "flinklet.java.bin"),
+	                             s->flink_version);
+	l.launcher = true;
 	/* Flink's configuration less the job-level options */
 	struct spec jvm = *spec;
 	jvm.conf = xcalloc(spec->nconf + 1, sizeof(*jvm.conf));

@@ -573,13 +573,9 @@ bool sup_launch_has_launcher(const struct supervisor *s)
 char *sup_launch_fingerprint(struct supervisor *s, const struct spec *spec)
 {
 	/* the same launch parameters for every spec: only what the spec decides differs */
-	struct launch l = {
-	    .job_id = "00000000000000000000000000000000",
-	    .conf_dir = s->conf_dir,
-	    .tmp_dir = s->scratch.tmp_dir,
-	    .java = spec_get(spec, "flinklet.java.bin"),
-	    .flink_version = s->flink_version,
-	};
+	struct launch l;
+	flinkconf_fingerprint_launch(&l, s->conf_dir, s->scratch.tmp_dir, spec_get(spec, "flinklet.java.bin"),
+	                             s->flink_version);
 	return flinkconf_fingerprint(spec, spec, &l, NULL);
 }
 
