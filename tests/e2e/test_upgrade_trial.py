@@ -257,7 +257,7 @@ def test_a_sql_script_edited_in_place_rolls_back_to_the_script_that_was_stable(f
     script = tmp_path / "job.sql"
     script.write_text(SQL.format(where=""))
     f = flinklets(name="sql-clicks", conf={"kubernetes.operator.deployment.rollback.enabled": "true",
-                                          "kubernetes.operator.deployment.readiness.timeout": "60 s"})
+                                          "kubernetes.operator.deployment.readiness.timeout": "30 s"})
     f.write_config(raw=config_text(f, None, script=script))
     f.start()
     st = f.wait_stable()
