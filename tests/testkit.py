@@ -79,6 +79,25 @@ def _below_ephemeral():
 _next_port = None
 
 
+def hold_port(port, timeout=5):
+    """A listener of this process on every address's port (a port clash for what flinklet starts next), bound as
+    soon as the port's last owner let go of it (within timeout seconds); close it to let go."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            sock.bind(("0.0.0.0", port))
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                sock.close()
+                raise
+            time.sleep(0.01)
+    sock.listen(1)
+    return sock
+
+
 def free_port():
     """A port of 127.0.0.1 that nothing holds now, for a server the test starts later. Not the kernel's bind(0)
     choice: that is in the ephemeral range, where any process's next outgoing connection (thousands a minute

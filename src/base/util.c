@@ -486,3 +486,15 @@ int write_all(int fd, const void *data, size_t len)
 	}
 	return 0;
 }
+
+uint64_t proc_resident_bytes(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	FILE *f = fopen(path, "re");
+	unsigned long size = 0, resident = 0;
+	int n = f ? fscanf(f, "%lu %lu", &size, &resident) : 0;
+	if (f)
+		fclose(f);
+	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef uint64_t usec_t;
 #define USEC_PER_MSEC ((usec_t)1000)
@@ -104,5 +105,7 @@ bool str_has_suffix(const char *s, const char *suffix);
  * NULL: any); nothing when dir cannot be read. */
 void dir_entries(const char *dir, const char *prefix, const char *suffix, struct strv *out);
 bool str_empty(const char *s);
+/* The resident set of a process in bytes (its /proc/<pid>/statm), 0 when it cannot be read. */
+uint64_t proc_resident_bytes(pid_t pid);
 
 #endif

@@ -300,18 +300,6 @@ bool cds_is_dynamic_archive(const char *path)
 	return n == 4 && m[0] == 0xa8 && m[1] == 0xab && m[2] == 0x0b && m[3] == 0xf0;
 }
 
-uint64_t cds_resident_bytes(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
-	FILE *f = fopen(path, "re");
-	unsigned long size = 0, resident = 0;
-	int n = f ? fscanf(f, "%lu %lu", &size, &resident) : 0;
-	if (f)
-		fclose(f);
-	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
-}
-
 int cds_mapped(pid_t pid, const char *path)
 {
 	char maps[64];

@@ -62,9 +62,6 @@ int cds_remove_others(const char *dir, const char *keep);
 bool cds_is_dynamic_archive(const char *path);
 /* Is path (a real path) mapped into process pid? 1 yes, 0 no, -errno when the map cannot be read. */
 int cds_mapped(pid_t pid, const char *path);
-/* The resident set of a process in bytes (its /proc/<pid>/statm), 0 when it cannot be read: what the pod's budget
- * has left for a dump (sup_cds.c). */
-uint64_t cds_resident_bytes(pid_t pid);
 /* Is this line of the JVM's output a unified-logging warning or error about class-data sharing
  * ("[0.134s][warning][cds,dynamic] Unable to use shared archive...")? */
 bool cds_line_is_warning(const char *line);

@@ -213,7 +213,7 @@ static bool room_for_dump(struct supervisor *s)
 {
 	if (!s->spec->memory)
 		return true;
-	uint64_t used = cds_resident_bytes(getpid()) + cds_resident_bytes(s->launch.jvm_pid);
+	uint64_t used = proc_resident_bytes(getpid()) + proc_resident_bytes(s->launch.jvm_pid);
 	if (used + CDS_DUMP_ROOM <= s->spec->memory)
 		return true;
 	if (!said_before(s, "room"))

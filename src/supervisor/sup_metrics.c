@@ -125,14 +125,9 @@ static double age_seconds(int64_t time_ms)
 
 static void process_figures(double *rss, double *cpu)
 {
-	*rss = *cpu = 0;
+	*cpu = 0;
+	*rss = (double)proc_resident_bytes(getpid());
 	char *text = NULL;
-	if (read_file("/proc/self/statm", 4096, &text, NULL) == 0) {
-		unsigned long size = 0, resident = 0;
-		if (sscanf(text, "%lu %lu", &size, &resident) == 2)
-			*rss = (double)resident * (double)sysconf(_SC_PAGESIZE);
-		free(text);
-	}
 	if (read_file("/proc/self/stat", 4096, &text, NULL) == 0) {
 		/* fields after the command name (which may hold spaces) */
 		const char *p = strrchr(text, ')');

@@ -21,7 +21,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import time
@@ -30,7 +29,7 @@ import pytest
 
 import conftest
 from conftest import check_output, pid_alive, wait_for
-from testkit import norm
+from testkit import hold_port, norm
 
 pytestmark = pytest.mark.heavy  # make e2e only, not e2e-asan (conftest.py)
 
@@ -227,10 +226,7 @@ def test_rest_port_held_while_restarting_keeps_the_newest_checkpoint(flinklets):
     f.wait_checkpoint(3)
     t_kill = now_ms()
     pid, point = kill_jvm_and_note_newest(f, job_id)
-    holder = socket.socket()
-    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    _bind(holder, f.port)
-    holder.listen(1)
+    holder = hold_port(f.port)
     held_at = time.monotonic()
     try:
         # 8 s, and at least until one start has failed on the port (else nothing was tested)
@@ -249,18 +245,6 @@ def test_rest_port_held_while_restarting_keeps_the_newest_checkpoint(flinklets):
     assert retry and any("Address already in use" in e["message"] or "BindException" in e["message"]
                          for e in retry), [e["message"] for e in retry]
     finish_exactly_once(f, job_id)
-
-
-def _bind(sock, port, timeout=5):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            sock.bind(("0.0.0.0", port))
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def test_job_jar_briefly_unreadable_keeps_the_newest_checkpoint(tmp_path, flinklets):

@@ -18,7 +18,6 @@ flinklet.recovery.standby-jvm: true.
 import os
 import shutil
 import signal
-import socket
 import time
 
 import pytest
@@ -26,7 +25,7 @@ import pytest
 import conftest
 from conftest import check_output, pid_alive, restored, wait_for, wait_restarted
 from sqlkit import config_text
-from testkit import norm
+from testkit import hold_port, norm
 
 STANDBY = {"flinklet.recovery.standby-jvm": "true"}
 CDS_OPTIONS = ("-XX:SharedArchiveFile=", "-XX:+RecordDynamicDumpInfo", "-Xlog:cds")
@@ -306,18 +305,6 @@ def test_a_sql_script_job_gets_no_standby_and_says_why(flinklets):
     assert f.wait_exit(60) == 0
 
 
-def _bind(sock, port, timeout=5):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            sock.bind(("0.0.0.0", port))
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
 def test_the_rest_port_held_at_the_hand_over_keeps_the_newest_checkpoint(flinklets):
     """The standby binds Flink's REST port only when it is sent the job: held by another process then, its start
     fails (operations.md, "When a start fails": a port held says nothing about the snapshot)."""
@@ -327,10 +314,7 @@ def test_the_rest_port_held_at_the_hand_over_keeps_the_newest_checkpoint(flinkle
     f.wait_checkpoint(3)
     t0 = now_ms()
     pid, newest = kill_and_note(f, job_id)
-    holder = socket.socket()
-    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    _bind(holder, f.port)
-    holder.listen(1)
+    holder = hold_port(f.port)
     try:
         # until the standby was handed the job and its start failed on the port (else nothing was tested)
         wait_for(lambda: named(f, "JvmStandbyTaken", t0) and not pid_alive(standby), 90,
